@@ -1,0 +1,165 @@
+//! Agents: the JS threads (a window event loop, a worker) the sampler takes stacks from.
+//!
+//! SpiderMonkey can only be walked on its own thread, so a sample is a conversation:
+//!
+//! 1. the sampler sees the agent in script ([`AgentHandle::is_in_script`]) and calls
+//!    [`AgentShared::request`], which stores a request token and calls the host's requester
+//!    (for SpiderMonkey, `JS_RequestInterruptCallback`);
+//! 2. the host's interrupt callback, on the agent's thread, calls [`AgentHandle::take_request`],
+//!    captures the stack once and hands it back with [`AgentHandle::answer`].
+//!
+//! The host keeps an "in script" depth with [`AgentHandle::enter`] / [`AgentHandle::leave`]
+//! around every entry into JS. Each entry from depth 0 starts a new *generation*; a request
+//! made in one generation is stale in any other, and `take_request` discards it, so a request
+//! that outlives its script never yields a stack of unrelated code.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::Sender;
+
+use crate::frame::RawStack;
+
+/// A host-visible identifier of an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(pub u32);
+
+/// A pending request to sample, taken by the interrupt callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRequest(pub(crate) u64);
+
+/// A stack the agent captured for a request.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub agent: AgentId,
+    pub token: u64,
+    pub stack: RawStack,
+}
+
+/// State shared between an agent's thread and the sampler thread. Lock-free.
+pub struct AgentShared {
+    pub(crate) id: AgentId,
+    depth: AtomicU32,
+    generation: AtomicU32,
+    /// `generation << 32 | request number`, 0 when none is pending.
+    request: AtomicU64,
+    requester: Box<dyn Fn() + Send + Sync>,
+    answers: Sender<Answer>,
+}
+
+impl fmt::Debug for AgentShared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentShared")
+            .field("id", &self.id)
+            .field("depth", &self.depth)
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentShared {
+    /// Sampler side: asks the agent for a stack. Returns the request's token.
+    pub(crate) fn request(&self, number: u32) -> u64 {
+        let generation = self.generation.load(Ordering::Acquire);
+        let token = (u64::from(generation) << 32) | u64::from(number.max(1));
+        self.request.store(token, Ordering::Release);
+        (self.requester)();
+        token
+    }
+
+    /// Sampler side: whether a request made with `token` can no longer be answered (the agent
+    /// left the script it was made in).
+    pub(crate) fn is_stale(&self, token: u64) -> bool {
+        self.depth.load(Ordering::Acquire) == 0
+            || (token >> 32) as u32 != self.generation.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn in_script(&self) -> bool {
+        self.depth.load(Ordering::Acquire) > 0
+    }
+}
+
+/// The host's handle on its agent. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AgentHandle(pub(crate) Arc<AgentShared>);
+
+impl AgentHandle {
+    pub(crate) fn new(
+        id: AgentId,
+        requester: Box<dyn Fn() + Send + Sync>,
+        answers: Sender<Answer>,
+    ) -> Self {
+        AgentHandle(Arc::new(AgentShared {
+            id,
+            depth: AtomicU32::new(0),
+            generation: AtomicU32::new(0),
+            request: AtomicU64::new(0),
+            requester,
+            answers,
+        }))
+    }
+
+    pub fn id(&self) -> AgentId {
+        self.0.id
+    }
+
+    /// Agent thread: the host is about to run script (any entry into JS).
+    pub fn enter(&self) {
+        // Only the agent's own thread writes `depth`, so load-then-store is not a race. The
+        // generation moves before the depth becomes visible, so a sampler that sees depth > 0
+        // also sees the new generation.
+        let depth = self.0.depth.load(Ordering::Relaxed);
+        if depth == 0 {
+            self.0.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        self.0.depth.store(depth + 1, Ordering::Release);
+    }
+
+    /// Agent thread: the script entered by the matching [`enter`](Self::enter) returned.
+    pub fn leave(&self) {
+        let depth = self.0.depth.load(Ordering::Relaxed);
+        debug_assert!(depth > 0, "leave() without enter()");
+        self.0
+            .depth
+            .store(depth.saturating_sub(1), Ordering::Release);
+    }
+
+    /// Agent thread: runs `f` as script (enter, then leave even on unwind).
+    pub fn in_script<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Leave<'a>(&'a AgentHandle);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                self.0.leave();
+            }
+        }
+        self.enter();
+        let _leave = Leave(self);
+        f()
+    }
+
+    /// Whether the agent is running script now.
+    pub fn is_in_script(&self) -> bool {
+        self.0.in_script()
+    }
+
+    /// Agent thread, in the interrupt callback: takes the pending request, if there is one
+    /// and it belongs to the script running now. A stale request is discarded.
+    pub fn take_request(&self) -> Option<SampleRequest> {
+        let token = self.0.request.swap(0, Ordering::AcqRel);
+        if token == 0 || self.0.is_stale(token) {
+            return None;
+        }
+        Some(SampleRequest(token))
+    }
+
+    /// Agent thread: hands the stack captured for `request` to the sampler.
+    pub fn answer(&self, request: SampleRequest, stack: RawStack) {
+        // The sampler may be gone (the last session stopped meanwhile): then nobody wants it.
+        let _ = self.0.answers.send(Answer {
+            agent: self.0.id,
+            token: request.0,
+            stack,
+        });
+    }
+}

@@ -1,0 +1,347 @@
+//! The per-process [`ProfilerGroup`] and the host's [`Session`] handles.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+
+use crate::agent::{AgentHandle, AgentId, Answer};
+use crate::frame::{RealmId, Symbolizer};
+use crate::interval::{Base, IntervalError, DEFAULT_BASE, MIN_BASE};
+use crate::recorder::Recorder;
+use crate::sampler::{
+    self, BufferFullCallback, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
+};
+use crate::time::{Clock, MonotonicClock, Nanos, Resolution};
+use crate::trace::ProfilerTrace;
+
+/// How a group is set up by its embedder.
+#[derive(Debug, Clone)]
+pub struct GroupConfig {
+    /// The base interval; at least 1 ms.
+    pub base_interval: Duration,
+    /// The clock for deadlines and timestamps.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for GroupConfig {
+    fn default() -> Self {
+        GroupConfig {
+            base_interval: DEFAULT_BASE,
+            clock: Arc::new(MonotonicClock),
+        }
+    }
+}
+
+/// A configuration the group refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the base interval must be at least {MIN_BASE:?}, not {0:?}")]
+    BaseTooSmall(Duration),
+}
+
+/// `stop()` on a session already stopped (the host throws `InvalidStateError`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the profiler is already stopped")]
+pub struct AlreadyStopped;
+
+/// A session's state (<https://wicg.github.io/js-self-profiling/#profiling-sessions>).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    Started,
+    Paused,
+    Stopped,
+}
+
+/// What a host gives to start a session (the spec's "create a new profiling session").
+pub struct SessionOptions {
+    /// The agent to profile.
+    pub agent: AgentHandle,
+    /// The realm to profile: frames of other realms are dropped.
+    pub realm: RealmId,
+    /// The requested interval in ms (rounded up to a multiple of the base).
+    pub sample_interval: f64,
+    /// The sample buffer size limit.
+    pub max_buffer_size: u32,
+    /// The time origin of the profiler's global, on the group's clock.
+    pub time_origin: Nanos,
+    /// Whether the context is cross-origin isolated (5 µs timestamps instead of 100 µs).
+    pub cross_origin_isolated: bool,
+    /// Names and resources of the host's scripts, used when the trace is built.
+    pub symbolizer: Arc<dyn Symbolizer>,
+    /// Called once, on the sampler thread, when the buffer is found full.
+    pub on_buffer_full: Option<BufferFullCallback>,
+}
+
+impl fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionOptions")
+            .field("agent", &self.agent.id())
+            .field("realm", &self.realm)
+            .field("sample_interval", &self.sample_interval)
+            .field("max_buffer_size", &self.max_buffer_size)
+            .finish_non_exhaustive()
+    }
+}
+
+struct SamplerThread {
+    control: Sender<Control>,
+    join: JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct GroupState {
+    sampler: Option<SamplerThread>,
+    /// Sessions not yet stopped (paused and full ones included).
+    live: usize,
+}
+
+struct GroupShared {
+    base: Base,
+    clock: Arc<dyn Clock>,
+    answers_tx: Sender<Answer>,
+    answers_rx: Receiver<Answer>,
+    state: Mutex<GroupState>,
+    next_session: AtomicU64,
+    next_agent: AtomicU32,
+}
+
+impl GroupShared {
+    fn send(&self, msg: Control) {
+        let state = self.state.lock().expect("group lock");
+        if let Some(sampler) = &state.sampler {
+            // The thread only goes away after Shutdown, which is sent under this lock.
+            let _ = sampler.control.send(msg);
+        }
+    }
+
+    fn stop(&self, id: SessionId, done: Option<crate::sampler::TraceCallback>) {
+        let finished = {
+            let mut state = self.state.lock().expect("group lock");
+            let Some(sampler) = &state.sampler else {
+                return;
+            };
+            let _ = sampler.control.send(Control::Stop(id, done));
+            state.live -= 1;
+            if state.live == 0 {
+                let sampler = state.sampler.take().expect("checked above");
+                let _ = sampler.control.send(Control::Shutdown);
+                Some(sampler.join)
+            } else {
+                None
+            }
+        };
+        // Joined outside the lock: the thread only has Stop and Shutdown left to handle.
+        if let Some(join) = finished {
+            let _ = join.join();
+        }
+    }
+}
+
+/// One per process: owns at most one sampler thread, started with the first session and ended
+/// when none is left. Cheap to clone (a handle).
+#[derive(Clone)]
+pub struct ProfilerGroup {
+    shared: Arc<GroupShared>,
+}
+
+impl fmt::Debug for ProfilerGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProfilerGroup")
+            .field("base", &self.shared.base)
+            .field("sampler_running", &self.sampler_running())
+            .finish()
+    }
+}
+
+impl ProfilerGroup {
+    pub fn new(config: GroupConfig) -> Result<Self, ConfigError> {
+        let base = Base::new(config.base_interval)
+            .ok_or(ConfigError::BaseTooSmall(config.base_interval))?;
+        let (answers_tx, answers_rx) = unbounded();
+        Ok(ProfilerGroup {
+            shared: Arc::new(GroupShared {
+                base,
+                clock: config.clock,
+                answers_tx,
+                answers_rx,
+                state: Mutex::new(GroupState::default()),
+                next_session: AtomicU64::new(1),
+                next_agent: AtomicU32::new(1),
+            }),
+        })
+    }
+
+    /// The base interval.
+    pub fn base_interval(&self) -> Duration {
+        self.shared.base.duration()
+    }
+
+    /// The group's clock (hosts use it for `performance.now()`, decision 7).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.shared.clock
+    }
+
+    /// The interval a session requesting `requested` ms gets, in ms.
+    pub fn effective_interval(&self, requested: f64) -> Result<f64, IntervalError> {
+        let base = self.shared.base;
+        Ok(base.ms(base.ticks_for(requested)?))
+    }
+
+    /// Registers a JS thread. `requester` must make the agent's thread call its interrupt
+    /// callback soon (it is called on the sampler thread and must not block).
+    pub fn register_agent(&self, requester: impl Fn() + Send + Sync + 'static) -> AgentHandle {
+        let id = AgentId(self.shared.next_agent.fetch_add(1, Ordering::Relaxed));
+        AgentHandle::new(id, Box::new(requester), self.shared.answers_tx.clone())
+    }
+
+    /// create a new profiling session (constructor step 3), in the started state.
+    pub fn start_session(&self, options: SessionOptions) -> Result<Session, IntervalError> {
+        let base = self.shared.base;
+        let every = base.ticks_for(options.sample_interval)?;
+        let id = SessionId(self.shared.next_session.fetch_add(1, Ordering::Relaxed));
+        let recorder = Recorder::new(
+            options.realm,
+            options.time_origin,
+            Resolution::for_context(options.cross_origin_isolated),
+            options.max_buffer_size,
+        );
+        let start = SessionStart {
+            id,
+            agent: options.agent.0.clone(),
+            every,
+            recorder,
+            symbolizer: options.symbolizer,
+            on_full: options.on_buffer_full,
+        };
+        {
+            let mut state = self.shared.state.lock().expect("group lock");
+            if state.sampler.is_none() {
+                let (control, control_rx) = unbounded();
+                let core = SamplerCore::new(base.nanos(), self.shared.clock.now());
+                let clock = self.shared.clock.clone();
+                let answers = self.shared.answers_rx.clone();
+                let join = std::thread::Builder::new()
+                    .name("jsprof-sampler".into())
+                    .spawn(move || sampler::run(core, clock, control_rx, answers))
+                    .expect("cannot start the sampler thread");
+                state.sampler = Some(SamplerThread { control, join });
+            }
+            state.live += 1;
+            let sampler = state.sampler.as_ref().expect("ensured above");
+            let _ = sampler.control.send(Control::Start(Box::new(start)));
+        }
+        Ok(Session {
+            id,
+            group: self.shared.clone(),
+            interval: base.ms(every),
+            state: AtomicU8::new(STARTED),
+        })
+    }
+
+    /// Whether the sampler thread is running.
+    pub fn sampler_running(&self) -> bool {
+        self.shared
+            .state
+            .lock()
+            .expect("group lock")
+            .sampler
+            .is_some()
+    }
+
+    /// The sampler's counters, if it is running.
+    pub fn stats(&self) -> Option<SamplerStats> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.shared.send(Control::Stats(tx));
+        rx.recv_timeout(Duration::from_secs(5)).ok()
+    }
+}
+
+const STARTED: u8 = 0;
+const PAUSED: u8 = 1;
+const STOPPED: u8 = 2;
+
+/// The host's handle on one profiling session. Dropping it stops the session and discards
+/// its trace.
+pub struct Session {
+    id: SessionId,
+    group: Arc<GroupShared>,
+    interval: f64,
+    state: AtomicU8,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("interval", &self.interval)
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl Session {
+    /// The sample interval actually used, in ms (the `sampleInterval` attribute).
+    pub fn sample_interval(&self) -> f64 {
+        self.interval
+    }
+
+    pub fn state(&self) -> SessionState {
+        match self.state.load(Ordering::Acquire) {
+            STARTED => SessionState::Started,
+            PAUSED => SessionState::Paused,
+            _ => SessionState::Stopped,
+        }
+    }
+
+    /// The `stopped` attribute.
+    pub fn is_stopped(&self) -> bool {
+        self.state() == SessionState::Stopped
+    }
+
+    /// Moves a started session to paused (its document is hidden, decision 8).
+    pub fn pause(&self) {
+        if self
+            .state
+            .compare_exchange(STARTED, PAUSED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.group.send(Control::Pause(self.id));
+        }
+    }
+
+    /// Moves a paused session back to started.
+    pub fn resume(&self) {
+        if self
+            .state
+            .compare_exchange(PAUSED, STARTED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.group.send(Control::Resume(self.id));
+        }
+    }
+
+    /// Stops the session; `done` gets the trace, built on another thread.
+    /// A stopped session cannot be stopped again.
+    pub fn stop(
+        &self,
+        done: impl FnOnce(ProfilerTrace) + Send + 'static,
+    ) -> Result<(), AlreadyStopped> {
+        if self.state.swap(STOPPED, Ordering::AcqRel) == STOPPED {
+            return Err(AlreadyStopped);
+        }
+        self.group.stop(self.id, Some(Box::new(done)));
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.state.swap(STOPPED, Ordering::AcqRel) != STOPPED {
+            self.group.stop(self.id, None);
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! A session's sample buffer: what one profiling session keeps while it runs, and the build of
+//! its `ProfilerTrace` when it stops.
+//!
+//! Adding a sample is O(frames) hash lookups at worst and one whole-stack lookup when the
+//! stack was seen before (the common case); nothing is reserved in proportion to
+//! `maxBufferSize`. Samples cost 12 bytes each (a timestamp and a stack node), stored in
+//! fixed-size chunks so growth never doubles memory.
+//!
+//! Invariant: `nodes[i].parent < i` — a stack node's parent comes before it, so the build is a
+//! single forward pass.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::frame::{symbolize, FrameSite, RawFrame, RawStack, RealmId, Symbolizer};
+use crate::time::{Nanos, Resolution};
+use crate::trace::{ProfilerTrace, TraceBuilder};
+
+/// "No stack": an idle sample or one whose frames were all filtered out.
+const NO_NODE: u32 = u32::MAX;
+/// Samples per chunk of the sample log.
+const CHUNK: usize = 4096;
+/// Distinct captured stacks remembered for the whole-stack fast path before it is reset.
+const MEMO_LIMIT: usize = 8192;
+
+/// Outcome of [`Recorder::add`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// The sample was stored.
+    Stored,
+    /// The buffer was already full: nothing stored (take a sample, step 1).
+    Full,
+}
+
+/// A stack node: one kept frame on top of a parent node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Node {
+    parent: u32,
+    frame: u32,
+}
+
+/// A captured stack as a hash key, compared by contents (pointer equality first).
+#[derive(Debug, Clone)]
+struct StackKey(RawStack);
+
+impl PartialEq for StackKey {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+impl Eq for StackKey {}
+impl Hash for StackKey {
+    /// Hashes the cheap parts of each frame: a name is hashed by its length, not its bytes.
+    /// Equal stacks still hash equally, and a stack differs from its neighbours mostly in
+    /// positions, which are hashed in full.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.0.len());
+        for f in self.0.iter() {
+            let (kind, a, b) = match &f.site {
+                FrameSite::Position { line, column } => (0, *line, *column),
+                FrameSite::Resolved { name, line, column } => (
+                    1 + name.len() as u64,
+                    line.unwrap_or(u32::MAX),
+                    column.unwrap_or(u32::MAX),
+                ),
+            };
+            let script = f.script.map_or(u32::MAX, |s| s.0);
+            state.write_u64(
+                u64::from(f.realm.0) << 32 | u64::from(script) | (f.hidden as u64) << 63,
+            );
+            state.write_u64(kind << 1);
+            state.write_u64(u64::from(a) << 32 | u64::from(b));
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct SampleLog {
+    chunks: Vec<(Vec<f64>, Vec<u32>)>,
+    len: usize,
+}
+
+impl SampleLog {
+    fn push(&mut self, timestamp: f64, node: u32) {
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks
+                .push((Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK)));
+        }
+        let (ts, nodes) = self.chunks.last_mut().expect("a chunk was just ensured");
+        ts.push(timestamp);
+        nodes.push(node);
+        self.len += 1;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (f64, u32)> + '_ {
+        self.chunks
+            .iter()
+            .flat_map(|(ts, nodes)| ts.iter().copied().zip(nodes.iter().copied()))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.chunks.capacity() * std::mem::size_of::<(Vec<f64>, Vec<u32>)>()
+            + self
+                .chunks
+                .iter()
+                .map(|(t, n)| t.capacity() * 8 + n.capacity() * 4)
+                .sum::<usize>()
+    }
+}
+
+/// One session's samples and interned stacks.
+#[derive(Debug)]
+pub struct Recorder {
+    realm: RealmId,
+    origin: Nanos,
+    resolution: Resolution,
+    max_samples: u32,
+    frames: Vec<RawFrame>,
+    frame_ids: FxHashMap<RawFrame, u32>,
+    nodes: Vec<Node>,
+    node_ids: FxHashMap<Node, u32>,
+    memo: FxHashMap<StackKey, u32>,
+    samples: SampleLog,
+}
+
+impl Recorder {
+    /// A recorder keeping frames of `realm`, with timestamps relative to `origin`, holding at
+    /// most `max_samples` samples.
+    pub fn new(realm: RealmId, origin: Nanos, resolution: Resolution, max_samples: u32) -> Self {
+        Recorder {
+            realm,
+            origin,
+            resolution,
+            max_samples,
+            frames: Vec::new(),
+            frame_ids: FxHashMap::default(),
+            nodes: Vec::new(),
+            node_ids: FxHashMap::default(),
+            memo: FxHashMap::default(),
+            samples: SampleLog::default(),
+        }
+    }
+
+    /// Number of samples stored.
+    pub fn len(&self) -> usize {
+        self.samples.len
+    }
+
+    /// True if no sample is stored.
+    pub fn is_empty(&self) -> bool {
+        self.samples.len == 0
+    }
+
+    /// True once `max_samples` samples are stored.
+    pub fn is_full(&self) -> bool {
+        self.samples.len >= self.max_samples as usize
+    }
+
+    /// take a sample (<https://wicg.github.io/js-self-profiling/#dfn-take-a-sample>) at `now`
+    /// with the agent's stack (`None`: the agent ran no script).
+    pub fn add(&mut self, now: Nanos, stack: Option<&RawStack>) -> Added {
+        // Step 1. If the length of samples >= the sample buffer size limit, the buffer is full.
+        if self.is_full() {
+            return Added::Full;
+        }
+        // Steps 2-3. A new sample, timestamped relative to the session's time origin.
+        let timestamp = self.resolution.relative_ms(now, self.origin);
+        // Steps 4-5. The stack ID of the agent's execution context stack.
+        let node = match stack {
+            Some(stack) => self.node_of(stack),
+            None => NO_NODE,
+        };
+        // Step 6. Add the sample.
+        self.samples.push(timestamp, node);
+        Added::Stored
+    }
+
+    /// The node of a captured stack after filtering (decision 6): frames of other realms and
+    /// hidden frames are skipped, one by one.
+    fn node_of(&mut self, stack: &RawStack) -> u32 {
+        let key = StackKey(stack.clone());
+        if let Some(&node) = self.memo.get(&key) {
+            return node;
+        }
+        let mut node = NO_NODE;
+        for frame in stack.iter() {
+            if frame.realm != self.realm || frame.hidden {
+                continue;
+            }
+            let frame = match self.frame_ids.get(frame) {
+                Some(&id) => id,
+                None => {
+                    let id = self.frames.len() as u32;
+                    self.frames.push(frame.clone());
+                    self.frame_ids.insert(frame.clone(), id);
+                    id
+                }
+            };
+            let n = Node {
+                parent: node,
+                frame,
+            };
+            node = *self.node_ids.entry(n).or_insert_with(|| {
+                self.nodes.push(n);
+                (self.nodes.len() - 1) as u32
+            });
+        }
+        if self.memo.len() >= MEMO_LIMIT {
+            self.memo.clear();
+        }
+        self.memo.insert(key, node);
+        node
+    }
+
+    /// Heap bytes held by the sample log alone (not the interned frame and stack tables).
+    pub fn sample_bytes(&self) -> usize {
+        self.samples.heap_bytes()
+    }
+
+    /// Builds the session's `ProfilerTrace`: symbolizes each distinct raw frame once, then
+    /// runs get-a-stack-ID for each sample, memoised per stack node. Runs off the agent's
+    /// thread.
+    pub fn build(self, symbolizer: &dyn Symbolizer) -> ProfilerTrace {
+        const UNSET: u32 = u32::MAX - 1;
+        let mut b = TraceBuilder::new();
+        b.reserve_samples(self.samples.len);
+        // Per raw frame: UNSET, NO_NODE (dropped by the symbolizer) or its frame ID.
+        let mut frame_of = vec![UNSET; self.frames.len()];
+        // Per node: UNSET, NO_NODE (no kept frame at or under it) or its stack ID.
+        let mut stack_of = vec![UNSET; self.nodes.len()];
+        let mut chain = Vec::new();
+        for (timestamp, node) in self.samples.iter() {
+            if node == NO_NODE {
+                b.push_sample(timestamp, None);
+                continue;
+            }
+            // The nodes without a stack ID yet, innermost first.
+            chain.clear();
+            let mut n = node;
+            while n != NO_NODE && stack_of[n as usize] == UNSET {
+                chain.push(n);
+                n = self.nodes[n as usize].parent;
+            }
+            // get a frame ID, innermost first.
+            for &n in &chain {
+                let raw = self.nodes[n as usize].frame as usize;
+                if frame_of[raw] == UNSET {
+                    frame_of[raw] = match symbolize(&self.frames[raw], symbolizer) {
+                        Some(info) => b.frame_id(&info) as u32,
+                        None => NO_NODE,
+                    };
+                }
+            }
+            // get a stack ID, outermost first (parents before children).
+            for &n in chain.iter().rev() {
+                let Node { parent, frame } = self.nodes[n as usize];
+                let parent_id = if parent == NO_NODE {
+                    NO_NODE
+                } else {
+                    stack_of[parent as usize]
+                };
+                let frame_id = frame_of[frame as usize];
+                stack_of[n as usize] = if frame_id == NO_NODE {
+                    parent_id
+                } else {
+                    let parent = (parent_id != NO_NODE).then_some(parent_id as u64);
+                    b.stack_id(frame_id as u64, parent) as u32
+                };
+            }
+            let id = stack_of[node as usize];
+            b.push_sample(timestamp, (id != NO_NODE).then_some(id as u64));
+        }
+        b.finish()
+    }
+}

@@ -1,0 +1,201 @@
+//! The real sampler thread with real time. Assertions have wide margins: they check that
+//! sampling happens and what it records, never how punctually.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::bounded;
+use jsprof_profiler::{
+    AgentHandle, GroupConfig, MonotonicClock, NoScripts, ProfilerGroup, ProfilerTrace, RawFrame,
+    RawStack, RealmId, SessionOptions, SessionState,
+};
+
+fn group(base_ms: u64) -> ProfilerGroup {
+    ProfilerGroup::new(GroupConfig {
+        base_interval: Duration::from_millis(base_ms),
+        clock: Arc::new(MonotonicClock),
+    })
+    .unwrap()
+}
+
+fn options(agent: &AgentHandle, interval: f64, max: u32) -> SessionOptions {
+    SessionOptions {
+        agent: agent.clone(),
+        realm: RealmId(1),
+        sample_interval: interval,
+        max_buffer_size: max,
+        time_origin: 0,
+        cross_origin_isolated: false,
+        symbolizer: Arc::new(NoScripts),
+        on_buffer_full: None,
+    }
+}
+
+fn stop(session: &jsprof_profiler::Session) -> ProfilerTrace {
+    let (tx, rx) = bounded(1);
+    session.stop(move |t| tx.send(t).unwrap()).unwrap();
+    rx.recv_timeout(Duration::from_secs(10)).expect("a trace")
+}
+
+/// A fake JS thread: "runs script" while `busy`, polling for interrupts like SpiderMonkey's
+/// loop back-edges do, and answers with a fixed stack.
+fn busy_agent(
+    g: &ProfilerGroup,
+    busy: Arc<AtomicBool>,
+) -> (AgentHandle, std::thread::JoinHandle<()>) {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let agent = g.register_agent(move || f.store(true, Ordering::SeqCst));
+    let a = agent.clone();
+    let thread = std::thread::spawn(move || {
+        let stack: RawStack = Arc::from(vec![RawFrame::resolved(
+            RealmId(1),
+            None,
+            "spin",
+            None,
+            None,
+        )]);
+        a.in_script(|| {
+            while busy.load(Ordering::SeqCst) {
+                if flag.swap(false, Ordering::SeqCst) {
+                    if let Some(req) = a.take_request() {
+                        a.answer(req, stack.clone());
+                    }
+                }
+                std::hint::spin_loop();
+            }
+        })
+    });
+    (agent, thread)
+}
+
+#[test]
+fn the_sampler_thread_lives_exactly_as_long_as_its_sessions() {
+    let g = group(1);
+    let agent = g.register_agent(|| {});
+    assert!(!g.sampler_running());
+    let s1 = g.start_session(options(&agent, 1.0, 1000)).unwrap();
+    let s2 = g.start_session(options(&agent, 3.0, 1000)).unwrap();
+    assert!(g.sampler_running());
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(g.stats().unwrap().plan_ticks, 1);
+    let t1 = stop(&s1);
+    assert!(g.sampler_running());
+    assert_eq!(g.stats().unwrap().plan_ticks, 3);
+    let t2 = stop(&s2);
+    assert!(!g.sampler_running());
+    // Idle agent: stackless samples, roughly one per interval.
+    assert!(t1.samples.len() >= 5, "{}", t1.samples.len());
+    assert!(t2.samples.len() >= 2 && t2.samples.len() < t1.samples.len());
+    assert!(t1.samples.iter().all(|s| s.stack_id.is_none()));
+    // A new session starts a new sampler.
+    let s3 = g.start_session(options(&agent, 1.0, 1000)).unwrap();
+    assert!(g.sampler_running());
+    drop(s3);
+    assert!(!g.sampler_running());
+}
+
+#[test]
+fn a_busy_agent_is_sampled_through_its_interrupts() {
+    let g = group(1);
+    let busy = Arc::new(AtomicBool::new(true));
+    let (agent, thread) = busy_agent(&g, busy.clone());
+    while !agent.is_in_script() {
+        std::thread::yield_now();
+    }
+    let session = g.start_session(options(&agent, 2.0, 10_000)).unwrap();
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(100));
+    let trace = stop(&session);
+    busy.store(false, Ordering::SeqCst);
+    thread.join().unwrap();
+    let elapsed_ms = start.elapsed().as_millis() as usize;
+    let n = trace.samples.len();
+    assert!(
+        n >= 10 && n <= elapsed_ms / 2 + 2,
+        "{n} samples in {elapsed_ms} ms"
+    );
+    let with_stack = trace
+        .samples
+        .iter()
+        .filter(|s| s.stack_id.is_some())
+        .count();
+    assert!(with_stack * 10 >= n * 8, "{with_stack} of {n} have stacks");
+    assert_eq!(trace.frames.len(), 1);
+    assert_eq!(trace.frames[0].name, "spin");
+    // Timestamps increase and sit on the 100 µs grid.
+    assert!(trace
+        .samples
+        .windows(2)
+        .all(|w| w[0].timestamp < w[1].timestamp));
+    assert!(trace
+        .samples
+        .iter()
+        .all(|s| ((s.timestamp * 10.0).round() - s.timestamp * 10.0).abs() < 1e-6));
+}
+
+#[test]
+fn session_states_follow_the_spec() {
+    let g = group(20);
+    let agent = g.register_agent(|| {});
+    let s = g.start_session(options(&agent, 30.0, 100)).unwrap();
+    assert_eq!(s.sample_interval(), 40.0);
+    assert_eq!(s.state(), SessionState::Started);
+    s.pause();
+    assert_eq!(s.state(), SessionState::Paused);
+    s.pause();
+    assert_eq!(s.state(), SessionState::Paused);
+    s.resume();
+    assert_eq!(s.state(), SessionState::Started);
+    assert!(!s.is_stopped());
+    let _ = stop(&s);
+    assert!(s.is_stopped());
+    // A stopped session never moves again, and cannot be stopped twice.
+    s.resume();
+    s.pause();
+    assert_eq!(s.state(), SessionState::Stopped);
+    assert!(s.stop(|_| {}).is_err());
+    // A paused session can be stopped.
+    let p = g.start_session(options(&agent, 0.0, 100)).unwrap();
+    assert_eq!(p.sample_interval(), 20.0);
+    p.pause();
+    let _ = stop(&p);
+    assert!(!g.sampler_running());
+}
+
+#[test]
+fn buffer_full_notifies_once_and_stop_still_yields_the_trace() {
+    let g = group(1);
+    let agent = g.register_agent(|| {});
+    let notes = Arc::new(Mutex::new(0));
+    let n = notes.clone();
+    let mut o = options(&agent, 1.0, 2);
+    o.on_buffer_full = Some(Box::new(move || *n.lock().unwrap() += 1));
+    let s = g.start_session(o).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while *notes.lock().unwrap() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(10));
+    assert_eq!(*notes.lock().unwrap(), 1);
+    assert!(!s.is_stopped());
+    let t = stop(&s);
+    assert_eq!(t.samples.len(), 2);
+    assert!(s.stop(|_| {}).is_err());
+}
+
+#[test]
+fn bad_configuration_and_intervals_are_refused() {
+    assert!(ProfilerGroup::new(GroupConfig {
+        base_interval: Duration::from_micros(500),
+        ..GroupConfig::default()
+    })
+    .is_err());
+    let g = group(20);
+    let agent = g.register_agent(|| {});
+    assert!(g.start_session(options(&agent, -1.0, 1)).is_err());
+    assert!(g.start_session(options(&agent, f64::NAN, 1)).is_err());
+    assert_eq!(g.effective_interval(10.0), Ok(20.0));
+    assert!(!g.sampler_running());
+}
