@@ -1,1 +1,283 @@
-//! placeholder
+//! Loading for jsprof: `file:` URLs (with WPT-style `.headers` sidecars) and `http:`/`https:`
+//! URLs (rustls, redirects followed by hand so that every hop is known), plus the helpers the
+//! script host needs to reason about origins.
+//!
+//! A [`Response`] keeps its final URL, whether a redirect led to it, its headers and its body:
+//! what CORS checks, muted errors and `Document-Policy` need later.
+
+#![forbid(unsafe_code)]
+
+mod headers;
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use headers::Headers;
+pub use url::{Origin, Url};
+
+/// How many redirects a fetch follows before giving up (the Fetch standard's limit).
+pub const MAX_REDIRECTS: usize = 20;
+
+/// Why something could not be loaded. Every variant names the URL; `Display` is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{input}: not a valid URL or file path ({cause})")]
+    BadUrl { input: String, cause: String },
+    #[error("{url}: unsupported URL scheme '{scheme}'")]
+    UnsupportedScheme { url: Url, scheme: String },
+    #[error("{url}: no such file")]
+    NotFound { url: Url },
+    #[error("{url}: {cause}")]
+    Io { url: Url, cause: String },
+    #[error("{url}: connection refused")]
+    ConnectionRefused { url: Url },
+    #[error("{url}: TLS failure ({cause})")]
+    Tls { url: Url, cause: String },
+    #[error("{url}: {cause}")]
+    Http { url: Url, cause: String },
+    #[error("{url}: more than {MAX_REDIRECTS} redirects")]
+    TooManyRedirects { url: Url },
+    #[error("{url}: redirect without a valid Location header")]
+    BadRedirect { url: Url },
+    #[error("{path}: cannot read certificate ({cause})")]
+    Certificate { path: PathBuf, cause: String },
+}
+
+/// A loaded resource.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The URL the body came from, after redirects.
+    pub url: Url,
+    /// Every URL fetched, the first being the requested one.
+    pub url_list: Vec<Url>,
+    /// HTTP status (200 for a file that exists).
+    pub status: u16,
+    pub headers: Headers,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// Whether the response came through at least one redirect.
+    pub fn redirected(&self) -> bool {
+        self.url_list.len() > 1
+    }
+
+    /// A 2xx status.
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The body as text (UTF-8, invalid bytes replaced).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// How the loader is set up.
+#[derive(Debug, Clone, Default)]
+pub struct LoaderConfig {
+    /// A PEM file with extra CA certificates to trust (a test CA).
+    pub certificate_path: Option<PathBuf>,
+    /// Host names that resolve to 127.0.0.1 (WPT's `web-platform.test` and friends).
+    pub host_overrides: Vec<String>,
+    /// Per-request timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// Loads `file:`, `http:` and `https:` URLs. Cheap to share between threads.
+#[derive(Debug, Clone)]
+pub struct Loader {
+    client: reqwest::blocking::Client,
+}
+
+impl Loader {
+    pub fn new(config: &LoaderConfig) -> Result<Self, LoadError> {
+        let mut builder = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("jsprof/", env!("CARGO_PKG_VERSION")))
+            .timeout(config.timeout.unwrap_or(Duration::from_secs(30)));
+        if let Some(path) = &config.certificate_path {
+            let cert_err = |cause: String| LoadError::Certificate {
+                path: path.clone(),
+                cause,
+            };
+            let pem = fs::read(path).map_err(|e| cert_err(e.to_string()))?;
+            let certs =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| cert_err(e.to_string()))?;
+            if certs.is_empty() {
+                return Err(cert_err("no PEM certificate in it".into()));
+            }
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        for host in &config.host_overrides {
+            // Port 0: keep the URL's port.
+            builder = builder.resolve(host, SocketAddr::from(([127, 0, 0, 1], 0)));
+        }
+        let client = builder.build().map_err(|e| LoadError::Certificate {
+            path: config.certificate_path.clone().unwrap_or_default(),
+            cause: e.to_string(),
+        })?;
+        Ok(Loader { client })
+    }
+
+    /// Fetches `url`, following redirects.
+    pub fn fetch(&self, url: &Url) -> Result<Response, LoadError> {
+        match url.scheme() {
+            "file" => load_file(url),
+            "http" | "https" => self.fetch_http(url),
+            scheme => Err(LoadError::UnsupportedScheme {
+                url: url.clone(),
+                scheme: scheme.to_owned(),
+            }),
+        }
+    }
+
+    fn fetch_http(&self, url: &Url) -> Result<Response, LoadError> {
+        let mut url_list = vec![url.clone()];
+        loop {
+            let current = url_list.last().expect("never empty").clone();
+            let resp = self
+                .client
+                .get(current.clone())
+                .send()
+                .map_err(|e| classify(&current, &e))?;
+            let status = resp.status().as_u16();
+            let mut headers = Headers::default();
+            for (name, value) in resp.headers() {
+                headers.append(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+            }
+            if matches!(status, 301 | 302 | 303 | 307 | 308) {
+                let next = headers
+                    .get("location")
+                    .and_then(|loc| current.join(loc).ok())
+                    .ok_or_else(|| LoadError::BadRedirect {
+                        url: current.clone(),
+                    })?;
+                if url_list.len() > MAX_REDIRECTS {
+                    return Err(LoadError::TooManyRedirects { url: url.clone() });
+                }
+                url_list.push(next);
+                continue;
+            }
+            let body = resp.bytes().map_err(|e| classify(&current, &e))?.to_vec();
+            return Ok(Response {
+                url: current,
+                url_list,
+                status,
+                headers,
+                body,
+            });
+        }
+    }
+}
+
+/// The innermost cause of an error, which is the one worth showing.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+fn classify(url: &Url, e: &reqwest::Error) -> LoadError {
+    let cause = root_cause(e);
+    let lower = cause.to_lowercase();
+    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        LoadError::Tls {
+            url: url.clone(),
+            cause,
+        }
+    } else if e.is_connect() && lower.contains("refused") {
+        LoadError::ConnectionRefused { url: url.clone() }
+    } else {
+        LoadError::Http {
+            url: url.clone(),
+            cause,
+        }
+    }
+}
+
+fn load_file(url: &Url) -> Result<Response, LoadError> {
+    let path = url.to_file_path().map_err(|()| LoadError::BadUrl {
+        input: url.to_string(),
+        cause: "not a local file path".into(),
+    })?;
+    let body = match fs::read(&path) {
+        Ok(body) => body,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LoadError::NotFound { url: url.clone() })
+        }
+        Err(e) => {
+            return Err(LoadError::Io {
+                url: url.clone(),
+                cause: e.to_string(),
+            })
+        }
+    };
+    let mut headers = headers::sidecar_headers(&path).map_err(|e| LoadError::Io {
+        url: url.clone(),
+        cause: format!("bad headers sidecar: {e}"),
+    })?;
+    if headers.get("content-type").is_none() {
+        if let Some(mime) = mime_for(&path) {
+            headers.append("Content-Type", mime);
+        }
+    }
+    Ok(Response {
+        url: url.clone(),
+        url_list: vec![url.clone()],
+        status: 200,
+        headers,
+        body,
+    })
+}
+
+/// The content type of a file, by its extension.
+pub fn mime_for(path: &Path) -> Option<&'static str> {
+    Some(match path.extension()?.to_str()? {
+        "html" | "htm" => "text/html",
+        "js" | "mjs" => "text/javascript",
+        "json" => "application/json",
+        "css" => "text/css",
+        "txt" => "text/plain",
+        "xml" => "application/xml",
+        "svg" => "image/svg+xml",
+        _ => return None,
+    })
+}
+
+/// Turns what a user typed (a URL, or a file path relative to `cwd`) into a URL.
+pub fn url_from_input(input: &str, cwd: &Path) -> Result<Url, LoadError> {
+    let bad = |cause: String| LoadError::BadUrl {
+        input: input.to_owned(),
+        cause,
+    };
+    if input.is_empty() {
+        return Err(bad("empty".into()));
+    }
+    match Url::parse(input) {
+        // A single-letter "scheme" is a Windows drive, not a URL.
+        Ok(url) if url.scheme().len() > 1 => Ok(url),
+        Err(url::ParseError::RelativeUrlWithoutBase) | Ok(_) => {
+            let path = cwd.join(input);
+            let path = path.canonicalize().unwrap_or(path);
+            Url::from_file_path(&path).map_err(|()| bad("not an absolute path".into()))
+        }
+        Err(e) => Err(bad(e.to_string())),
+    }
+}
+
+/// Whether two URLs have the same origin (<https://html.spec.whatwg.org/#same-origin>).
+/// `file:` URLs have opaque origins in the URL standard; like browsers that allow it for local
+/// development, jsprof treats two `file:` URLs as same-origin.
+pub fn same_origin(a: &Url, b: &Url) -> bool {
+    if a.scheme() == "file" && b.scheme() == "file" {
+        return true;
+    }
+    a.origin() == b.origin()
+}

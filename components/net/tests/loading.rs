@@ -1,0 +1,208 @@
+//! Loading over file:, and over real HTTP and HTTPS servers on 127.0.0.1.
+
+use std::io::Write;
+use std::thread;
+
+use jsprof_net::{url_from_input, LoadError, Loader, LoaderConfig, Url};
+
+/// A real HTTP server: `/plain` answers text, `/redirect` redirects to `/plain`,
+/// `/loop` redirects to itself, `/headers` sets a header.
+fn serve(server: tiny_http::Server) -> u16 {
+    let port = server.server_addr().to_ip().unwrap().port();
+    thread::spawn(move || {
+        for req in server.incoming_requests() {
+            let path = req.url().to_owned();
+            let resp = match path.as_str() {
+                "/plain" => tiny_http::Response::from_string("hello"),
+                "/redirect" => tiny_http::Response::from_string("")
+                    .with_status_code(302)
+                    .with_header("Location: /plain".parse::<tiny_http::Header>().unwrap()),
+                "/loop" => tiny_http::Response::from_string("")
+                    .with_status_code(301)
+                    .with_header("Location: /loop".parse::<tiny_http::Header>().unwrap()),
+                "/headers" => tiny_http::Response::from_string("x").with_header(
+                    "Document-Policy: js-profiling"
+                        .parse::<tiny_http::Header>()
+                        .unwrap(),
+                ),
+                _ => tiny_http::Response::from_string("not found").with_status_code(404),
+            };
+            let _ = req.respond(resp);
+        }
+    });
+    port
+}
+
+fn http() -> u16 {
+    serve(tiny_http::Server::http("127.0.0.1:0").unwrap())
+}
+
+fn loader() -> Loader {
+    Loader::new(&LoaderConfig::default()).unwrap()
+}
+
+#[test]
+fn http_bodies_headers_and_redirects() {
+    let port = http();
+    let l = loader();
+    let base = format!("http://127.0.0.1:{port}");
+    let r = l
+        .fetch(&Url::parse(&format!("{base}/plain")).unwrap())
+        .unwrap();
+    assert_eq!(
+        (r.status, r.text().as_str(), r.redirected()),
+        (200, "hello", false)
+    );
+    let r = l
+        .fetch(&Url::parse(&format!("{base}/redirect")).unwrap())
+        .unwrap();
+    assert_eq!(r.url.as_str(), format!("{base}/plain"));
+    assert!(r.redirected());
+    assert_eq!(r.url_list.len(), 2);
+    let r = l
+        .fetch(&Url::parse(&format!("{base}/headers")).unwrap())
+        .unwrap();
+    assert_eq!(r.headers.get("document-policy"), Some("js-profiling"));
+    let r = l
+        .fetch(&Url::parse(&format!("{base}/missing")).unwrap())
+        .unwrap();
+    assert_eq!(r.status, 404);
+    assert!(!r.ok());
+    let e = l
+        .fetch(&Url::parse(&format!("{base}/loop")).unwrap())
+        .unwrap_err();
+    assert!(matches!(e, LoadError::TooManyRedirects { .. }), "{e}");
+}
+
+#[test]
+fn a_refused_connection_is_a_one_line_error_naming_the_url() {
+    // Bind then drop a listener: nothing listens on that port any more.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = Url::parse(&format!("http://127.0.0.1:{port}/x")).unwrap();
+    let e = loader().fetch(&url).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, LoadError::ConnectionRefused { .. }), "{msg}");
+    assert_eq!(
+        msg,
+        format!("http://127.0.0.1:{port}/x: connection refused")
+    );
+}
+
+struct Tls {
+    ca_pem: String,
+    port: u16,
+}
+
+/// An HTTPS server for `web-platform.test` with a certificate from a fresh test CA.
+fn https() -> Tls {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["web-platform.test".to_string()]).unwrap();
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    let server = tiny_http::Server::https(
+        "127.0.0.1:0",
+        tiny_http::SslConfig {
+            certificate: cert.pem().into_bytes(),
+            private_key: key.serialize_pem().into_bytes(),
+        },
+    )
+    .unwrap();
+    Tls {
+        ca_pem: ca_cert.pem(),
+        port: serve(server),
+    }
+}
+
+#[test]
+fn https_with_a_trusted_test_ca_and_host_overrides() {
+    let tls = https();
+    let mut ca = tempfile::NamedTempFile::new().unwrap();
+    ca.write_all(tls.ca_pem.as_bytes()).unwrap();
+    let url = Url::parse(&format!("https://web-platform.test:{}/plain", tls.port)).unwrap();
+    let trusted = Loader::new(&LoaderConfig {
+        certificate_path: Some(ca.path().to_owned()),
+        host_overrides: vec!["web-platform.test".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(trusted.fetch(&url).unwrap().text(), "hello");
+    // Without the CA: a TLS failure, one line, naming the URL.
+    let untrusted = Loader::new(&LoaderConfig {
+        host_overrides: vec!["web-platform.test".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let e = untrusted.fetch(&url).unwrap_err();
+    assert!(matches!(e, LoadError::Tls { .. }), "{e}");
+    assert!(e.to_string().starts_with(url.as_str()));
+    assert!(!e.to_string().contains('\n'));
+}
+
+#[test]
+fn a_bad_certificate_file_is_reported() {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(b"not a certificate").unwrap();
+    let e = Loader::new(&LoaderConfig {
+        certificate_path: Some(f.path().to_owned()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(matches!(e, LoadError::Certificate { .. }), "{e}");
+}
+
+#[test]
+fn files_with_sidecar_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("page.html"), "<p>hi").unwrap();
+    std::fs::write(
+        dir.path().join("page.html.headers"),
+        "Document-Policy: js-profiling\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("__dir__.headers"), "X-Dir: yes\n").unwrap();
+    std::fs::write(dir.path().join("other.js"), "1").unwrap();
+    let l = loader();
+    let page = url_from_input("page.html", dir.path()).unwrap();
+    let r = l.fetch(&page).unwrap();
+    assert_eq!(r.headers.get("document-policy"), Some("js-profiling"));
+    assert_eq!(r.headers.get("x-dir"), Some("yes"));
+    assert_eq!(r.headers.get("content-type"), Some("text/html"));
+    let other = l.fetch(&page.join("other.js").unwrap()).unwrap();
+    assert_eq!(other.headers.get("document-policy"), None);
+    assert_eq!(other.headers.get("x-dir"), Some("yes"));
+    let e = l.fetch(&page.join("missing.html").unwrap()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("{}: no such file", page.join("missing.html").unwrap())
+    );
+}
+
+#[test]
+fn inputs_become_urls_or_clear_errors() {
+    let cwd = std::path::Path::new("/tmp");
+    assert_eq!(
+        url_from_input("a/b.html", cwd).unwrap().as_str(),
+        "file:///tmp/a/b.html"
+    );
+    assert_eq!(
+        url_from_input("https://x.test/", cwd).unwrap().as_str(),
+        "https://x.test/"
+    );
+    let e = url_from_input("http://[::1", cwd).unwrap_err();
+    assert!(
+        e.to_string().starts_with("http://[::1: not a valid URL"),
+        "{e}"
+    );
+    let e = loader()
+        .fetch(&Url::parse("ftp://x.test/").unwrap())
+        .unwrap_err();
+    assert!(matches!(e, LoadError::UnsupportedScheme { .. }));
+}
