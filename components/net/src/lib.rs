@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use headers::Headers;
+pub use headers::{sidecar_headers, Headers};
 pub use url::{Origin, Url};
 
 /// How many redirects a fetch follows before giving up (the Fetch standard's limit).
@@ -128,6 +128,7 @@ impl Loader {
     pub fn fetch(&self, url: &Url) -> Result<Response, LoadError> {
         match url.scheme() {
             "file" => load_file(url),
+            "data" => load_data(url),
             "http" | "https" => self.fetch_http(url),
             scheme => Err(LoadError::UnsupportedScheme {
                 url: url.clone(),
@@ -228,6 +229,52 @@ fn load_file(url: &Url) -> Result<Response, LoadError> {
             headers.append("Content-Type", mime);
         }
     }
+    Ok(Response {
+        url: url.clone(),
+        url_list: vec![url.clone()],
+        status: 200,
+        headers,
+        body,
+    })
+}
+
+/// A `data:` URL (<https://fetch.spec.whatwg.org/#data-url-processor>).
+fn load_data(url: &Url) -> Result<Response, LoadError> {
+    use base64::Engine as _;
+    let bad = |cause: &str| LoadError::BadUrl {
+        input: url.to_string(),
+        cause: cause.to_owned(),
+    };
+    let rest = &url.as_str()["data:".len()..];
+    let (meta, payload) = rest
+        .split_once(',')
+        .ok_or_else(|| bad("no ',' in data: URL"))?;
+    let payload = payload.split('#').next().unwrap_or_default();
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(payload).collect();
+    let (mime, is_base64) = match meta.trim().strip_suffix(";base64") {
+        Some(m) => (m, true),
+        None => (meta.trim(), false),
+    };
+    let body = if is_base64 {
+        let compact: Vec<u8> = bytes
+            .into_iter()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(&compact)
+            .map_err(|e| bad(&format!("bad base64: {e}")))?
+    } else {
+        bytes
+    };
+    let mut headers = Headers::default();
+    headers.append(
+        "Content-Type",
+        if mime.is_empty() {
+            "text/plain;charset=US-ASCII"
+        } else {
+            mime
+        },
+    );
     Ok(Response {
         url: url.clone(),
         url_list: vec![url.clone()],

@@ -206,3 +206,16 @@ fn inputs_become_urls_or_clear_errors() {
         .unwrap_err();
     assert!(matches!(e, LoadError::UnsupportedScheme { .. }));
 }
+
+#[test]
+fn data_urls() {
+    let l = loader();
+    let r = l
+        .fetch(&Url::parse("data:text/javascript,export%20default%2042").unwrap())
+        .unwrap();
+    assert_eq!(r.text(), "export default 42");
+    assert_eq!(r.headers.get("content-type"), Some("text/javascript"));
+    let r = l.fetch(&Url::parse("data:;base64,aGk=").unwrap()).unwrap();
+    assert_eq!(r.text(), "hi");
+    assert!(l.fetch(&Url::parse("data:nocomma").unwrap()).is_err());
+}

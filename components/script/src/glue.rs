@@ -1,0 +1,1051 @@
+//! The SpiderMonkey glue: the only module of jsprof with `unsafe`.
+//!
+//! It owns the runtime of one event loop and the globals of its windows, and offers the rest
+//! of the crate a safe interface: create a window realm (running the prelude that builds its
+//! DOM), run classic and module scripts, call the prelude's hooks, run microtasks. Natives the
+//! prelude calls reach the host through the [`Host`] trait object of the current thread.
+//!
+//! Rooting: globals, hook objects and module maps live in `RootedTraceableBox<Heap<_>>`s for
+//! the life of the [`Js`]; everything else is `rooted!` on the stack for one call.
+
+use std::cell::RefCell;
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::{self, NonNull};
+use std::rc::Rc;
+use std::sync::Mutex;
+
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{
+    self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
+    PromiseRejectionHandlingState, Value,
+};
+use mozjs::jsval::{DoubleValue, NullValue, ObjectValue, StringValue, UndefinedValue};
+use mozjs::rooted;
+use mozjs::rust::{
+    transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, RealmOptions,
+    Runtime, SIMPLE_GLOBAL_CLASS,
+};
+
+/// What the natives of a realm ask of the embedder. Called re-entrantly from inside script:
+/// implementations use interior mutability and never call back into JS.
+pub(crate) trait Host {
+    /// Writes console output (`stderr`: errors and warnings go to standard error).
+    fn print(&self, window: usize, to_stderr: bool, text: &str);
+    /// `performance.now()` for the window, in ms.
+    fn now(&self, window: usize) -> f64;
+    /// `performance.timeOrigin`, in ms since the Unix epoch.
+    fn time_origin(&self, window: usize) -> f64;
+    /// Arms timer `id` to fire after `delay` ms.
+    fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool);
+    /// Disarms timer `id`.
+    fn clear_timer(&self, window: usize, id: u32);
+    /// Fetches a module script: `(source, final URL)` or an error message.
+    fn fetch_module(&self, window: usize, url: &str) -> Result<(String, String), String>;
+    /// A dynamic `import()` is waiting: the event loop should call
+    /// [`Js::finish_dynamic_imports`] soon.
+    fn dynamic_import_pending(&self, window: usize);
+}
+
+thread_local! {
+    static HOST: RefCell<Option<Rc<dyn Host>>> = const { RefCell::new(None) };
+    /// Promises rejected without a handler, waiting for the next microtask checkpoint.
+    static REJECTIONS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
+    /// Dynamic imports waiting for the event loop: (window, referrer URL, specifier, request, payload).
+    static IMPORTS: RefCell<Vec<PendingImport>> = const { RefCell::new(Vec::new()) };
+}
+
+struct PendingImport {
+    window: usize,
+    referrer: String,
+    specifier: String,
+    request: RootedTraceableBox<Heap<*mut JSObject>>,
+    payload: RootedTraceableBox<Heap<Value>>,
+}
+
+fn host() -> Rc<dyn Host> {
+    HOST.with(|h| h.borrow().clone().expect("a Js is alive on this thread"))
+}
+
+static ENGINE: Mutex<Option<JSEngineHandle>> = Mutex::new(None);
+
+thread_local! {
+    /// The engine itself, owned by the thread that initialised it, until [`shutdown`].
+    static ENGINE_OWNER: RefCell<Option<JSEngine>> = const { RefCell::new(None) };
+}
+
+/// The process's engine, initialised on first use.
+fn engine() -> JSEngineHandle {
+    let mut engine = ENGINE.lock().expect("engine lock");
+    engine
+        .get_or_insert_with(|| {
+            let owner = JSEngine::init().expect("SpiderMonkey initialises once per process");
+            let handle = owner.handle();
+            ENGINE_OWNER.with(|o| *o.borrow_mut() = Some(owner));
+            handle
+        })
+        .clone()
+}
+
+/// Shuts SpiderMonkey down (`JS_ShutDown`), on the thread that first used it, once every
+/// runtime is gone. A process that skips this crashes in SpiderMonkey's static destructors
+/// at exit while its helper threads still hold their locks.
+pub fn shutdown() {
+    drop(ENGINE.lock().expect("engine lock").take());
+    ENGINE_OWNER.with(|o| drop(o.borrow_mut().take()));
+}
+
+struct Window {
+    global: RootedTraceableBox<Heap<*mut JSObject>>,
+    hooks: RootedTraceableBox<Heap<*mut JSObject>>,
+}
+
+/// An argument for a prelude hook.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg<'a> {
+    Num(f64),
+    Str(&'a str),
+}
+
+/// A runtime and the realms of its windows. Not `Send`: it lives on its event loop's thread.
+pub(crate) struct Js {
+    windows: Vec<Window>,
+    /// URLs of scripts compiled with muted errors.
+    muted: std::collections::HashSet<String>,
+    // Dropped last: every root above is released before the runtime goes.
+    rt: Runtime,
+}
+
+impl std::fmt::Debug for Js {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Js")
+            .field("windows", &self.windows.len())
+            .finish()
+    }
+}
+
+/// Enters a realm for the life of the guard.
+struct InRealm {
+    cx: *mut JSContext,
+    old: *mut jsapi::JS::Realm,
+}
+
+impl InRealm {
+    fn new(cx: *mut JSContext, global: *mut JSObject) -> Self {
+        // SAFETY: `cx` is this thread's live context and `global` a rooted global object.
+        let old = unsafe { jsapi::JS::EnterRealm(cx, global) };
+        InRealm { cx, old }
+    }
+}
+
+impl Drop for InRealm {
+    fn drop(&mut self) {
+        // SAFETY: undoes the EnterRealm of `new` on the same context.
+        unsafe { jsapi::JS::LeaveRealm(self.cx, self.old) }
+    }
+}
+
+fn cstring(s: &str) -> CString {
+    CString::new(s.replace('\0', "\u{FFFD}")).expect("NULs were replaced")
+}
+
+impl Js {
+    /// A runtime on this thread, whose natives call `host`.
+    pub fn new(host: Rc<dyn Host>) -> Js {
+        let mut rt = Runtime::new(engine());
+        HOST.with(|h| *h.borrow_mut() = Some(host));
+        // SAFETY: the context was just created on this thread; the callbacks are `extern "C"`
+        // functions with the signatures SpiderMonkey expects.
+        unsafe {
+            let cx = rt.cx().raw_cx();
+            // The microtask queue lives in the engine; the RustJobQueue only answers the
+            // engine's questions, and `perform_microtask_checkpoint` drains the queue.
+            let queue = mozjs::glue::CreateJobQueue(&JOB_QUEUE_TRAPS);
+            jsapi::SetJobQueue(cx, queue as *mut jsapi::JS::JobQueue);
+            jsapi::JS::SetPromiseRejectionTrackerCallback(
+                cx,
+                Some(track_rejection),
+                ptr::null_mut(),
+            );
+            jsapi::JS::SetModuleLoadHook(jsapi::JS_GetRuntime(cx), Some(load_imported_module));
+        }
+        Js {
+            windows: Vec::new(),
+            muted: Default::default(),
+            rt,
+        }
+    }
+
+    fn cx(&mut self) -> *mut JSContext {
+        // SAFETY: the pointer is only passed straight to SpiderMonkey calls on this thread.
+        unsafe { self.rt.cx().raw_cx() }
+    }
+
+    /// Creates window `index`'s realm and runs `prelude` in it: a function expression
+    /// `(host, global, init) => hooks`, whose result is kept as the window's hooks.
+    pub fn new_window(&mut self, prelude: &str, init_json: &str) -> Result<usize, String> {
+        let index = self.windows.len();
+        let cx = self.cx();
+        let options = RealmOptions::default();
+        // SAFETY: every GC pointer below is rooted before the next call that can GC; natives
+        // are `extern "C"` functions of the JSNative signature.
+        unsafe {
+            rooted!(in(cx) let global = jsapi::JS_NewGlobalObject(
+                cx,
+                &SIMPLE_GLOBAL_CLASS,
+                ptr::null_mut(),
+                OnNewGlobalHookOption::FireOnNewGlobalHook,
+                &*options,
+            ));
+            if global.get().is_null() {
+                return Err("cannot create a global".into());
+            }
+            let _realm = InRealm::new(cx, global.get());
+            jsapi::SetRealmPrivate(
+                jsapi::GetObjectRealmOrNull(global.get()),
+                (index + 1) as *mut c_void,
+            );
+            rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
+            let natives: [(&CStr, jsapi::JSNative, u32); 7] = [
+                (c"print", Some(native_print), 2),
+                (c"now", Some(native_now), 0),
+                (c"timeOrigin", Some(native_time_origin), 0),
+                (c"setTimer", Some(native_set_timer), 3),
+                (c"clearTimer", Some(native_clear_timer), 1),
+                (c"parseURL", Some(native_parse_url), 2),
+                (c"watchPromise", Some(native_noop), 1),
+            ];
+            for (name, f, nargs) in natives {
+                if jsapi::JS_DefineFunction(
+                    cx,
+                    host_obj.handle().into(),
+                    name.as_ptr(),
+                    f,
+                    nargs,
+                    0,
+                )
+                .is_null()
+                {
+                    return Err(format!("cannot define host.{}", name.to_string_lossy()));
+                }
+            }
+            rooted!(in(cx) let modules = jsapi::JS_NewPlainObject(cx));
+            rooted!(in(cx) let mut prelude_fn = UndefinedValue());
+            let opts =
+                CompileOptionsWrapper::new(self.rt.cx_no_gc(), c"jsprof:prelude".to_owned(), 1);
+            let mut source = transform_str_to_source_text(prelude);
+            if !jsapi::JS::Evaluate2(cx, opts.ptr, &mut source, prelude_fn.handle_mut().into()) {
+                return Err(format!("prelude: {}", self.take_exception_text()));
+            }
+            rooted!(in(cx) let mut init = UndefinedValue());
+            new_string(cx, init_json, init.handle_mut());
+            rooted!(in(cx) let argv = mozjs::gc::ValueArray::<3>::new([
+                ObjectValue(host_obj.get()),
+                ObjectValue(global.get()),
+                init.get(),
+            ]));
+            rooted!(in(cx) let mut hooks = UndefinedValue());
+            let args = HandleValueArray::from(&argv);
+            if !jsapi::JS_CallFunctionValue(
+                cx,
+                global.handle().into(),
+                prelude_fn.handle().into(),
+                &args,
+                hooks.handle_mut().into(),
+            ) {
+                return Err(format!("prelude: {}", self.take_exception_text()));
+            }
+            if !hooks.get().is_object() {
+                return Err("prelude: did not return its hooks".into());
+            }
+            self.windows.push(Window {
+                global: RootedTraceableBox::from_box(Heap::boxed(global.get())),
+                hooks: RootedTraceableBox::from_box(Heap::boxed(hooks.get().to_object())),
+            });
+            MODULE_MAPS.with(|m| {
+                m.borrow_mut()
+                    .push(RootedTraceableBox::from_box(Heap::boxed(modules.get())))
+            });
+        }
+        Ok(index)
+    }
+
+    /// Takes the pending exception as text (for errors that cannot be reported to a page).
+    fn take_exception_text(&mut self) -> String {
+        rooted!(in(self.cx()) let mut exn = UndefinedValue());
+        match mozjs::rust::error_info_from_exception_stack(self.rt.cx(), exn.handle_mut()) {
+            Some(info) => format!(
+                "{} ({}:{}:{})",
+                info.message, info.filename, info.line, info.col
+            ),
+            None => "unknown error".into(),
+        }
+    }
+
+    /// Reports the pending exception to window `w`'s page (its `error` event, then stderr).
+    fn report_exception(&mut self, w: usize) {
+        let cx = self.cx();
+        rooted!(in(cx) let mut exn = UndefinedValue());
+        let Some(mut info) =
+            mozjs::rust::error_info_from_exception_stack(self.rt.cx(), exn.handle_mut())
+        else {
+            return;
+        };
+        let mut exn_value = exn.get();
+        if self.muted.contains(&info.filename) {
+            // https://html.spec.whatwg.org/#report-an-exception: muted errors reveal nothing.
+            info = mozjs::rust::ErrorInfo {
+                message: "Script error.".into(),
+                filename: String::new(),
+                line: 0,
+                col: 0,
+            };
+            exn_value = NullValue();
+        }
+        rooted!(in(cx) let keep = exn_value);
+        let _ = keep;
+        self.call_hook_with_value(
+            w,
+            c"reportException",
+            exn_value,
+            &[
+                Arg::Str(&info.message),
+                Arg::Str(&info.filename),
+                Arg::Num(info.line as f64),
+                Arg::Num(info.col as f64),
+            ],
+        );
+    }
+
+    /// Compiles and runs a classic script in window `w`. Errors are reported to the page;
+    /// returns whether the script completed.
+    pub fn run_classic(
+        &mut self,
+        w: usize,
+        source: &str,
+        url: &str,
+        line: u32,
+        column: u32,
+        muted: bool,
+    ) -> bool {
+        let cx = self.cx();
+        let global = self.windows[w].global.get();
+        let _realm = InRealm::new(cx, global);
+        let mut opts = CompileOptionsWrapper::new(self.rt.cx_no_gc(), cstring(url), line);
+        opts.set_muted_errors(muted);
+        if muted {
+            self.muted.insert(url.to_owned());
+        }
+        // SAFETY: `opts.ptr` is a live CompileOptions owned by `opts`; the script is rooted
+        // before it runs.
+        let ok = unsafe {
+            (*opts.ptr).column = jsapi::JS::ColumnNumberOneOrigin {
+                _base: column.max(1),
+            };
+            let mut src = transform_str_to_source_text(source);
+            rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
+            if script.get().is_null() {
+                false
+            } else {
+                rooted!(in(cx) let mut rval = UndefinedValue());
+                jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into())
+            }
+        };
+        if !ok {
+            self.report_exception(w);
+        }
+        ok
+    }
+
+    /// Compiles, links and evaluates a module script in window `w`, loading its imports
+    /// through the host. Errors are reported to the page.
+    pub fn run_module(
+        &mut self,
+        w: usize,
+        source: &str,
+        url: &str,
+        line: u32,
+        column: u32,
+    ) -> bool {
+        let cx = self.cx();
+        let global = self.windows[w].global.get();
+        let _realm = InRealm::new(cx, global);
+        // SAFETY: module objects are rooted and registered in the window's module map
+        // (itself rooted) before anything can GC.
+        let ok = unsafe {
+            rooted!(in(cx) let module = compile_module(cx, module_map(w), source, url, line, column));
+            if module.get().is_null() {
+                false
+            } else {
+                rooted!(in(cx) let host_defined = ObjectValue(module.get()));
+                let loaded = jsapi::JS::LoadRequestedModules(
+                    cx,
+                    module.handle().into(),
+                    host_defined.handle().into(),
+                    Some(modules_loaded),
+                    Some(modules_failed),
+                );
+                if !loaded || jsapi::JS_IsExceptionPending(cx) {
+                    false
+                } else {
+                    rooted!(in(cx) let mut promise = UndefinedValue());
+                    let ok = jsapi::JS::ModuleEvaluate(
+                        cx,
+                        module.handle().into(),
+                        promise.handle_mut().into(),
+                    );
+                    if ok && promise.get().is_object() {
+                        // Evaluation errors reject this promise: the prelude reports them.
+                        let p = promise.get();
+                        self.call_hook_with_value(w, c"watchModule", p, &[Arg::Str(url)]);
+                    }
+                    ok
+                }
+            }
+        };
+        if !ok {
+            self.report_exception(w);
+        }
+        ok
+    }
+
+    /// Completes the dynamic imports waiting since the last call.
+    pub fn finish_dynamic_imports(&mut self) {
+        let pending = IMPORTS.with(|i| std::mem::take(&mut *i.borrow_mut()));
+        for import in pending {
+            let cx = self.cx();
+            let w = import.window;
+            let global = self.windows[w].global.get();
+            let _realm = InRealm::new(cx, global);
+            // SAFETY: request and payload stay rooted in `import` for the whole block; the
+            // module is rooted before the next GC.
+            unsafe {
+                rooted!(in(cx) let request = import.request.get());
+                rooted!(in(cx) let payload = import.payload.get());
+                let url =
+                    url::Url::parse(&import.referrer).and_then(|base| base.join(&import.specifier));
+                let module = match url {
+                    Ok(url) => load_module(cx, w, module_map(w), url.as_str()),
+                    Err(e) => {
+                        throw_type_error(
+                            cx,
+                            &format!(
+                                "cannot resolve module specifier '{}': {e}",
+                                import.specifier
+                            ),
+                        );
+                        ptr::null_mut()
+                    }
+                };
+                rooted!(in(cx) let module = module);
+                let mut ok = !module.get().is_null();
+                if ok {
+                    rooted!(in(cx) let host_defined = ObjectValue(module.get()));
+                    ok = jsapi::JS::LoadRequestedModules(
+                        cx,
+                        module.handle().into(),
+                        host_defined.handle().into(),
+                        Some(modules_loaded),
+                        Some(modules_failed),
+                    ) && !jsapi::JS_IsExceptionPending(cx);
+                }
+                let finished = if ok {
+                    rooted!(in(cx) let no_referrer = ptr::null_mut::<JSScript>());
+                    jsapi::JS::FinishLoadingImportedModule(
+                        cx,
+                        no_referrer.handle().into(),
+                        request.handle().into(),
+                        payload.handle().into(),
+                        module.handle().into(),
+                        false,
+                    )
+                } else {
+                    jsapi::JS::FinishLoadingImportedModuleFailedWithPendingException(
+                        cx,
+                        payload.handle().into(),
+                    )
+                };
+                if !finished {
+                    drop(_realm);
+                    self.report_exception(w);
+                }
+            }
+        }
+    }
+
+    /// Calls hook `name` of window `w` with `args`. Errors thrown by the hook are reported.
+    pub fn call_hook(&mut self, w: usize, name: &CStr, args: &[Arg]) -> bool {
+        self.call_hook_with_value(w, name, UndefinedValue(), args)
+    }
+
+    /// Calls hook `name` with `first` (a JS value) followed by `args`.
+    fn call_hook_with_value(&mut self, w: usize, name: &CStr, first: Value, args: &[Arg]) -> bool {
+        let cx = self.cx();
+        let global = self.windows[w].global.get();
+        let _realm = InRealm::new(cx, global);
+        // SAFETY: the hooks object is rooted by the window; `first` is rooted right away and
+        // every argument value is rooted in `argv` before the call.
+        let ok = unsafe {
+            rooted!(in(cx) let first = first);
+            rooted!(in(cx) let hooks = self.windows[w].hooks.get());
+            rooted!(in(cx) let mut f = UndefinedValue());
+            if !jsapi::JS_GetProperty(
+                cx,
+                hooks.handle().into(),
+                name.as_ptr(),
+                f.handle_mut().into(),
+            ) {
+                false
+            } else {
+                rooted!(in(cx) let argv = mozjs::gc::ValueArray::<6>::new([UndefinedValue(); 6]));
+                let mut n = 0;
+                if !first.get().is_undefined() {
+                    *argv.get_mut_ptr() = first.get();
+                    n = 1;
+                }
+                for a in args.iter().take(6 - n) {
+                    match a {
+                        Arg::Num(x) => *argv.get_mut_ptr().add(n) = DoubleValue(*x),
+                        Arg::Str(s) => {
+                            rooted!(in(cx) let mut v = UndefinedValue());
+                            new_string(cx, s, v.handle_mut());
+                            *argv.get_mut_ptr().add(n) = v.get();
+                        }
+                    }
+                    n += 1;
+                }
+                let all = HandleValueArray::from(&argv);
+                let args = HandleValueArray {
+                    length_: n,
+                    elements_: all.elements_,
+                };
+                rooted!(in(cx) let mut rval = UndefinedValue());
+                jsapi::JS_CallFunctionValue(
+                    cx,
+                    hooks.handle().into(),
+                    f.handle().into(),
+                    &args,
+                    rval.handle_mut().into(),
+                )
+            }
+        };
+        if !ok {
+            let text = self.take_exception_text();
+            host().print(
+                w,
+                true,
+                &format!(
+                    "jsprof: internal error in hook {}: {text}",
+                    name.to_string_lossy()
+                ),
+            );
+        }
+        ok
+    }
+
+    /// A microtask checkpoint: runs every job, then reports promises still rejected without
+    /// a handler to their pages.
+    pub fn perform_microtask_checkpoint(&mut self) {
+        let cx = self.cx();
+        loop {
+            // SAFETY: the microtask queue belongs to this context; a JS microtask runs in the
+            // realm of its execution global, as MicroTask.h requires, and stays rooted.
+            let failed_in = unsafe {
+                let task = jsapi::DequeueNextRegularMicroTask(cx);
+                if task.is_null() || task.is_undefined() {
+                    break;
+                }
+                if !jsapi::IsJSMicroTask(&task) {
+                    continue;
+                }
+                rooted!(in(cx) let job = jsapi::ToUnwrappedJSMicroTask(&task));
+                let global = jsapi::GetExecutionGlobalFromJSMicroTask(job.get());
+                if global.is_null() {
+                    continue;
+                }
+                rooted!(in(cx) let global = global);
+                let _realm = InRealm::new(cx, global.get());
+                if jsapi::RunJSMicroTask(cx, job.handle().into()) {
+                    None
+                } else {
+                    window_of_realm(jsapi::GetObjectRealmOrNull(global.get()))
+                }
+            };
+            if let Some(w) = failed_in {
+                self.report_exception(w);
+            }
+        }
+        let rejected = REJECTIONS.with(|r| std::mem::take(&mut *r.borrow_mut()));
+        for promise in rejected {
+            let p = promise.get();
+            // SAFETY: `p` is kept alive by `promise` until the end of this iteration.
+            let realm = unsafe { jsapi::GetObjectRealmOrNull(p) };
+            let w = window_of_realm(realm);
+            if let Some(w) = w {
+                self.call_hook_with_value(w, c"reportRejection", ObjectValue(p), &[]);
+            }
+        }
+        // Reporting queued reactions (and they may reject more promises): drain again.
+        // SAFETY: a query of this context's queue.
+        let more =
+            REJECTIONS.with(|r| !r.borrow().is_empty()) || unsafe { jsapi::HasAnyMicroTasks(cx) };
+        if more {
+            self.perform_microtask_checkpoint();
+        }
+    }
+}
+
+impl Drop for Js {
+    fn drop(&mut self) {
+        REJECTIONS.with(|r| r.borrow_mut().clear());
+        IMPORTS.with(|i| i.borrow_mut().clear());
+        MODULE_MAPS.with(|m| m.borrow_mut().clear());
+        self.windows.clear();
+        HOST.with(|h| *h.borrow_mut() = None);
+    }
+}
+
+static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {
+    getHostDefinedData: Some(host_defined_data),
+    getHostDefinedGlobal: Some(host_defined_global),
+    runJobs: Some(run_jobs_trap),
+    traceNonGCThingMicroTask: Some(trace_non_gc_microtask),
+};
+
+/// The incumbent global of a new job is the current global; jsprof keeps no other data.
+unsafe extern "C" fn host_defined_data(
+    cx: *mut JSContext,
+    incumbent: jsapi::JS::MutableHandle<*mut JSObject>,
+    data: jsapi::JS::MutableHandle<*mut JSObject>,
+) -> bool {
+    // SAFETY: called by SpiderMonkey on this thread with valid out-handles.
+    unsafe {
+        incumbent.set(jsapi::CurrentGlobalOrNull(cx));
+        data.set(ptr::null_mut());
+    }
+    true
+}
+
+unsafe extern "C" fn host_defined_global(
+    cx: *mut JSContext,
+    data: jsapi::JS::MutableHandle<*mut JSObject>,
+) -> bool {
+    // SAFETY: as `host_defined_data`.
+    unsafe { data.set(jsapi::CurrentGlobalOrNull(cx)) };
+    true
+}
+
+/// The engine asks for a drain only in paths jsprof does not use; checkpoints drain the
+/// queue themselves (they must report errors to the right page).
+unsafe extern "C" fn run_jobs_trap(_cx: *mut JSContext) {}
+
+unsafe extern "C" fn trace_non_gc_microtask(_trc: *mut jsapi::JSTracer, _value: *mut Value) {}
+
+/// The window whose realm is `realm`, from the realm's private slot.
+fn window_of_realm(realm: *mut jsapi::JS::Realm) -> Option<usize> {
+    if realm.is_null() {
+        return None;
+    }
+    // SAFETY: reads the private pointer set in `new_window` (an index + 1, not a pointer).
+    let private = unsafe { jsapi::GetRealmPrivate(realm) } as usize;
+    private.checked_sub(1)
+}
+
+/// The window of the realm `cx` is in.
+fn current_window(cx: *mut JSContext) -> usize {
+    // SAFETY: natives run with a realm entered.
+    let realm = unsafe { jsapi::GetCurrentRealmOrNull(cx) };
+    window_of_realm(realm).unwrap_or(0)
+}
+
+/// Makes a JS string from `s` into `out`.
+///
+/// # Safety
+/// `cx` must be the live context of this thread, in a realm.
+unsafe fn new_string(cx: *mut JSContext, s: &str, out: mozjs::rust::MutableHandleValue) {
+    let utf16: Vec<u16> = s.encode_utf16().collect();
+    // SAFETY: the pointer and length describe `utf16`, which outlives the call (the chars are copied).
+    let js = unsafe { jsapi::JS_NewUCStringCopyN(cx, utf16.as_ptr(), utf16.len()) };
+    let mut out = out;
+    // SAFETY: `js` is non-null in the else branch, a fresh string.
+    out.set(if js.is_null() {
+        UndefinedValue()
+    } else {
+        StringValue(unsafe { &*js })
+    });
+}
+
+/// Converts a JS value to a Rust string with ToString.
+///
+/// # Safety
+/// `cx` must be the live context of this thread; `v` must be rooted.
+unsafe fn to_rust_string(cx: *mut JSContext, v: jsapi::HandleValue) -> Option<String> {
+    // SAFETY: one context wrapper for this callback, used only here.
+    unsafe {
+        let mut wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx)?);
+        let s = mozjs::rust::ToString(&mut wrapper, mozjs::rust::Handle::from_raw(v));
+        let s = NonNull::new(s)?;
+        rooted!(in(cx) let _keep = s.as_ptr());
+        Some(mozjs::conversions::jsstr_to_string(&wrapper, s))
+    }
+}
+
+/// Throws a TypeError with `message`.
+///
+/// # Safety
+/// `cx` must be the live context of this thread.
+unsafe fn throw_type_error(cx: *mut JSContext, message: &str) {
+    let c = cstring(message);
+    // SAFETY: `c` is a valid C string; "%s" makes the message verbatim.
+    unsafe { jsapi::JS_ReportErrorUTF8(cx, c"%s".as_ptr(), c.as_ptr()) };
+}
+
+/// Compiles a module and registers it in `modules` under `url`.
+///
+/// # Safety
+/// `cx` must be in the module's realm; `modules` must be that window's rooted module map.
+unsafe fn compile_module(
+    cx: *mut JSContext,
+    modules: *mut JSObject,
+    source: &str,
+    url: &str,
+    line: u32,
+    column: u32,
+) -> *mut JSObject {
+    // SAFETY: as the function's contract; the module is rooted before the property set.
+    unsafe {
+        let wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live context"));
+        let opts = CompileOptionsWrapper::new(&wrapper, cstring(url), line);
+        (*opts.ptr).column = jsapi::JS::ColumnNumberOneOrigin {
+            _base: column.max(1),
+        };
+        let mut src = transform_str_to_source_text(source);
+        rooted!(in(cx) let module = jsapi::JS::CompileModule1(cx, opts.ptr, &mut src));
+        if module.get().is_null() {
+            return ptr::null_mut();
+        }
+        rooted!(in(cx) let map = modules);
+        rooted!(in(cx) let value = ObjectValue(module.get()));
+        let key = cstring(url);
+        if !jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), value.handle().into()) {
+            return ptr::null_mut();
+        }
+        module.get()
+    }
+}
+
+/// The module at `url` in window `w`: from its module map, or fetched and compiled.
+///
+/// # Safety
+/// As [`compile_module`].
+unsafe fn load_module(
+    cx: *mut JSContext,
+    w: usize,
+    modules: *mut JSObject,
+    url: &str,
+) -> *mut JSObject {
+    // SAFETY: as the function's contract.
+    unsafe {
+        rooted!(in(cx) let map = modules);
+        rooted!(in(cx) let mut existing = UndefinedValue());
+        let key = cstring(url);
+        if !jsapi::JS_GetProperty(
+            cx,
+            map.handle().into(),
+            key.as_ptr(),
+            existing.handle_mut().into(),
+        ) {
+            return ptr::null_mut();
+        }
+        if existing.get().is_object() {
+            return existing.get().to_object();
+        }
+        match host().fetch_module(w, url) {
+            Ok((source, final_url)) => {
+                let module = compile_module(cx, modules, &source, &final_url, 1, 1);
+                if !module.is_null() && final_url != url {
+                    rooted!(in(cx) let m = ObjectValue(module));
+                    jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), m.handle().into());
+                }
+                module
+            }
+            Err(message) => {
+                throw_type_error(cx, &format!("error loading module {url}: {message}"));
+                ptr::null_mut()
+            }
+        }
+    }
+}
+
+/// The URL a script was compiled with.
+///
+/// # Safety
+/// `script` must be null or a live script.
+unsafe fn script_url(script: *mut JSScript) -> Option<String> {
+    if script.is_null() {
+        return None;
+    }
+    // SAFETY: as the function's contract; the filename is a C string owned by the script.
+    unsafe {
+        let name = jsapi::JS_GetScriptFilename(script);
+        (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned())
+    }
+}
+
+/// HostLoadImportedModule (<https://html.spec.whatwg.org/#hostloadimportedmodule>).
+unsafe extern "C" fn load_imported_module(
+    cx: *mut JSContext,
+    referrer: jsapi::JS::Handle<*mut JSScript>,
+    request: jsapi::JS::Handle<*mut JSObject>,
+    _host_defined: jsapi::JS::HandleValue,
+    payload: jsapi::JS::HandleValue,
+    _line: u32,
+    _column: jsapi::JS::ColumnNumberOneOrigin,
+) -> bool {
+    // SAFETY: SpiderMonkey calls this on the context's thread with rooted handles.
+    unsafe {
+        let w = current_window(cx);
+        let specifier = {
+            rooted!(in(cx) let s = jsapi::JS::GetModuleRequestSpecifier(cx, request));
+            if s.get().is_null() {
+                return false;
+            }
+            rooted!(in(cx) let v = StringValue(&*s.get()));
+            to_rust_string(cx, v.handle().into()).unwrap_or_default()
+        };
+        let referrer_url = script_url(referrer.get()).unwrap_or_default();
+        let is_dynamic = payload.get().is_object() && {
+            rooted!(in(cx) let obj = payload.get().to_object());
+            jsapi::IsPromiseObject(obj.handle().into())
+        };
+        if is_dynamic {
+            // Completed later, from the event loop, as the HTML standard does.
+            IMPORTS.with(|i| {
+                i.borrow_mut().push(PendingImport {
+                    window: w,
+                    referrer: referrer_url,
+                    specifier,
+                    request: RootedTraceableBox::from_box(Heap::boxed(request.get())),
+                    payload: RootedTraceableBox::from_box(Heap::boxed(payload.get())),
+                })
+            });
+            host().dynamic_import_pending(w);
+            return true;
+        }
+        let resolved = url::Url::parse(&referrer_url).and_then(|b| b.join(&specifier));
+        let url = match resolved {
+            Ok(u)
+                if specifier.starts_with("./")
+                    || specifier.starts_with("../")
+                    || specifier.starts_with('/')
+                    || url::Url::parse(&specifier).is_ok() =>
+            {
+                u
+            }
+            _ => {
+                throw_type_error(
+                    cx,
+                    &format!("cannot resolve module specifier '{specifier}' from {referrer_url}"),
+                );
+                return false;
+            }
+        };
+        let modules = module_map(w);
+        let module = if modules.is_null() {
+            ptr::null_mut()
+        } else {
+            load_module(cx, w, modules, url.as_str())
+        };
+        if module.is_null() {
+            return false;
+        }
+        rooted!(in(cx) let module = module);
+        jsapi::JS::FinishLoadingImportedModule(
+            cx,
+            referrer,
+            request,
+            payload,
+            module.handle().into(),
+            false,
+        )
+    }
+}
+
+thread_local! {
+    /// Each window's module map (URL -> module record), rooted and traced, so a moving GC
+    /// keeps the pointers current.
+    static MODULE_MAPS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
+}
+
+fn module_map(w: usize) -> *mut JSObject {
+    MODULE_MAPS.with(|m| m.borrow().get(w).map_or(ptr::null_mut(), |h| h.get()))
+}
+
+unsafe extern "C" fn modules_loaded(
+    cx: *mut JSContext,
+    host_defined: jsapi::JS::HandleValue,
+) -> bool {
+    // SAFETY: `host_defined` is the module object passed to LoadRequestedModules.
+    unsafe {
+        rooted!(in(cx) let module = host_defined.get().to_object());
+        jsapi::JS::ModuleLink(cx, module.handle().into())
+    }
+}
+
+unsafe extern "C" fn modules_failed(
+    cx: *mut JSContext,
+    _host_defined: jsapi::JS::HandleValue,
+    error: jsapi::JS::HandleValue,
+) -> bool {
+    // SAFETY: `error` is a rooted handle from SpiderMonkey.
+    unsafe { jsapi::JS_SetPendingException(cx, error, jsapi::JS::ExceptionStackBehavior::Capture) };
+    true
+}
+
+/// The promise rejection tracker: remembers promises rejected without a handler.
+unsafe extern "C" fn track_rejection(
+    _cx: *mut JSContext,
+    _muted_errors: bool,
+    promise: jsapi::JS::HandleObject,
+    state: PromiseRejectionHandlingState,
+    _data: *mut c_void,
+) {
+    let p = promise.get();
+    REJECTIONS.with(|r| {
+        let mut r = r.borrow_mut();
+        match state {
+            PromiseRejectionHandlingState::Unhandled => {
+                r.push(RootedTraceableBox::from_box(Heap::boxed(p)));
+            }
+            PromiseRejectionHandlingState::Handled => r.retain(|x| x.get() != p),
+        }
+    });
+}
+
+/// Reads argument `i` as a number (NaN if absent or not convertible).
+///
+/// # Safety
+/// `cx` live, `args` the callback's arguments.
+unsafe fn arg_number(cx: *mut JSContext, args: &CallArgs, i: u32) -> f64 {
+    if i >= args.argc_ {
+        return f64::NAN;
+    }
+    // SAFETY: `i` is within argc.
+    unsafe {
+        let v = args.get(i);
+        let mut wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
+        mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(v)).unwrap_or(f64::NAN)
+    }
+}
+
+/// Reads argument `i` as a string.
+///
+/// # Safety
+/// `cx` live, `args` the callback's arguments.
+unsafe fn arg_string(cx: *mut JSContext, args: &CallArgs, i: u32) -> Option<String> {
+    if i >= args.argc_ {
+        return None;
+    }
+    // SAFETY: `i` is within argc.
+    unsafe { to_rust_string(cx, args.get(i)) }
+}
+
+unsafe extern "C" fn native_print(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let to_stderr = arg_number(cx, &args, 0) == 1.0;
+        let text = arg_string(cx, &args, 1).unwrap_or_default();
+        host().print(current_window(cx), to_stderr, &text);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_now(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: as `native_print`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        args.rval().set(DoubleValue(host().now(current_window(cx))));
+    }
+    true
+}
+
+unsafe extern "C" fn native_time_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: as `native_print`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        args.rval()
+            .set(DoubleValue(host().time_origin(current_window(cx))));
+    }
+    true
+}
+
+unsafe extern "C" fn native_set_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: as `native_print`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let id = arg_number(cx, &args, 0);
+        let delay = arg_number(cx, &args, 1);
+        let repeat = arg_number(cx, &args, 2) == 1.0;
+        host().set_timer(current_window(cx), id as u32, delay, repeat);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_clear_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: as `native_print`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let id = arg_number(cx, &args, 0);
+        host().clear_timer(current_window(cx), id as u32);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_noop(_cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: as `native_print`.
+    unsafe { CallArgs::from_vp(vp, argc).rval().set(UndefinedValue()) };
+    true
+}
+
+/// `host.parseURL(input, base, setter, value)`: the WHATWG URL parser (the `url` crate).
+/// Returns the URL's components as JSON, after applying `setter` if given; throws a
+/// TypeError for an invalid URL.
+unsafe extern "C" fn native_parse_url(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: as `native_print`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let present =
+            |i: u32| argc > i && !args.get(i).get().is_undefined() && !args.get(i).get().is_null();
+        let input = arg_string(cx, &args, 0).unwrap_or_default();
+        let base = if present(1) {
+            arg_string(cx, &args, 1)
+        } else {
+            None
+        };
+        let setter = if present(2) {
+            arg_string(cx, &args, 2)
+        } else {
+            None
+        };
+        let value = if present(3) {
+            arg_string(cx, &args, 3)
+        } else {
+            None
+        };
+        match crate::url_parts(&input, base.as_deref(), setter.as_deref(), value.as_deref()) {
+            Ok(json) => {
+                rooted!(in(cx) let mut v = UndefinedValue());
+                new_string(cx, &json, v.handle_mut());
+                args.rval().set(v.get());
+                true
+            }
+            Err(message) => {
+                throw_type_error(cx, &message);
+                false
+            }
+        }
+    }
+}

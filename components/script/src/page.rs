@@ -1,0 +1,514 @@
+//! Running a page: the event loop (<https://html.spec.whatwg.org/#event-loops>) and the
+//! script processing model (<https://html.spec.whatwg.org/#scripting>).
+//!
+//! One thread, one runtime, one window. Network loads run on helper threads and come back as
+//! messages; timers sit in a deadline queue; every task is followed by a microtask checkpoint.
+//! Parser-blocking scripts run in document order (the event loop keeps turning while one
+//! loads), `defer` and module scripts after parsing in order, `async` ones as they arrive;
+//! `DOMContentLoaded` follows the deferred scripts and `load` waits for every script.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use jsprof_net::{same_origin, LoadError, Loader, Response, Url};
+use jsprof_profiler::{Clock, MonotonicClock, Nanos, Resolution};
+
+use crate::document::{self, ScriptElement, ScriptKind};
+use crate::glue::{Arg, Host, Js};
+use crate::prefs::Prefs;
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// How to run a page.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub loader: Loader,
+    pub prefs: Prefs,
+    /// Stop turning the event loop after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// Why a page could not run at all (a page that throws still runs: its errors are reported).
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error("{url}: HTTP status {status}")]
+    Status { url: Url, status: u16 },
+    #[error("{0}")]
+    Engine(String),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    /// The document's final URL.
+    pub url: Url,
+    /// True if `--timeout` ended the run with work left.
+    pub timed_out: bool,
+}
+
+struct Timer {
+    window: usize,
+    id: u32,
+    delay: Duration,
+    repeat: bool,
+}
+
+/// The embedder state natives reach (through [`Host`]). Only interior mutability: natives run
+/// while the event loop is inside a call into JS.
+struct PageHost {
+    clock: MonotonicClock,
+    /// The document's time origin on the monotonic clock, and in Unix ms.
+    origin: Nanos,
+    origin_unix_ms: f64,
+    loader: Loader,
+    timers: RefCell<BTreeMap<(Instant, u64), Timer>>,
+    timer_keys: RefCell<HashMap<(usize, u32), (Instant, u64)>>,
+    timer_seq: Cell<u64>,
+    clamp: Duration,
+    imports_pending: Cell<bool>,
+}
+
+impl Host for PageHost {
+    fn print(&self, _window: usize, to_stderr: bool, text: &str) {
+        if to_stderr {
+            let _ = std::io::stdout().flush();
+            let _ = writeln!(std::io::stderr(), "{text}");
+        } else {
+            let _ = writeln!(std::io::stdout(), "{text}");
+        }
+    }
+
+    fn now(&self, _window: usize) -> f64 {
+        Resolution::Coarse.relative_ms(self.clock.now(), self.origin)
+    }
+
+    fn time_origin(&self, _window: usize) -> f64 {
+        self.origin_unix_ms
+    }
+
+    fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool) {
+        let delay = Duration::from_secs_f64((delay.max(0.0) / 1000.0).min(1e9)).max(self.clamp);
+        self.arm(
+            Timer {
+                window,
+                id,
+                delay,
+                repeat,
+            },
+            Instant::now() + delay,
+        );
+    }
+
+    fn clear_timer(&self, window: usize, id: u32) {
+        if let Some(key) = self.timer_keys.borrow_mut().remove(&(window, id)) {
+            self.timers.borrow_mut().remove(&key);
+        }
+    }
+
+    fn fetch_module(&self, _window: usize, url: &str) -> Result<(String, String), String> {
+        let url = Url::parse(url).map_err(|e| e.to_string())?;
+        let response = self.loader.fetch(&url).map_err(|e| e.to_string())?;
+        if !response.ok() {
+            return Err(format!("HTTP status {}", response.status));
+        }
+        Ok((response.text(), response.url.to_string()))
+    }
+
+    fn dynamic_import_pending(&self, _window: usize) {
+        self.imports_pending.set(true);
+    }
+}
+
+impl PageHost {
+    fn arm(&self, timer: Timer, at: Instant) {
+        let seq = self.timer_seq.get();
+        self.timer_seq.set(seq + 1);
+        let key = (at, seq);
+        self.timer_keys
+            .borrow_mut()
+            .insert((timer.window, timer.id), key);
+        self.timers.borrow_mut().insert(key, timer);
+    }
+
+    /// The earliest timer due at or before `now`, removed from the queue.
+    fn take_due(&self, now: Instant) -> Option<Timer> {
+        let mut timers = self.timers.borrow_mut();
+        let (&key, _) = timers.iter().next().filter(|((at, _), _)| *at <= now)?;
+        let timer = timers.remove(&key)?;
+        self.timer_keys
+            .borrow_mut()
+            .remove(&(timer.window, timer.id));
+        Some(timer)
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.timers.borrow().keys().next().map(|(at, _)| *at)
+    }
+}
+
+/// A script fetched on a helper thread.
+struct Fetched {
+    index: usize,
+    result: Result<Response, LoadError>,
+}
+
+/// A script ready to run.
+struct Ready {
+    source: String,
+    url: String,
+    line: u32,
+    column: u32,
+    muted: bool,
+}
+
+/// The page being run: its realm, its scripts and where loading stands.
+struct Page {
+    js: Js,
+    host: Rc<PageHost>,
+    window: usize,
+    url: Url,
+    scripts: Vec<ScriptElement>,
+    loads: mpsc::Receiver<Fetched>,
+    /// Fetched external scripts, by element index, until their turn comes.
+    arrived: HashMap<usize, Result<Response, LoadError>>,
+    /// Async scripts not yet run (they delay the load event).
+    async_left: Vec<usize>,
+    deadline: Option<Instant>,
+    timed_out: bool,
+}
+
+/// Loads the page at `url` and runs it to completion.
+pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError> {
+    let clock = MonotonicClock;
+    // The time origin: when navigation started (https://w3c.github.io/hr-time/#dfn-time-origin).
+    let origin = clock.now();
+    let origin_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let response = options.loader.fetch(url)?;
+    if !response.ok() {
+        return Err(PageError::Status {
+            url: response.url,
+            status: response.status,
+        });
+    }
+    let doc = document::parse(&response.text());
+    let host = Rc::new(PageHost {
+        clock,
+        origin,
+        origin_unix_ms,
+        loader: options.loader.clone(),
+        timers: RefCell::default(),
+        timer_keys: RefCell::default(),
+        timer_seq: Cell::new(0),
+        clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
+        imports_pending: Cell::new(false),
+    });
+    let mut js = Js::new(host.clone());
+    let init = serde_json::json!({ "url": response.url.as_str(), "tree": doc.tree }).to_string();
+    let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
+    // Fetch every external script now, in parallel (as a preload scanner would).
+    let (tx, loads) = mpsc::channel();
+    for s in doc.scripts.iter().filter(|s| s.index != usize::MAX) {
+        if let Some(src) = &s.src {
+            let tx = tx.clone();
+            let loader = options.loader.clone();
+            let index = s.index;
+            let target = response.url.join(src);
+            std::thread::spawn(move || {
+                let result = match target {
+                    Ok(u) => loader.fetch(&u),
+                    Err(e) => Err(LoadError::BadUrl {
+                        input: e.to_string(),
+                        cause: "bad src".into(),
+                    }),
+                };
+                let _ = tx.send(Fetched { index, result });
+            });
+        }
+    }
+    drop(tx);
+    let mut page = Page {
+        js,
+        host,
+        window,
+        url: response.url.clone(),
+        async_left: doc
+            .scripts
+            .iter()
+            .filter(|s| s.index != usize::MAX && s.src.is_some() && s.is_async)
+            .map(|s| s.index)
+            .chain(
+                doc.scripts
+                    .iter()
+                    .filter(|s| {
+                        s.index != usize::MAX
+                            && s.src.is_none()
+                            && s.is_async
+                            && s.kind == ScriptKind::Module
+                    })
+                    .map(|s| s.index),
+            )
+            .collect(),
+        scripts: doc.scripts,
+        loads,
+        arrived: HashMap::new(),
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        timed_out: false,
+    };
+    page.run();
+    Ok(RunReport {
+        url: page.url,
+        timed_out: page.timed_out,
+    })
+}
+
+impl Page {
+    fn run(&mut self) {
+        // Parsing: scripts in document order (https://html.spec.whatwg.org/#prepare-the-script-element).
+        let mut deferred = Vec::new();
+        let inline_async_modules: Vec<usize> = self
+            .async_left
+            .iter()
+            .copied()
+            .filter(|&i| self.scripts[i].src.is_none())
+            .collect();
+        for i in 0..self.scripts.len() {
+            let s = &self.scripts[i];
+            if s.index == usize::MAX {
+                continue;
+            }
+            match (s.kind, s.src.is_some(), s.is_async, s.defer) {
+                (ScriptKind::Classic, false, _, _) => self.execute_inline(i),
+                (ScriptKind::Classic, true, false, false) => {
+                    // A parser-blocking script: the loop turns until it has arrived.
+                    if !self.wait_for(i) {
+                        return;
+                    }
+                    self.execute_fetched(i);
+                }
+                (ScriptKind::Classic, true, true, _) | (ScriptKind::Module, _, true, _) => {}
+                (ScriptKind::Classic, true, false, true) | (ScriptKind::Module, _, false, _) => {
+                    deferred.push(i)
+                }
+            }
+            if self.timed_out {
+                return;
+            }
+        }
+        // Inline async modules run as soon as parsing reaches them (they have nothing to fetch).
+        for i in inline_async_modules {
+            self.async_left.retain(|&x| x != i);
+            self.execute_inline(i);
+        }
+        // The end (https://html.spec.whatwg.org/#the-end).
+        self.js
+            .call_hook(self.window, c"setReadyState", &[Arg::Str("interactive")]);
+        self.checkpoint();
+        for i in deferred {
+            if self.scripts[i].src.is_some() {
+                if !self.wait_for(i) {
+                    return;
+                }
+                self.execute_fetched(i);
+            } else {
+                self.execute_inline(i);
+            }
+        }
+        self.js.call_hook(self.window, c"fireDOMContentLoaded", &[]);
+        self.checkpoint();
+        while !self.async_left.is_empty() {
+            if !self.turn() {
+                return;
+            }
+        }
+        self.js
+            .call_hook(self.window, c"setReadyState", &[Arg::Str("complete")]);
+        self.checkpoint();
+        self.js.call_hook(self.window, c"fireLoad", &[]);
+        self.checkpoint();
+        // Then the loop turns until no task, timer or load is left.
+        while self.host.next_deadline().is_some() || self.host.imports_pending.get() {
+            if !self.turn() {
+                return;
+            }
+        }
+    }
+
+    fn checkpoint(&mut self) {
+        self.js.perform_microtask_checkpoint();
+    }
+
+    /// Turns the event loop until script `i` has arrived. False if the run timed out.
+    fn wait_for(&mut self, i: usize) -> bool {
+        while !self.arrived.contains_key(&i) {
+            if !self.turn() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// One turn of the event loop: a task (a load, a timer or a dynamic import), or a wait for
+    /// one. False once `--timeout` has passed.
+    fn turn(&mut self) -> bool {
+        let now = Instant::now();
+        if self.deadline.is_some_and(|d| now >= d) {
+            self.timed_out = true;
+            return false;
+        }
+        if self.host.imports_pending.replace(false) {
+            self.js.finish_dynamic_imports();
+            self.checkpoint();
+            return true;
+        }
+        if let Some(timer) = self.host.take_due(now) {
+            if timer.repeat {
+                let at = Instant::now() + timer.delay;
+                self.host.arm(Timer { ..timer }, at);
+            }
+            self.js
+                .call_hook(timer.window, c"fireTimer", &[Arg::Num(timer.id as f64)]);
+            self.checkpoint();
+            return true;
+        }
+        let wake = [self.host.next_deadline(), self.deadline]
+            .into_iter()
+            .flatten()
+            .min();
+        let message = match wake {
+            Some(at) => self
+                .loads
+                .recv_timeout(at.saturating_duration_since(now))
+                .ok(),
+            None => match self.loads.recv() {
+                Ok(m) => Some(m),
+                Err(_) => {
+                    // Nothing can ever arrive and nothing is due: the page is stuck waiting.
+                    self.timed_out = true;
+                    return false;
+                }
+            },
+        };
+        if let Some(Fetched { index, result }) = message {
+            self.arrived.insert(index, result);
+            if let Some(pos) = self.async_left.iter().position(|&x| x == index) {
+                self.async_left.remove(pos);
+                self.execute_fetched(index);
+            }
+        }
+        true
+    }
+
+    fn execute_inline(&mut self, i: usize) {
+        let s = &self.scripts[i];
+        let ready = Ready {
+            source: s.text.clone(),
+            url: self.url.to_string(),
+            line: s.line,
+            column: s.column,
+            muted: false,
+        };
+        self.execute(i, ready);
+    }
+
+    /// Runs a fetched external script, or fires `error` at its element if it could not be had.
+    fn execute_fetched(&mut self, i: usize) {
+        let result = self.arrived.remove(&i).expect("arrived before it runs");
+        let s = &self.scripts[i];
+        let ready = match result {
+            Ok(r) if r.ok() => {
+                let cross_origin = !same_origin(&self.url, &r.url);
+                if cross_origin && s.crossorigin.is_some() && !cors_allows(&self.url, &r) {
+                    Err(format!(
+                        "{}: blocked by CORS (no matching Access-Control-Allow-Origin)",
+                        r.url
+                    ))
+                } else {
+                    Ok(Ready {
+                        source: r.text(),
+                        url: r.url.to_string(),
+                        line: 1,
+                        column: 1,
+                        // A no-CORS cross-origin classic script has muted errors.
+                        muted: cross_origin
+                            && s.crossorigin.is_none()
+                            && s.kind == ScriptKind::Classic,
+                    })
+                }
+            }
+            Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
+            Err(e) => Err(e.to_string()),
+        };
+        match ready {
+            Ok(ready) => self.execute(i, ready),
+            Err(message) => {
+                self.host.print(
+                    self.window,
+                    true,
+                    &format!("jsprof: failed to load script {message}"),
+                );
+                self.js.call_hook(
+                    self.window,
+                    c"fireScriptEvent",
+                    &[Arg::Num(i as f64), Arg::Str("error")],
+                );
+                self.checkpoint();
+            }
+        }
+    }
+
+    /// execute the script element (https://html.spec.whatwg.org/#execute-the-script-element).
+    fn execute(&mut self, i: usize, ready: Ready) {
+        let w = self.window;
+        let kind = self.scripts[i].kind;
+        let external = self.scripts[i].src.is_some();
+        if kind == ScriptKind::Classic {
+            self.js
+                .call_hook(w, c"setCurrentScript", &[Arg::Num(i as f64)]);
+        }
+        match kind {
+            ScriptKind::Classic => {
+                self.js.run_classic(
+                    w,
+                    &ready.source,
+                    &ready.url,
+                    ready.line,
+                    ready.column,
+                    ready.muted,
+                );
+            }
+            ScriptKind::Module => {
+                self.js
+                    .run_module(w, &ready.source, &ready.url, ready.line, ready.column);
+            }
+        }
+        if kind == ScriptKind::Classic {
+            self.js.call_hook(w, c"setCurrentScript", &[Arg::Num(-1.0)]);
+        }
+        self.checkpoint();
+        if external {
+            self.js.call_hook(
+                w,
+                c"fireScriptEvent",
+                &[Arg::Num(i as f64), Arg::Str("load")],
+            );
+            self.checkpoint();
+        }
+    }
+}
+
+/// The CORS check (<https://fetch.spec.whatwg.org/#cors-check>) for an anonymous request.
+fn cors_allows(document: &Url, response: &Response) -> bool {
+    match response.headers.get("access-control-allow-origin") {
+        Some("*") => true,
+        Some(origin) => origin == document.origin().ascii_serialization(),
+        None => false,
+    }
+}

@@ -1,0 +1,136 @@
+//! Preferences: a small typed registry, set from the command line with `--pref name=value`,
+//! read by features. Unknown names and ill-typed values are errors, not silent defaults.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A preference's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrefValue {
+    Bool(bool),
+    Int(i64),
+    Str(String),
+}
+
+impl fmt::Display for PrefValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrefValue::Bool(b) => write!(f, "{b}"),
+            PrefValue::Int(i) => write!(f, "{i}"),
+            PrefValue::Str(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+/// Every preference jsprof knows, with its default and what it does.
+pub const KNOWN: &[(&str, PrefValue, &str)] = &[
+    (
+        "profiler.base_interval_ms",
+        PrefValue::Int(20),
+        "base sampling interval of the ProfilerGroup, in ms (1 or more)",
+    ),
+    (
+        "dom.timeout_clamp_ms",
+        PrefValue::Int(0),
+        "minimum delay of setTimeout/setInterval, in ms",
+    ),
+    (
+        "js.stack_capture_max_frames",
+        PrefValue::Int(128),
+        "deepest stack a sample captures",
+    ),
+];
+
+/// A pref the registry refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrefError {
+    #[error("--pref {0}: expected name=value")]
+    Syntax(String),
+    #[error("--pref {0}: unknown preference (known: {1})")]
+    Unknown(String, String),
+    #[error("--pref {name}={value}: expected {expected}")]
+    Type {
+        name: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+/// The current preferences.
+#[derive(Debug, Clone)]
+pub struct Prefs(BTreeMap<&'static str, PrefValue>);
+
+impl Default for Prefs {
+    fn default() -> Self {
+        Prefs(KNOWN.iter().map(|(n, v, _)| (*n, v.clone())).collect())
+    }
+}
+
+impl Prefs {
+    /// Applies `name=value`, typed like the pref's default.
+    pub fn set_from_arg(&mut self, arg: &str) -> Result<(), PrefError> {
+        let (name, value) = arg
+            .split_once('=')
+            .ok_or_else(|| PrefError::Syntax(arg.to_owned()))?;
+        let (key, current) = self
+            .0
+            .iter_mut()
+            .find(|(k, _)| **k == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = KNOWN.iter().map(|k| k.0).collect();
+                PrefError::Unknown(name.to_owned(), known.join(", "))
+            })?;
+        let type_err = |expected| PrefError::Type {
+            name: key.to_string(),
+            value: value.to_owned(),
+            expected,
+        };
+        *current = match current {
+            PrefValue::Bool(_) => {
+                PrefValue::Bool(value.parse().map_err(|_| type_err("true or false"))?)
+            }
+            PrefValue::Int(_) => PrefValue::Int(value.parse().map_err(|_| type_err("an integer"))?),
+            PrefValue::Str(_) => PrefValue::Str(value.to_owned()),
+        };
+        Ok(())
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        match self.0.get(name) {
+            Some(PrefValue::Int(i)) => *i,
+            other => panic!("pref {name} is not an integer pref: {other:?}"),
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        match self.0.get(name) {
+            Some(PrefValue::Bool(b)) => *b,
+            other => panic!("pref {name} is not a boolean pref: {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_prefs() {
+        let mut p = Prefs::default();
+        assert_eq!(p.int("profiler.base_interval_ms"), 20);
+        p.set_from_arg("profiler.base_interval_ms=5").unwrap();
+        assert_eq!(p.int("profiler.base_interval_ms"), 5);
+        assert!(matches!(
+            p.set_from_arg("nope=1"),
+            Err(PrefError::Unknown(..))
+        ));
+        assert!(matches!(
+            p.set_from_arg("profiler.base_interval_ms=x"),
+            Err(PrefError::Type { .. })
+        ));
+        assert!(matches!(
+            p.set_from_arg("novalue"),
+            Err(PrefError::Syntax(_))
+        ));
+    }
+}

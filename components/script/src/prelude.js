@@ -1,0 +1,661 @@
+// The DOM of a jsprof window realm, built over the host's natives.
+//
+// Evaluated once per realm as a function expression; it receives the host's natives, the
+// global object and the document (a tree description from html5ever), installs the Web APIs
+// on the global, and returns the hooks the Rust side calls (timers, lifecycle events, error
+// reporting). Frames of this file are engine frames: they never reach a page's trace.
+(function (host, global, init) {
+  "use strict";
+  init = JSON.parse(init);
+  const defineValue = (obj, name, value) =>
+    Object.defineProperty(obj, name, { value, writable: true, configurable: true, enumerable: false });
+  const defineGetter = (obj, name, get, set) =>
+    Object.defineProperty(obj, name, { get, set, configurable: true, enumerable: true });
+  const ILLEGAL = Symbol("illegal constructor");
+  const tag = (cls, name) =>
+    Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
+
+  // ---------------------------------------------------------------------------------------
+  // DOMException (https://webidl.spec.whatwg.org/#idl-DOMException)
+  const LEGACY_CODES = {
+    IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4, InvalidCharacterError: 5,
+    NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9, InvalidStateError: 11,
+    SyntaxError: 12, InvalidModificationError: 13, NamespaceError: 14, InvalidAccessError: 15,
+    TypeMismatchError: 17, SecurityError: 18, NetworkError: 19, AbortError: 20, URLMismatchError: 21,
+    QuotaExceededError: 22, TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25,
+  };
+  const exceptionData = new WeakMap();
+  class DOMException extends Error {
+    constructor(message = "", name = "Error") {
+      super(String(message));
+      exceptionData.set(this, { name: String(name), message: String(message) });
+      delete this.message;
+    }
+    get name() { return exceptionData.get(this).name; }
+    get message() { return exceptionData.get(this).message; }
+    get code() { return LEGACY_CODES[exceptionData.get(this).name] || 0; }
+  }
+  const CONSTANTS = ["INDEX_SIZE_ERR", 1, "DOMSTRING_SIZE_ERR", 2, "HIERARCHY_REQUEST_ERR", 3,
+    "WRONG_DOCUMENT_ERR", 4, "INVALID_CHARACTER_ERR", 5, "NO_DATA_ALLOWED_ERR", 6,
+    "NO_MODIFICATION_ALLOWED_ERR", 7, "NOT_FOUND_ERR", 8, "NOT_SUPPORTED_ERR", 9,
+    "INUSE_ATTRIBUTE_ERR", 10, "INVALID_STATE_ERR", 11, "SYNTAX_ERR", 12,
+    "INVALID_MODIFICATION_ERR", 13, "NAMESPACE_ERR", 14, "INVALID_ACCESS_ERR", 15,
+    "VALIDATION_ERR", 16, "TYPE_MISMATCH_ERR", 17, "SECURITY_ERR", 18, "NETWORK_ERR", 19,
+    "ABORT_ERR", 20, "URL_MISMATCH_ERR", 21, "QUOTA_EXCEEDED_ERR", 22, "TIMEOUT_ERR", 23,
+    "INVALID_NODE_TYPE_ERR", 24, "DATA_CLONE_ERR", 25];
+  for (let i = 0; i < CONSTANTS.length; i += 2) {
+    for (const target of [DOMException, DOMException.prototype]) {
+      Object.defineProperty(target, CONSTANTS[i], { value: CONSTANTS[i + 1], enumerable: true });
+    }
+  }
+  tag(DOMException, "DOMException");
+
+  // ---------------------------------------------------------------------------------------
+  // Events (https://dom.spec.whatwg.org/#events)
+  const eventState = new WeakMap();
+  class Event {
+    constructor(type, init = {}) {
+      if (arguments.length === 0) throw new TypeError("Event constructor: 1 argument required");
+      eventState.set(this, {
+        type: String(type), bubbles: !!init.bubbles, cancelable: !!init.cancelable,
+        composed: !!init.composed, target: null, currentTarget: null, canceled: false,
+        stop: false, stopImmediate: false, phase: 0, trusted: false,
+        timeStamp: host.now(),
+      });
+    }
+    get type() { return eventState.get(this).type; }
+    get target() { return eventState.get(this).target; }
+    get srcElement() { return eventState.get(this).target; }
+    get currentTarget() { return eventState.get(this).currentTarget; }
+    get eventPhase() { return eventState.get(this).phase; }
+    get bubbles() { return eventState.get(this).bubbles; }
+    get cancelable() { return eventState.get(this).cancelable; }
+    get composed() { return eventState.get(this).composed; }
+    get defaultPrevented() { return eventState.get(this).canceled; }
+    get isTrusted() { return eventState.get(this).trusted; }
+    get timeStamp() { return eventState.get(this).timeStamp; }
+    get returnValue() { return !eventState.get(this).canceled; }
+    set returnValue(v) { if (!v) this.preventDefault(); }
+    get cancelBubble() { return eventState.get(this).stop; }
+    set cancelBubble(v) { if (v) eventState.get(this).stop = true; }
+    preventDefault() { const s = eventState.get(this); if (s.cancelable) s.canceled = true; }
+    stopPropagation() { eventState.get(this).stop = true; }
+    stopImmediatePropagation() { const s = eventState.get(this); s.stop = s.stopImmediate = true; }
+    composedPath() { const s = eventState.get(this); return s.currentTarget ? [s.currentTarget] : []; }
+  }
+  for (const [n, v] of [["NONE", 0], ["CAPTURING_PHASE", 1], ["AT_TARGET", 2], ["BUBBLING_PHASE", 3]]) {
+    Object.defineProperty(Event, n, { value: v, enumerable: true });
+    Object.defineProperty(Event.prototype, n, { value: v, enumerable: true });
+  }
+  tag(Event, "Event");
+  class CustomEvent extends Event {
+    constructor(type, init = {}) { super(type, init); defineValue(this, "_detail", init.detail ?? null); }
+    get detail() { return this._detail; }
+  }
+  tag(CustomEvent, "CustomEvent");
+  class ErrorEvent extends Event {
+    constructor(type, init = {}) {
+      super(type, init);
+      this._e = { message: String(init.message ?? ""), filename: String(init.filename ?? ""),
+        lineno: init.lineno >>> 0, colno: init.colno >>> 0, error: init.error };
+    }
+    get message() { return this._e.message; }
+    get filename() { return this._e.filename; }
+    get lineno() { return this._e.lineno; }
+    get colno() { return this._e.colno; }
+    get error() { return this._e.error; }
+  }
+  tag(ErrorEvent, "ErrorEvent");
+  class PromiseRejectionEvent extends Event {
+    constructor(type, init) { super(type, init); this._p = init.promise; this._r = init.reason; }
+    get promise() { return this._p; }
+    get reason() { return this._r; }
+  }
+  tag(PromiseRejectionEvent, "PromiseRejectionEvent");
+
+  const listeners = new WeakMap();
+  const parentOf = new WeakMap(); // event path: node -> parent target
+  function flattenOptions(options) {
+    if (typeof options === "boolean") return { capture: options, once: false, passive: false };
+    options = options || {};
+    return { capture: !!options.capture, once: !!options.once, passive: !!options.passive };
+  }
+  function callListener(target, callback, event) {
+    try {
+      if (typeof callback === "function") callback.call(target, event);
+      else if (callback && typeof callback.handleEvent === "function") callback.handleEvent(event);
+    } catch (e) {
+      reportError(e);
+    }
+  }
+  class EventTarget {
+    constructor() { listeners.set(this, []); }
+    addEventListener(type, callback, options) {
+      if (callback === null || callback === undefined) return;
+      const o = flattenOptions(options);
+      let list = listeners.get(this);
+      if (!list) listeners.set(this, (list = []));
+      type = String(type);
+      if (list.some((l) => l.type === type && l.callback === callback && l.capture === o.capture)) return;
+      list.push({ type, callback, capture: o.capture, once: o.once, removed: false });
+    }
+    removeEventListener(type, callback, options) {
+      const o = flattenOptions(options);
+      const list = listeners.get(this) || [];
+      const i = list.findIndex((l) => l.type === String(type) && l.callback === callback && l.capture === o.capture);
+      if (i >= 0) { list[i].removed = true; list.splice(i, 1); }
+    }
+    dispatchEvent(event) {
+      if (!(event instanceof Event)) throw new TypeError("dispatchEvent: argument is not an Event");
+      const s = eventState.get(event);
+      if (s.phase !== 0) throw new DOMException("The event is already being dispatched.", "InvalidStateError");
+      s.target = this;
+      s.stop = s.stopImmediate = false;
+      const path = [];
+      for (let t = parentOf.get(this); t; t = parentOf.get(t)) path.push(t);
+      const invoke = (target, phase, capture) => {
+        if (s.stop && target !== this) return;
+        s.currentTarget = target;
+        s.phase = phase;
+        for (const l of (listeners.get(target) || []).slice()) {
+          if (l.removed || l.type !== s.type) continue;
+          if (phase === 1 && !l.capture) continue;
+          if (phase === 3 && l.capture) continue;
+          if (l.once) target.removeEventListener(l.type, l.callback, { capture: l.capture });
+          callListener(target, l.callback, event);
+          if (s.stopImmediate) break;
+        }
+        void capture;
+      };
+      for (let i = path.length - 1; i >= 0; i--) invoke(path[i], 1);
+      invoke(this, 2);
+      if (s.bubbles) for (const t of path) invoke(t, 3);
+      s.phase = 0;
+      s.currentTarget = null;
+      return !s.canceled;
+    }
+  }
+  tag(EventTarget, "EventTarget");
+  // `on<event>` handler attributes, as listeners registered when first set.
+  function defineHandler(proto, name) {
+    const handlers = new WeakMap();
+    Object.defineProperty(proto, "on" + name, {
+      configurable: true, enumerable: true,
+      get() { const h = handlers.get(this); return h ? h.value : null; },
+      set(value) {
+        let h = handlers.get(this);
+        if (!h) {
+          const self = this;
+          h = { value: null, listener(event) {
+            if (typeof h.value !== "function") return;
+            if (name === "error" && event instanceof ErrorEvent && self === global) {
+              const r = h.value.call(self, event.message, event.filename, event.lineno, event.colno, event.error);
+              if (r === true) event.preventDefault();
+            } else {
+              const r = h.value.call(self, event);
+              if (r === false) event.preventDefault();
+            }
+          } };
+          handlers.set(this, h);
+          EventTarget.prototype.addEventListener.call(this, name, h.listener);
+        }
+        h.value = typeof value === "function" ? value : null;
+      },
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // URL and URLSearchParams (https://url.spec.whatwg.org/), parsed by the `url` crate.
+  function parseURL(input, base, setter, value) {
+    return JSON.parse(host.parseURL(String(input), base === undefined ? undefined : String(base),
+      setter, value === undefined ? undefined : String(value)));
+  }
+  const urlState = new WeakMap();
+  class URLSearchParams {
+    constructor(init = "") {
+      this._list = [];
+      this._url = null;
+      if (typeof init === "object" && init !== null) {
+        if (typeof init[Symbol.iterator] === "function") {
+          for (const pair of init) {
+            const p = [...pair];
+            if (p.length !== 2) throw new TypeError("URLSearchParams: each pair needs two values");
+            this._list.push([String(p[0]), String(p[1])]);
+          }
+        } else {
+          for (const k of Object.keys(init)) this._list.push([k, String(init[k])]);
+        }
+      } else {
+        this._parse(String(init));
+      }
+    }
+    _parse(s) {
+      if (s.startsWith("?")) s = s.slice(1);
+      this._list = [];
+      for (const part of s.split("&")) {
+        if (!part) continue;
+        const i = part.indexOf("=");
+        const dec = (x) => { try { return decodeURIComponent(x.replace(/\+/g, " ")); } catch { return x; } };
+        this._list.push(i < 0 ? [dec(part), ""] : [dec(part.slice(0, i)), dec(part.slice(i + 1))]);
+      }
+    }
+    _update() { if (this._url) { const q = this.toString(); this._url._set("query", q); } }
+    get size() { return this._list.length; }
+    append(k, v) { this._list.push([String(k), String(v)]); this._update(); }
+    delete(k, v) { this._list = this._list.filter(([a, b]) => a !== String(k) || (v !== undefined && b !== String(v))); this._update(); }
+    get(k) { const e = this._list.find(([a]) => a === String(k)); return e ? e[1] : null; }
+    getAll(k) { return this._list.filter(([a]) => a === String(k)).map(([, b]) => b); }
+    has(k, v) { return this._list.some(([a, b]) => a === String(k) && (v === undefined || b === String(v))); }
+    set(k, v) {
+      k = String(k); v = String(v);
+      const i = this._list.findIndex(([a]) => a === k);
+      if (i < 0) this._list.push([k, v]);
+      else { this._list[i][1] = v; this._list = this._list.filter(([a], j) => a !== k || j === i); }
+      this._update();
+    }
+    sort() { this._list.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)); this._update(); }
+    forEach(cb, thisArg) { for (const [k, v] of this._list) cb.call(thisArg, v, k, this); }
+    *entries() { for (const e of this._list) yield [e[0], e[1]]; }
+    *keys() { for (const e of this._list) yield e[0]; }
+    *values() { for (const e of this._list) yield e[1]; }
+    [Symbol.iterator]() { return this.entries(); }
+    toString() {
+      const enc = (s) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()~]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+      return this._list.map(([k, v]) => enc(k) + "=" + enc(v)).join("&");
+    }
+  }
+  tag(URLSearchParams, "URLSearchParams");
+  class URL {
+    constructor(url, base) {
+      if (arguments.length === 0) throw new TypeError("URL constructor: 1 argument required");
+      urlState.set(this, { parts: parseURL(url, base), params: null });
+    }
+    static canParse(url, base) { try { parseURL(url, base); return true; } catch { return false; } }
+    static parse(url, base) { try { return new URL(url, base); } catch { return null; } }
+    _set(what, value) {
+      const s = urlState.get(this);
+      s.parts = parseURL(s.parts.href, undefined, what, value);
+      if (what !== "query" && s.params) s.params._parse(s.parts.search);
+    }
+    get searchParams() {
+      const s = urlState.get(this);
+      if (!s.params) { s.params = new URLSearchParams(s.parts.search); s.params._url = this; }
+      return s.params;
+    }
+    toString() { return urlState.get(this).parts.href; }
+    toJSON() { return urlState.get(this).parts.href; }
+  }
+  for (const [prop, setter] of [["href", "href"], ["protocol", "protocol"], ["username", "username"],
+    ["password", "password"], ["host", "host"], ["hostname", "hostname"], ["port", "port"],
+    ["pathname", "pathname"], ["search", "search"], ["hash", "hash"], ["origin", null]]) {
+    defineGetter(URL.prototype, prop, function () { return urlState.get(this).parts[prop]; },
+      setter ? function (v) { this._set(setter, v); } : undefined);
+  }
+  tag(URL, "URL");
+
+  // ---------------------------------------------------------------------------------------
+  // The document (https://dom.spec.whatwg.org/#nodes), built from html5ever's tree.
+  class Node extends EventTarget {
+    constructor(key) { if (key !== ILLEGAL) throw new TypeError("Illegal constructor"); super(); this._children = []; this._parent = null; }
+    get parentNode() { return this._parent; }
+    get parentElement() { return this._parent instanceof Element ? this._parent : null; }
+    get childNodes() { return this._children.slice(); }
+    get firstChild() { return this._children[0] || null; }
+    get lastChild() { return this._children[this._children.length - 1] || null; }
+    get nextSibling() { const p = this._parent; return p ? p._children[p._children.indexOf(this) + 1] || null : null; }
+    get previousSibling() { const p = this._parent; return p ? p._children[p._children.indexOf(this) - 1] || null : null; }
+    get ownerDocument() { return this === document ? null : document; }
+    hasChildNodes() { return this._children.length > 0; }
+    get textContent() { return this._children.map((c) => c.textContent).join(""); }
+    set textContent(v) { for (const c of this._children) { c._parent = null; parentOf.delete(c); } this._children = []; if (v !== "" && v != null) this.appendChild(document.createTextNode(String(v))); }
+    appendChild(node) { return this.insertBefore(node, null); }
+    insertBefore(node, ref) {
+      if (!(node instanceof Node)) throw new TypeError("insertBefore: argument is not a Node");
+      if (node._parent) node._parent.removeChild(node);
+      const i = ref ? this._children.indexOf(ref) : -1;
+      if (ref && i < 0) throw new DOMException("The reference node is not a child of this node.", "NotFoundError");
+      if (i < 0) this._children.push(node); else this._children.splice(i, 0, node);
+      node._parent = this;
+      parentOf.set(node, this);
+      return node;
+    }
+    removeChild(node) {
+      const i = this._children.indexOf(node);
+      if (i < 0) throw new DOMException("The node to be removed is not a child of this node.", "NotFoundError");
+      this._children.splice(i, 1);
+      node._parent = null;
+      parentOf.delete(node);
+      return node;
+    }
+    remove() { if (this._parent) this._parent.removeChild(this); }
+    contains(other) { for (let n = other; n; n = n._parent) if (n === this) return true; return false; }
+    *_descendants() { for (const c of this._children) { if (c instanceof Element) yield c; yield* c._descendants(); } }
+    getElementsByTagName(name) { name = String(name).toLowerCase(); return [...this._descendants()].filter((e) => name === "*" || e.localName === name); }
+    getElementsByClassName(names) { const want = String(names).split(/\s+/).filter(Boolean); return [...this._descendants()].filter((e) => want.every((c) => e.classList.includes(c))); }
+    querySelectorAll(selectors) { const m = compileSelector(String(selectors)); return [...this._descendants()].filter((e) => m(e)); }
+    querySelector(selectors) { const m = compileSelector(String(selectors)); for (const e of this._descendants()) if (m(e)) return e; return null; }
+  }
+  for (const [n, v] of [["ELEMENT_NODE", 1], ["TEXT_NODE", 3], ["COMMENT_NODE", 8], ["DOCUMENT_NODE", 9]]) {
+    Object.defineProperty(Node, n, { value: v, enumerable: true });
+    Object.defineProperty(Node.prototype, n, { value: v, enumerable: true });
+  }
+  tag(Node, "Node");
+  class Text extends Node {
+    constructor(data = "") { super(ILLEGAL); this.data = String(data); }
+    get nodeType() { return 3; }
+    get nodeName() { return "#text"; }
+    get nodeValue() { return this.data; }
+    get textContent() { return this.data; }
+    set textContent(v) { this.data = String(v); }
+  }
+  tag(Text, "Text");
+  class Element extends Node {
+    constructor(key) { super(key); this._attrs = []; this.localName = ""; }
+    get nodeType() { return 1; }
+    get nodeName() { return this.tagName; }
+    get tagName() { return this.localName.toUpperCase(); }
+    get id() { return this.getAttribute("id") || ""; }
+    set id(v) { this.setAttribute("id", v); }
+    get className() { return this.getAttribute("class") || ""; }
+    set className(v) { this.setAttribute("class", v); }
+    get classList() { return this.className.split(/\s+/).filter(Boolean); }
+    get children() { return this._children.filter((c) => c instanceof Element); }
+    get attributes() { return this._attrs.map(([name, value]) => ({ name, value })); }
+    getAttribute(n) { const a = this._attrs.find(([k]) => k === String(n).toLowerCase()); return a ? a[1] : null; }
+    hasAttribute(n) { return this.getAttribute(n) !== null; }
+    setAttribute(n, v) { n = String(n).toLowerCase(); const a = this._attrs.find(([k]) => k === n); if (a) a[1] = String(v); else this._attrs.push([n, String(v)]); }
+    removeAttribute(n) { this._attrs = this._attrs.filter(([k]) => k !== String(n).toLowerCase()); }
+    matches(selectors) { return compileSelector(String(selectors))(this); }
+    closest(selectors) { const m = compileSelector(String(selectors)); for (let e = this; e instanceof Element; e = e._parent) if (m(e)) return e; return null; }
+  }
+  tag(Element, "Element");
+  class HTMLElement extends Element {}
+  tag(HTMLElement, "HTMLElement");
+  class HTMLScriptElement extends HTMLElement {
+    get src() { const s = this.getAttribute("src"); if (s === null) return ""; try { return new URL(s, document.baseURI).href; } catch { return s; } }
+    set src(v) { this.setAttribute("src", v); }
+    get type() { return this.getAttribute("type") || ""; }
+    get async() { return this.hasAttribute("async"); }
+    get defer() { return this.hasAttribute("defer"); }
+    get text() { return this.textContent; }
+  }
+  tag(HTMLScriptElement, "HTMLScriptElement");
+  class HTMLIFrameElement extends HTMLElement {}
+  tag(HTMLIFrameElement, "HTMLIFrameElement");
+  const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement };
+
+  // Selectors: compound selectors (type, #id, .class, [attr], [attr=value], *), the
+  // descendant and child combinators, and selector lists.
+  function compileSelector(text) {
+    const alternatives = text.split(",").map((s) => s.trim());
+    if (alternatives.some((s) => !s)) throw new DOMException(`'${text}' is not a valid selector`, "SyntaxError");
+    const compiled = alternatives.map((alt) => {
+      const tokens = alt.replace(/\s*>\s*/g, " > ").split(/\s+/);
+      const steps = [];
+      let combinator = " ";
+      for (const t of tokens) {
+        if (t === ">") { combinator = ">"; continue; }
+        steps.push({ combinator, test: compileCompound(t, text) });
+        combinator = " ";
+      }
+      return steps;
+    });
+    const matchSteps = (el, steps, i) => {
+      if (!steps[i].test(el)) return false;
+      if (i === 0) return true;
+      if (steps[i].combinator === ">") return el._parent instanceof Element && matchSteps(el._parent, steps, i - 1);
+      for (let p = el._parent; p instanceof Element; p = p._parent) if (matchSteps(p, steps, i - 1)) return true;
+      return false;
+    };
+    return (el) => compiled.some((steps) => matchSteps(el, steps, steps.length - 1));
+  }
+  function compileCompound(t, whole) {
+    const re = /^(\*|[a-zA-Z][\w-]*)?((?:#[\w-]+|\.[\w-]+|\[[\w-]+(?:=(?:"[^"]*"|'[^']*'|[^\]]*))?\])*)$/;
+    const m = re.exec(t);
+    if (!m) throw new DOMException(`'${whole}' is not a valid selector`, "SyntaxError");
+    const tests = [];
+    if (m[1] && m[1] !== "*") { const n = m[1].toLowerCase(); tests.push((e) => e.localName === n); }
+    for (const part of m[2].match(/#[\w-]+|\.[\w-]+|\[[^\]]*\]/g) || []) {
+      if (part[0] === "#") tests.push((e) => e.id === part.slice(1));
+      else if (part[0] === ".") tests.push((e) => e.classList.includes(part.slice(1)));
+      else {
+        const [, name, value] = /^\[([\w-]+)(?:=(.*))?\]$/.exec(part);
+        const v = value === undefined ? undefined : value.replace(/^(["'])(.*)\1$/, "$2");
+        tests.push((e) => (v === undefined ? e.hasAttribute(name) : e.getAttribute(name) === v));
+      }
+    }
+    return (e) => tests.every((f) => f(e));
+  }
+
+  let readyState = "loading";
+  let currentScript = null;
+  const scriptElements = [];
+  class Document extends Node {
+    get nodeType() { return 9; }
+    get nodeName() { return "#document"; }
+    get documentElement() { return this.children[0] || null; }
+    get children() { return this._children.filter((c) => c instanceof Element); }
+    get head() { return this.querySelector("head"); }
+    get body() { return this.querySelector("body"); }
+    get title() { const t = this.querySelector("title"); return t ? t.textContent.replace(/\s+/g, " ").trim() : ""; }
+    set title(v) { let t = this.querySelector("title"); if (!t) { t = this.createElement("title"); (this.head || this.documentElement).appendChild(t); } t.textContent = v; }
+    get readyState() { return readyState; }
+    get URL() { return init.url; }
+    get documentURI() { return init.url; }
+    get baseURI() { return init.url; }
+    get location() { return location; }
+    get defaultView() { return global; }
+    get currentScript() { return currentScript; }
+    get compatMode() { return "CSS1Compat"; }
+    get characterSet() { return "UTF-8"; }
+    get visibilityState() { return "visible"; }
+    get hidden() { return false; }
+    getElementById(id) { for (const e of this._descendants()) if (e.id === String(id)) return e; return null; }
+    createElement(name) { return makeElement(String(name).toLowerCase(), []); }
+    createTextNode(data) { return new Text(data); }
+    createEvent(kind) { return new Event(""); }
+  }
+  tag(Document, "Document");
+  defineHandler(Document.prototype, "readystatechange");
+  function makeElement(name, attrs) {
+    const Cls = ELEMENTS[name] || HTMLElement;
+    const e = new Cls(ILLEGAL);
+    e.localName = name;
+    e._attrs = attrs.map(([k, v]) => [k, v]);
+    return e;
+  }
+  function build(desc, parent) {
+    let node;
+    if (desc.t === "tx") node = new Text(desc.v);
+    else {
+      node = makeElement(desc.n, desc.a);
+      if (desc.s !== undefined) scriptElements[desc.s] = node;
+      for (const c of desc.c) build(c, node);
+    }
+    parent.appendChild(node);
+  }
+  const document = new Document(ILLEGAL);
+  for (const c of init.tree.c) build(c, document);
+
+  // ---------------------------------------------------------------------------------------
+  // The Window (https://html.spec.whatwg.org/#the-window-object)
+  class Location {
+    constructor(key) { if (key !== ILLEGAL) throw new TypeError("Illegal constructor"); }
+    toString() { return init.url; }
+    assign() { throw new DOMException("navigation is not supported by jsprof", "NotSupportedError"); }
+    replace() { this.assign(); }
+    reload() { this.assign(); }
+  }
+  const locationParts = parseURL(init.url);
+  for (const prop of ["href", "protocol", "host", "hostname", "port", "pathname", "search", "hash", "origin"]) {
+    defineGetter(Location.prototype, prop, () => locationParts[prop]);
+  }
+  tag(Location, "Location");
+  const location = new Location(ILLEGAL);
+
+  class Window extends EventTarget {}
+  tag(Window, "Window");
+  for (const name of ["load", "error", "unhandledrejection", "rejectionhandled", "message", "DOMContentLoaded"]) {
+    if (name !== "DOMContentLoaded") defineHandler(Window.prototype, name);
+  }
+  Object.setPrototypeOf(global, Window.prototype);
+  listeners.set(global, []);
+  parentOf.set(document, global);
+
+  // console (https://console.spec.whatwg.org/): strings as they are, other values inspected.
+  function inspect(v, depth = 0) {
+    if (typeof v === "string") return depth ? JSON.stringify(v) : v;
+    if (typeof v === "function") return `function ${v.name || "(anonymous)"}()`;
+    if (typeof v === "symbol" || typeof v === "bigint") return v.toString() + (typeof v === "bigint" ? "n" : "");
+    if (v === null || typeof v !== "object") return String(v);
+    if (v instanceof Error || v instanceof DOMException) return `${v.name}: ${v.message}`;
+    if (depth > 2) return Array.isArray(v) ? "[…]" : "{…}";
+    if (Array.isArray(v)) return "[" + v.map((x) => inspect(x, depth + 1)).join(", ") + "]";
+    if (v instanceof URL) return `URL ${v.href}`;
+    if (v instanceof Node) return `<${v.nodeName.toLowerCase()}>`;
+    const keys = Object.keys(v);
+    const name = v.constructor && v.constructor !== Object && v.constructor.name ? v.constructor.name + " " : "";
+    return name + "{" + keys.map((k) => `${k}: ${inspect(v[k], depth + 1)}`).join(", ") + "}";
+  }
+  function format(args) {
+    args = [...args];
+    if (typeof args[0] === "string" && /%[sdifoOc%]/.test(args[0])) {
+      let i = 1;
+      const first = args[0].replace(/%([sdifoOc%])/g, (m, c) => {
+        if (c === "%") return "%";
+        if (i >= args.length) return m;
+        const a = args[i++];
+        switch (c) {
+          case "s": return typeof a === "string" ? a : inspect(a, 1);
+          case "d": case "i": return String(parseInt(a, 10));
+          case "f": return String(Number(a));
+          case "c": return "";
+          default: return inspect(a, 1);
+        }
+      });
+      args = [first, ...args.slice(i)];
+    }
+    return args.map((a) => inspect(a)).join(" ");
+  }
+  const counts = new Map();
+  const timers = new Map();
+  const console = {
+    log(...a) { host.print(0, format(a)); },
+    info(...a) { host.print(0, format(a)); },
+    debug(...a) { host.print(0, format(a)); },
+    warn(...a) { host.print(0, format(a)); },
+    error(...a) { host.print(0, format(a)); },
+    trace(...a) { host.print(0, format(["Trace:", ...a])); },
+    assert(cond, ...a) { if (!cond) host.print(0, format(["Assertion failed:", ...a])); },
+    count(label = "default") { const n = (counts.get(label) || 0) + 1; counts.set(label, n); host.print(0, `${label}: ${n}`); },
+    countReset(label = "default") { counts.delete(label); },
+    time(label = "default") { timers.set(label, host.now()); },
+    timeEnd(label = "default") { const t = timers.get(label); if (t !== undefined) { timers.delete(label); host.print(0, `${label}: ${host.now() - t}ms`); } },
+    timeLog(label = "default", ...a) { const t = timers.get(label); if (t !== undefined) host.print(0, format([`${label}: ${host.now() - t}ms`, ...a])); },
+    group(...a) { if (a.length) host.print(0, format(a)); },
+    groupEnd() {},
+    table(d) { host.print(0, inspect(d)); },
+    dir(d) { host.print(0, inspect(d)); },
+  };
+
+  // Timers (https://html.spec.whatwg.org/#timers): the event loop in Rust fires them.
+  const timerTable = new Map();
+  let nextTimer = 1;
+  function addTimer(handler, timeout, args, repeat) {
+    const id = nextTimer++;
+    timeout = Number(timeout) || 0;
+    timerTable.set(id, { handler, args, repeat });
+    host.setTimer(id, timeout < 0 ? 0 : timeout, repeat ? 1 : 0);
+    return id;
+  }
+  function clearTimer(id) { id = Number(id) >>> 0; if (timerTable.delete(id)) host.clearTimer(id); }
+
+  // performance (https://w3c.github.io/hr-time/)
+  const timeOrigin = host.timeOrigin();
+  class Performance extends EventTarget {
+    now() { return host.now(); }
+    get timeOrigin() { return timeOrigin; }
+    toJSON() { return { timeOrigin }; }
+  }
+  tag(Performance, "Performance");
+  const performance = new Performance();
+
+  function reportError(e) {
+    const isError = e instanceof Error || e instanceof DOMException;
+    const message = isError ? `${e.name}: ${e.message}` : `uncaught exception: ${inspect(e, 1)}`;
+    report(e, message, isError ? e.fileName || "" : "", isError ? e.lineNumber || 0 : 0, isError ? e.columnNumber || 0 : 0);
+  }
+  // https://html.spec.whatwg.org/#report-an-exception
+  function report(error, message, filename, line, column) {
+    const event = new ErrorEvent("error", { cancelable: true, message, filename, lineno: line, colno: column, error });
+    eventState.get(event).trusted = true;
+    const notHandled = global.dispatchEvent(event);
+    if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
+  }
+
+  const api = {
+    window: global, self: global, frames: global, parent: global, top: global, opener: null,
+    document, location, console, performance, name: "", length: 0, closed: false,
+    origin: locationParts.origin, isSecureContext: locationParts.protocol === "https:" || /^(localhost|127\.0\.0\.1)$/.test(locationParts.hostname) || locationParts.protocol === "file:",
+    crossOriginIsolated: false,
+    navigator: Object.freeze({ userAgent: "jsprof (SpiderMonkey)", language: "en-US", languages: ["en-US"], hardwareConcurrency: 1 }),
+    EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, DOMException, Window,
+    Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, Text, Document, Location,
+    URL, URLSearchParams, Performance,
+    setTimeout(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, false); },
+    setInterval(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, true); },
+    clearTimeout: clearTimer,
+    clearInterval: clearTimer,
+    queueMicrotask(callback) {
+      if (typeof callback !== "function") throw new TypeError("queueMicrotask: argument is not a function");
+      Promise.resolve().then(() => { try { callback(); } catch (e) { reportError(e); } });
+    },
+    reportError,
+    btoa(s) { s = String(s); if (/[^\0-\xff]/.test(s)) throw new DOMException("btoa: character out of range", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let o = ""; for (let i = 0; i < s.length; i += 3) { const n = (s.charCodeAt(i) << 16) | ((s.charCodeAt(i + 1) || 0) << 8) | (s.charCodeAt(i + 2) || 0); o += k[n >> 18] + k[(n >> 12) & 63] + (i + 1 < s.length ? k[(n >> 6) & 63] : "=") + (i + 2 < s.length ? k[n & 63] : "="); } return o; },
+    atob(s) { s = String(s).replace(/[\t\n\f\r ]/g, ""); if (s.length % 4 === 0) s = s.replace(/==?$/, ""); if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw new DOMException("atob: invalid base64", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let bits = 0, n = 0, o = ""; for (const c of s) { n = (n << 6) | k.indexOf(c); bits += 6; if (bits >= 8) { bits -= 8; o += String.fromCharCode((n >> bits) & 255); } } return o; },
+  };
+  for (const [name, value] of Object.entries(api)) {
+    const readonly = ["window", "self", "document", "location", "top"].includes(name);
+    Object.defineProperty(global, name, readonly
+      ? { value, enumerable: true, configurable: false, writable: false }
+      : { value, enumerable: typeof value !== "function", configurable: true, writable: true });
+  }
+
+  function fire(target, type, options = {}) {
+    const e = new Event(type, options);
+    eventState.get(e).trusted = true;
+    target.dispatchEvent(e);
+  }
+
+  // The hooks the event loop calls.
+  return {
+    fireTimer(id) {
+      const t = timerTable.get(id);
+      if (!t) return;
+      if (!t.repeat) timerTable.delete(id);
+      if (typeof t.handler === "function") t.handler.apply(global, t.args);
+      else (0, eval)(String(t.handler));
+    },
+    setCurrentScript(index) { currentScript = index >= 0 ? scriptElements[index] || null : null; },
+    setReadyState(state) { readyState = state; fire(document, "readystatechange"); },
+    fireDOMContentLoaded() { fire(document, "DOMContentLoaded", { bubbles: true }); },
+    fireLoad() { fire(global, "load"); },
+    fireScriptEvent(index, type) { const el = scriptElements[index]; if (el) fire(el, type); },
+    reportException(error, message, filename, line, column) {
+      if ((error instanceof Error || error instanceof DOMException) && filename) message = `${error.name}: ${error.message}`;
+      report(error, message, filename, line, column);
+    },
+    reportRejection(promise) {
+      promise.then(null, (reason) => {
+        const event = new PromiseRejectionEvent("unhandledrejection", { cancelable: true, promise, reason });
+        eventState.get(event).trusted = true;
+        if (global.dispatchEvent(event)) {
+          const isError = reason instanceof Error || reason instanceof DOMException;
+          const where = isError && reason.fileName ? ` (${reason.fileName}:${reason.lineNumber}:${reason.columnNumber})` : "";
+          host.print(1, `Uncaught (in promise) ${inspect(reason)}${where}`);
+        }
+      });
+    },
+    watchModule(promise) { promise.then(null, reportError); },
+  };
+})
