@@ -242,7 +242,7 @@ mod tests {
         assert!(s[1].defer);
         assert_eq!(s[2].kind, ScriptKind::Module);
         assert!(s[2].is_async);
-        assert_eq!((s[2].line, s[2].column), (5, 62));
+        assert_eq!((s[2].line, s[2].column), (5, 61));
         assert_eq!(s[3].index, usize::MAX, "data blocks never run");
         assert_eq!(doc.tree["t"], "doc");
     }

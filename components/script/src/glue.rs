@@ -529,15 +529,14 @@ impl Js {
             }
         };
         if !ok {
-            let text = self.take_exception_text();
-            host().print(
-                w,
-                true,
-                &format!(
-                    "jsprof: internal error in hook {}: {text}",
-                    name.to_string_lossy()
-                ),
-            );
+            if name == c"reportException" {
+                // Reporting itself failed: nothing is left to report it but stderr.
+                let text = self.take_exception_text();
+                host().print(w, true, &format!("Uncaught {text}"));
+            } else {
+                // The page's own code (a timer callback, a listener) threw through the hook.
+                self.report_exception(w);
+            }
         }
         ok
     }

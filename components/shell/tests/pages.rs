@@ -1,0 +1,227 @@
+//! Runs real pages from `tests/pages/` in the `jsprof` binary, over `file:` and over a real
+//! HTTP server on 127.0.0.1, and checks what they print and in which order.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+
+fn pages() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/pages")
+        .canonicalize()
+        .unwrap()
+}
+
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn jsprof(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_jsprof"))
+        .args(args)
+        .arg("--timeout")
+        .arg("20")
+        .current_dir(pages())
+        .output()
+        .expect("jsprof runs");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A static server for `tests/pages` with `.headers` sidecars, plus `/redirect?to=PATH`.
+fn serve() -> u16 {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let port = server.server_addr().to_ip().unwrap().port();
+    let root = pages();
+    thread::spawn(move || {
+        for req in server.incoming_requests() {
+            let url = req.url().to_owned();
+            let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+            if path == "/redirect" {
+                let to = query.strip_prefix("to=").unwrap_or("/");
+                let resp = tiny_http::Response::empty(302).with_header(
+                    format!("Location: {to}")
+                        .parse::<tiny_http::Header>()
+                        .unwrap(),
+                );
+                let _ = req.respond(resp);
+                continue;
+            }
+            let file = root.join(path.trim_start_matches('/'));
+            match std::fs::read(&file) {
+                Ok(body) => {
+                    let mut resp = tiny_http::Response::from_data(body);
+                    let mime = jsprof_net::mime_for(&file).unwrap_or("application/octet-stream");
+                    resp.add_header(
+                        format!("Content-Type: {mime}")
+                            .parse::<tiny_http::Header>()
+                            .unwrap(),
+                    );
+                    for (name, value) in jsprof_net::sidecar_headers(&file).unwrap().iter() {
+                        resp.add_header(
+                            format!("{name}: {value}")
+                                .parse::<tiny_http::Header>()
+                                .unwrap(),
+                        );
+                    }
+                    let _ = req.respond(resp);
+                }
+                Err(_) => {
+                    let _ = req.respond(
+                        tiny_http::Response::from_string("not found").with_status_code(404),
+                    );
+                }
+            }
+        }
+    });
+    port
+}
+
+const ORDER: &[&str] = &[
+    "1 inline loading",
+    "2 microtask",
+    "3 external true",
+    "4 inline after external 4",
+    "readystatechange interactive",
+    "deferred interactive",
+    "module lib interactive",
+    "inline module interactive",
+    "DOMContentLoaded",
+    "readystatechange complete",
+    "load",
+];
+
+/// The lines of `ORDER` appear in that order, `async` comes before `load`, and the dynamic
+/// import and the timers complete.
+fn check_order(out: &Output) {
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert_eq!(out.stderr, "");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let fixed: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| ORDER.contains(l))
+        .collect();
+    assert_eq!(fixed, ORDER, "stdout:\n{}", out.stdout);
+    let pos = |s: &str| {
+        lines
+            .iter()
+            .position(|l| *l == s)
+            .unwrap_or_else(|| panic!("no '{s}' in:\n{}", out.stdout))
+    };
+    assert!(pos("async") < pos("load"));
+    assert!(pos("dynamic dyn") > pos("module lib interactive"));
+    assert!(pos("timer after load") > pos("load"));
+    assert!(pos("interval") > pos("load"));
+    assert_eq!(lines.len(), ORDER.len() + 4, "stdout:\n{}", out.stdout);
+}
+
+#[test]
+fn execution_order_over_file() {
+    check_order(&jsprof(&["order/index.html"]));
+}
+
+#[test]
+fn execution_order_over_http() {
+    let port = serve();
+    check_order(&jsprof(&[&format!(
+        "http://127.0.0.1:{port}/order/index.html"
+    )]));
+}
+
+#[test]
+fn errors_are_reported_with_positions_and_the_page_goes_on() {
+    let out = jsprof(&["errors/index.html"]);
+    assert_eq!(out.code, 0);
+    let url = format!("file://{}/errors/index.html", pages().display());
+    let js = format!("file://{}/errors/throws.js", pages().display());
+    let expected_stderr = [
+        format!("Uncaught Error: inline failure ({url}:4:9)"),
+        format!("Uncaught ReferenceError: missing is not defined ({js}:3:3)"),
+        // Rejections are reported at the microtask checkpoint after their task.
+        format!("Uncaught (in promise) TypeError: rejected ({url}:11:18)"),
+        format!("Uncaught SyntaxError: unexpected token: identifier ({url}:15:16)"),
+        format!("Uncaught ReferenceError: undefinedFunction is not defined ({url}:13:22)"),
+    ];
+    assert_eq!(
+        out.stderr.lines().collect::<Vec<_>>(),
+        expected_stderr,
+        "stderr:\n{}",
+        out.stderr
+    );
+    assert_eq!(
+        out.stdout,
+        "still running\n\
+         error event: SyntaxError: unexpected token: identifier 15 16\n\
+         error event: ReferenceError: undefinedFunction is not defined 13 22\n"
+    );
+}
+
+#[test]
+fn redirects_give_the_document_its_final_url() {
+    let port = serve();
+    let out = jsprof(&[&format!(
+        "http://127.0.0.1:{port}/redirect?to=/where/index.html"
+    )]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!("http://127.0.0.1:{port}/where/index.html http://127.0.0.1:{port} true\n")
+    );
+}
+
+#[test]
+fn broken_inputs_exit_2_with_one_line() {
+    let port = serve();
+    let missing = jsprof(&["nope/missing.html"]);
+    assert_eq!(missing.code, 2);
+    assert_eq!(
+        missing.stderr,
+        format!(
+            "jsprof: file://{}/nope/missing.html: no such file\n",
+            pages().display()
+        )
+    );
+    let not_found = jsprof(&[&format!("http://127.0.0.1:{port}/absent.html")]);
+    assert_eq!(not_found.code, 2);
+    assert_eq!(
+        not_found.stderr,
+        format!("jsprof: http://127.0.0.1:{port}/absent.html: HTTP status 404\n")
+    );
+    let bad = jsprof(&["http://[::1"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr
+            .starts_with("jsprof: http://[::1: not a valid URL"),
+        "{}",
+        bad.stderr
+    );
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refused = jsprof(&[&format!("http://127.0.0.1:{closed}/")]);
+    assert_eq!(refused.code, 2);
+    assert_eq!(
+        refused.stderr,
+        format!("jsprof: http://127.0.0.1:{closed}/: connection refused\n")
+    );
+    let pref = jsprof(&["--pref", "no.such=1", "where/index.html"]);
+    assert_eq!(pref.code, 2);
+    assert!(
+        pref.stderr
+            .starts_with("jsprof: --pref no.such: unknown preference"),
+        "{}",
+        pref.stderr
+    );
+    for out in [&missing, &not_found, &bad, &refused, &pref] {
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert_eq!(out.stdout, "");
+    }
+}
