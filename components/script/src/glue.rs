@@ -426,7 +426,7 @@ impl Js {
                 let module = match url {
                     Ok(url) => load_module(cx, w, module_map(w), url.as_str()),
                     Err(e) => {
-                        throw_type_error(
+                        throw_error(
                             cx,
                             &format!(
                                 "cannot resolve module specifier '{}': {e}",
@@ -688,11 +688,11 @@ unsafe fn to_rust_string(cx: *mut JSContext, v: jsapi::HandleValue) -> Option<St
     }
 }
 
-/// Throws a TypeError with `message`.
+/// Throws an Error with `message` (SpiderMonkey's reported errors are plain `Error`s).
 ///
 /// # Safety
 /// `cx` must be the live context of this thread.
-unsafe fn throw_type_error(cx: *mut JSContext, message: &str) {
+unsafe fn throw_error(cx: *mut JSContext, message: &str) {
     let c = cstring(message);
     // SAFETY: `c` is a valid C string; "%s" makes the message verbatim.
     unsafe { jsapi::JS_ReportErrorUTF8(cx, c"%s".as_ptr(), c.as_ptr()) };
@@ -768,7 +768,7 @@ unsafe fn load_module(
                 module
             }
             Err(message) => {
-                throw_type_error(cx, &format!("error loading module {url}: {message}"));
+                throw_error(cx, &format!("error loading module {url}: {message}"));
                 ptr::null_mut()
             }
         }
@@ -841,7 +841,7 @@ unsafe extern "C" fn load_imported_module(
                 u
             }
             _ => {
-                throw_type_error(
+                throw_error(
                     cx,
                     &format!("cannot resolve module specifier '{specifier}' from {referrer_url}"),
                 );
@@ -1010,8 +1010,8 @@ unsafe extern "C" fn native_noop(_cx: *mut JSContext, argc: u32, vp: *mut Value)
 }
 
 /// `host.parseURL(input, base, setter, value)`: the WHATWG URL parser (the `url` crate).
-/// Returns the URL's components as JSON, after applying `setter` if given; throws a
-/// TypeError for an invalid URL.
+/// Returns the URL's components as JSON after applying `setter` if given, or
+/// `{"error": message}` (the prelude throws the TypeError, with the page's constructor).
 unsafe extern "C" fn native_parse_url(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: as `native_print`.
     unsafe {
@@ -1034,17 +1034,11 @@ unsafe extern "C" fn native_parse_url(cx: *mut JSContext, argc: u32, vp: *mut Va
         } else {
             None
         };
-        match crate::url_parts(&input, base.as_deref(), setter.as_deref(), value.as_deref()) {
-            Ok(json) => {
-                rooted!(in(cx) let mut v = UndefinedValue());
-                new_string(cx, &json, v.handle_mut());
-                args.rval().set(v.get());
-                true
-            }
-            Err(message) => {
-                throw_type_error(cx, &message);
-                false
-            }
-        }
+        let json = crate::url_parts(&input, base.as_deref(), setter.as_deref(), value.as_deref())
+            .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
+        rooted!(in(cx) let mut v = UndefinedValue());
+        new_string(cx, &json, v.handle_mut());
+        args.rval().set(v.get());
+        true
     }
 }

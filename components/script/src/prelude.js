@@ -207,8 +207,10 @@
   // ---------------------------------------------------------------------------------------
   // URL and URLSearchParams (https://url.spec.whatwg.org/), parsed by the `url` crate.
   function parseURL(input, base, setter, value) {
-    return JSON.parse(host.parseURL(String(input), base === undefined ? undefined : String(base),
+    const parts = JSON.parse(host.parseURL(String(input), base === undefined ? undefined : String(base),
       setter, value === undefined ? undefined : String(value)));
+    if (parts.error) throw new TypeError(parts.error);
+    return parts;
   }
   const urlState = new WeakMap();
   class URLSearchParams {

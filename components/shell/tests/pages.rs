@@ -225,3 +225,16 @@ fn broken_inputs_exit_2_with_one_line() {
         assert_eq!(out.stdout, "");
     }
 }
+
+#[test]
+fn the_dom_surface_pages_use() {
+    let out = jsprof(&["dom/index.html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    let fails: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with("PASS"))
+        .collect();
+    assert_eq!(fails, ["28 passed, 0 failed"], "stdout:\n{}", out.stdout);
+}
