@@ -12,9 +12,13 @@ use std::cell::RefCell;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use jsprof_profiler::{AgentHandle, FrameSite, RawFrame, RealmId};
 use mozjs::gc::RootedTraceableBox;
+use rustc_hash::FxHashMap;
+
+use crate::symbols::ScriptRegistry;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,
@@ -52,6 +56,42 @@ thread_local! {
     static REJECTIONS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
     /// Dynamic imports waiting for the event loop: (window, referrer URL, specifier, request, payload).
     static IMPORTS: RefCell<Vec<PendingImport>> = const { RefCell::new(Vec::new()) };
+}
+
+thread_local! {
+    /// The profiler agent of this thread's event loop, once a profiler wants samples.
+    static AGENT: RefCell<Option<Agent>> = const { RefCell::new(None) };
+}
+
+/// What the interrupt callback needs to take a sample.
+struct Agent {
+    handle: AgentHandle,
+    realm: RealmId,
+    registry: Arc<ScriptRegistry>,
+    max_frames: u32,
+    /// SpiderMonkey source id -> (script id, hidden), so a sample converts no strings.
+    sources: FxHashMap<u32, (jsprof_profiler::ScriptId, bool)>,
+}
+
+/// Marks the agent "in script" for the life of the guard (every entry into JS takes one).
+struct InScript(Option<AgentHandle>);
+
+impl InScript {
+    fn enter() -> Self {
+        let handle = AGENT.with(|a| a.borrow().as_ref().map(|a| a.handle.clone()));
+        if let Some(h) = &handle {
+            h.enter();
+        }
+        InScript(handle)
+    }
+}
+
+impl Drop for InScript {
+    fn drop(&mut self) {
+        if let Some(h) = &self.0 {
+            h.leave();
+        }
+    }
 }
 
 struct PendingImport {
@@ -167,6 +207,7 @@ impl Js {
                 ptr::null_mut(),
             );
             jsapi::JS::SetModuleLoadHook(jsapi::JS_GetRuntime(cx), Some(load_imported_module));
+            assert!(jsapi::JS_AddInterruptCallback(cx, Some(on_interrupt)));
         }
         Js {
             windows: Vec::new(),
@@ -178,6 +219,31 @@ impl Js {
     fn cx(&mut self) -> *mut JSContext {
         // SAFETY: the pointer is only passed straight to SpiderMonkey calls on this thread.
         unsafe { self.rt.cx().raw_cx() }
+    }
+
+    /// Makes this runtime a profiler agent: stacks are captured in the interrupt callback,
+    /// for `realm`, resolved later through `registry`.
+    pub fn set_agent(
+        &mut self,
+        handle: AgentHandle,
+        realm: RealmId,
+        registry: Arc<ScriptRegistry>,
+        max_frames: u32,
+    ) {
+        AGENT.with(|a| {
+            *a.borrow_mut() = Some(Agent {
+                handle,
+                realm,
+                registry,
+                max_frames: max_frames.max(1),
+                sources: FxHashMap::default(),
+            })
+        });
+    }
+
+    /// A handle that can interrupt this runtime from another thread (the sampler).
+    pub fn interrupter(&self) -> mozjs::rust::ThreadSafeJSContext {
+        self.rt.thread_safe_js_context()
     }
 
     /// Creates window `index`'s realm and runs `prelude` in it: a function expression
@@ -232,6 +298,7 @@ impl Js {
             rooted!(in(cx) let mut prelude_fn = UndefinedValue());
             let opts =
                 CompileOptionsWrapper::new(self.rt.cx_no_gc(), c"jsprof:prelude".to_owned(), 1);
+            let _in_script = InScript::enter();
             let mut source = transform_str_to_source_text(prelude);
             if !jsapi::JS::Evaluate2(cx, opts.ptr, &mut source, prelude_fn.handle_mut().into()) {
                 return Err(format!("prelude: {}", self.take_exception_text()));
@@ -347,6 +414,7 @@ impl Js {
                 false
             } else {
                 rooted!(in(cx) let mut rval = UndefinedValue());
+                let _in_script = InScript::enter();
                 jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into())
             }
         };
@@ -371,6 +439,7 @@ impl Js {
         let _realm = InRealm::new(cx, global);
         // SAFETY: module objects are rooted and registered in the window's module map
         // (itself rooted) before anything can GC.
+        let _in_script = InScript::enter();
         let ok = unsafe {
             rooted!(in(cx) let module = compile_module(cx, module_map(w), source, url, line, column));
             if module.get().is_null() {
@@ -412,6 +481,7 @@ impl Js {
     pub fn finish_dynamic_imports(&mut self) {
         let pending = IMPORTS.with(|i| std::mem::take(&mut *i.borrow_mut()));
         for import in pending {
+            let _in_script = InScript::enter();
             let cx = self.cx();
             let w = import.window;
             let global = self.windows[w].global.get();
@@ -519,6 +589,7 @@ impl Js {
                     elements_: all.elements_,
                 };
                 rooted!(in(cx) let mut rval = UndefinedValue());
+                let _in_script = InScript::enter();
                 jsapi::JS_CallFunctionValue(
                     cx,
                     hooks.handle().into(),
@@ -563,6 +634,7 @@ impl Js {
                 }
                 rooted!(in(cx) let global = global);
                 let _realm = InRealm::new(cx, global.get());
+                let _in_script = InScript::enter();
                 if jsapi::RunJSMicroTask(cx, job.handle().into()) {
                     None
                 } else {
@@ -598,9 +670,120 @@ impl Drop for Js {
         REJECTIONS.with(|r| r.borrow_mut().clear());
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());
+        AGENT.with(|a| a.borrow_mut().take());
         self.windows.clear();
         HOST.with(|h| *h.borrow_mut() = None);
     }
+}
+
+/// The interrupt callback: if the sampler asked this agent for a stack (and the request is
+/// for the script running now), capture it once and hand it over. Always returns true: false
+/// would terminate the script.
+unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
+    AGENT.with(|a| {
+        let mut a = a.borrow_mut();
+        let Some(agent) = a.as_mut() else { return };
+        let Some(request) = agent.handle.take_request() else {
+            return;
+        };
+        // SAFETY: we are on the context's thread, inside SpiderMonkey's interrupt check,
+        // where capturing the stack (which may GC) is allowed.
+        let stack = unsafe { capture_stack(cx, agent) };
+        agent.handle.answer(request, stack.into());
+    });
+    true
+}
+
+/// Captures the current stack as raw frames, outermost first: per frame its script (by
+/// SpiderMonkey source id, cached) and current line/column. Self-hosted frames are excluded.
+///
+/// # Safety
+/// `cx` must be this thread's context, at a point where it may GC.
+unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> {
+    use jsapi::JS::{SavedFrameResult, SavedFrameSelfHosted::Exclude};
+    let mut frames = Vec::new();
+    // SAFETY: the capture options are initialised by JS_StackCapture_MaxFrames before use;
+    // every frame object is rooted while accessors run on it.
+    unsafe {
+        let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
+        jsapi::JS_StackCapture_MaxFrames(agent.max_frames, capture.as_mut_ptr());
+        rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
+        rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
+        if !jsapi::JS::CaptureCurrentStack(
+            cx,
+            stack.handle_mut().into(),
+            capture.as_mut_ptr(),
+            no_start.handle().into(),
+        ) {
+            jsapi::JS_ClearPendingException(cx);
+            return frames;
+        }
+        // No subsumes callback is installed, so every frame is visible to the accessors; each
+        // accessor (with `Exclude`) skips self-hosted frames itself.
+        rooted!(in(cx) let mut frame = stack.get());
+        rooted!(in(cx) let mut parent = ptr::null_mut::<JSObject>());
+        while !frame.get().is_null() {
+            let (mut source_id, mut line) = (0u32, 0u32);
+            let mut column = jsapi::JS::TaggedColumnNumberOneOrigin { value_: 0 };
+            let h = frame.handle();
+            if jsapi::GetSavedFrameSourceId(cx, ptr::null_mut(), h.into(), &mut source_id, Exclude)
+                != SavedFrameResult::Ok
+                || jsapi::GetSavedFrameLine(cx, ptr::null_mut(), h.into(), &mut line, Exclude)
+                    != SavedFrameResult::Ok
+                || jsapi::GetSavedFrameColumn(cx, ptr::null_mut(), h.into(), &mut column, Exclude)
+                    != SavedFrameResult::Ok
+            {
+                break;
+            }
+            let (script, hidden) = match agent.sources.get(&source_id) {
+                Some(&known) => known,
+                None => {
+                    rooted!(in(cx) let mut source = ptr::null_mut::<jsapi::JSString>());
+                    jsapi::GetSavedFrameSource(
+                        cx,
+                        ptr::null_mut(),
+                        h.into(),
+                        source.handle_mut().into(),
+                        Exclude,
+                    );
+                    let url = match NonNull::new(source.get()) {
+                        Some(s) => {
+                            let wrapper = mozjs::context::JSContext::from_ptr(
+                                NonNull::new(cx).expect("live"),
+                            );
+                            mozjs::conversions::jsstr_to_string(&wrapper, s)
+                        }
+                        None => String::new(),
+                    };
+                    let known = agent.registry.url_id(&url);
+                    agent.sources.insert(source_id, known);
+                    known
+                }
+            };
+            frames.push(RawFrame {
+                realm: agent.realm,
+                script: Some(script),
+                hidden,
+                site: FrameSite::Position {
+                    line,
+                    column: column.value_ & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
+                },
+            });
+            if jsapi::GetSavedFrameParent(
+                cx,
+                ptr::null_mut(),
+                h.into(),
+                parent.handle_mut().into(),
+                Exclude,
+            ) != SavedFrameResult::Ok
+            {
+                break;
+            }
+            frame.set(parent.get());
+        }
+    }
+    frames.reverse();
+    frames
 }
 
 static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {

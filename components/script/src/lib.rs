@@ -7,11 +7,15 @@
 //! - `prelude.js`: the DOM surface, in JavaScript, over the glue's natives.
 //! - [`page`]: the event loop and the script processing model.
 //! - [`prefs`]: the `--pref` registry.
+//! - [`policy`]: `Document-Policy` for `js-profiling`.
+//! - [`symbols`]: the script registry and the resolution of positions to spec names.
 
 pub mod document;
 mod glue;
 pub mod page;
+pub mod policy;
 pub mod prefs;
+pub mod symbols;
 
 pub use glue::shutdown;
 pub use page::{run_page, PageError, RunOptions, RunReport};

@@ -14,12 +14,18 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use std::sync::{Arc, OnceLock};
+
 use jsprof_net::{same_origin, LoadError, Loader, Response, Url};
-use jsprof_profiler::{Clock, MonotonicClock, Nanos, Resolution};
+use jsprof_profiler::{
+    Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, RealmId, Resolution,
+    SessionOptions,
+};
 
 use crate::document::{self, ScriptElement, ScriptKind};
 use crate::glue::{Arg, Host, Js};
 use crate::prefs::Prefs;
+use crate::symbols::ScriptRegistry;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -30,6 +36,8 @@ pub struct RunOptions {
     pub prefs: Prefs,
     /// Stop turning the event loop after this long.
     pub timeout: Option<Duration>,
+    /// Profile the whole run from outside (like a devtools profiler) at this interval in ms.
+    pub profile_interval: Option<f64>,
 }
 
 /// Why a page could not run at all (a page that throws still runs: its errors are reported).
@@ -44,12 +52,30 @@ pub enum PageError {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
     /// The document's final URL.
     pub url: Url,
     /// True if `--timeout` ended the run with work left.
     pub timed_out: bool,
+    /// The trace of the whole run, if `profile_interval` was given.
+    pub trace: Option<ProfilerTrace>,
+}
+
+/// The process's ProfilerGroup (one per process), with its base interval from the prefs of
+/// the first page that needs it.
+fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
+    static GROUP: OnceLock<ProfilerGroup> = OnceLock::new();
+    if let Some(g) = GROUP.get() {
+        return Ok(g);
+    }
+    let base = prefs.int("profiler.base_interval_ms");
+    let group = ProfilerGroup::new(GroupConfig {
+        base_interval: Duration::from_millis(base.max(0) as u64),
+        ..GroupConfig::default()
+    })
+    .map_err(|e| PageError::Engine(format!("--pref profiler.base_interval_ms={base}: {e}")))?;
+    Ok(GROUP.get_or_init(|| group))
 }
 
 struct Timer {
@@ -72,6 +98,7 @@ struct PageHost {
     timer_seq: Cell<u64>,
     clamp: Duration,
     imports_pending: Cell<bool>,
+    registry: Arc<ScriptRegistry>,
 }
 
 impl Host for PageHost {
@@ -117,7 +144,10 @@ impl Host for PageHost {
         if !response.ok() {
             return Err(format!("HTTP status {}", response.status));
         }
-        Ok((response.text(), response.url.to_string()))
+        let source = response.text();
+        self.registry
+            .register(response.url.as_str(), &source, 1, 1, true, false);
+        Ok((source, response.url.to_string()))
     }
 
     fn dynamic_import_pending(&self, _window: usize) {
@@ -209,10 +239,39 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         timer_seq: Cell::new(0),
         clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
         imports_pending: Cell::new(false),
+        registry: ScriptRegistry::new(),
     });
     let mut js = Js::new(host.clone());
     let init = serde_json::json!({ "url": response.url.as_str(), "tree": doc.tree }).to_string();
     let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
+    // Profiling from outside: one session for the window's realm, for the whole run.
+    let session = match options.profile_interval {
+        Some(interval) => {
+            let group = profiler_group(&options.prefs)?;
+            let interrupter = js.interrupter();
+            let agent = group.register_agent(move || interrupter.request_interrupt_callback());
+            let realm = RealmId(window as u32 + 1);
+            let max_frames = options
+                .prefs
+                .int("js.stack_capture_max_frames")
+                .clamp(1, 4096) as u32;
+            js.set_agent(agent.clone(), realm, host.registry.clone(), max_frames);
+            let session = group
+                .start_session(SessionOptions {
+                    agent,
+                    realm,
+                    sample_interval: interval,
+                    max_buffer_size: u32::MAX,
+                    time_origin: origin,
+                    cross_origin_isolated: false,
+                    symbolizer: host.registry.clone(),
+                    on_buffer_full: None,
+                })
+                .map_err(|e| PageError::Engine(format!("profile interval {interval}: {e}")))?;
+            Some(session)
+        }
+        None => None,
+    };
     // Fetch every external script now, in parallel (as a preload scanner would).
     let (tx, loads) = mpsc::channel();
     for s in doc.scripts.iter().filter(|s| s.index != usize::MAX) {
@@ -263,9 +322,20 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         timed_out: false,
     };
     page.run();
+    let trace = match session {
+        Some(session) => {
+            let (tx, rx) = mpsc::channel();
+            let _ = session.stop(move |trace| {
+                let _ = tx.send(trace);
+            });
+            rx.recv().ok()
+        }
+        None => None,
+    };
     Ok(RunReport {
         url: page.url,
         timed_out: page.timed_out,
+        trace,
     })
 }
 
@@ -469,6 +539,14 @@ impl Page {
         let w = self.window;
         let kind = self.scripts[i].kind;
         let external = self.scripts[i].src.is_some();
+        self.host.registry.register(
+            &ready.url,
+            &ready.source,
+            ready.line,
+            ready.column,
+            kind == ScriptKind::Module,
+            ready.muted,
+        );
         if kind == ScriptKind::Classic {
             self.js
                 .call_hook(w, c"setCurrentScript", &[Arg::Num(i as f64)]);

@@ -32,6 +32,13 @@ struct Args {
     /// Resolve this host name to 127.0.0.1 (repeatable), e.g. web-platform.test.
     #[arg(long = "host-override", value_name = "HOST")]
     host_overrides: Vec<String>,
+    /// Profile the whole run from outside and write the trace here (JSON, or gzipped JSON
+    /// if the name ends in .gz), in the ProfilerTrace format of the JS Self-Profiling API.
+    #[arg(long, value_name = "FILE")]
+    profile_out: Option<PathBuf>,
+    /// Sample interval for --profile-out, in ms (rounded up to the base interval).
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    profile_interval: f64,
 }
 
 fn main() -> ExitCode {
@@ -70,17 +77,37 @@ fn run(args: Args) -> Result<(), String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let url = url_from_input(&args.page, &cwd).map_err(|e| e.to_string())?;
-    let report = run_page(
-        &url,
-        &RunOptions {
-            loader,
-            prefs,
-            timeout,
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    if !(args.profile_interval.is_finite() && args.profile_interval >= 0.0) {
+        return Err(format!(
+            "--profile-interval {}: expected a number of ms, 0 or more",
+            args.profile_interval
+        ));
+    }
+    let options = RunOptions {
+        loader,
+        prefs,
+        timeout,
+        profile_interval: args.profile_out.as_ref().map(|_| args.profile_interval),
+    };
+    let report = run_page(&url, &options).map_err(|e| e.to_string())?;
     if report.timed_out {
         eprintln!("jsprof: stopped at --timeout with work left");
+    }
+    if let (Some(path), Some(trace)) = (&args.profile_out, &report.trace) {
+        let gzip = path.extension().is_some_and(|e| e == "gz");
+        let bytes = if gzip {
+            trace.to_json_gzip()
+        } else {
+            trace.to_json().into_bytes()
+        };
+        std::fs::write(path, bytes)
+            .map_err(|e| format!("{}: cannot write the profile: {e}", path.display()))?;
+        eprintln!(
+            "jsprof: profile of {} samples ({} frames) written to {}",
+            trace.samples.len(),
+            trace.frames.len(),
+            path.display()
+        );
     }
     Ok(())
 }

@@ -245,3 +245,108 @@ fn the_dom_surface_pages_use() {
     );
     assert_eq!(passes, 29);
 }
+
+/// Following a sample's `stackId` down the `parentId`s: (name, resource, line, column) per
+/// frame, outermost first.
+fn sample_frames(
+    trace: &serde_json::Value,
+    sample: &serde_json::Value,
+) -> Vec<(String, String, u64, u64)> {
+    let mut out = Vec::new();
+    let mut next = sample.get("stackId").and_then(|v| v.as_u64());
+    while let Some(id) = next {
+        let stack = &trace["stacks"][id as usize];
+        let frame = &trace["frames"][stack["frameId"].as_u64().unwrap() as usize];
+        let resource = frame
+            .get("resourceId")
+            .map(|r| {
+                trace["resources"][r.as_u64().unwrap() as usize]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .unwrap_or_default();
+        out.push((
+            frame["name"].as_str().unwrap().to_owned(),
+            resource,
+            frame["line"].as_u64().unwrap_or(0),
+            frame["column"].as_u64().unwrap_or(0),
+        ));
+        next = stack.get("parentId").and_then(|v| v.as_u64());
+    }
+    out.reverse();
+    out
+}
+
+#[test]
+fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("trace.json");
+    let out = jsprof(&[
+        "--pref",
+        "profiler.base_interval_ms=1",
+        "--profile-interval",
+        "1",
+        "--profile-out",
+        out_path.to_str().unwrap(),
+        "profile/index.html",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    let page = format!("file://{}/profile/index.html", pages().display());
+    let work = format!("file://{}/profile/work.js", pages().display());
+    let resources: Vec<&str> = trace["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        resources.contains(&page.as_str()) && resources.contains(&work.as_str()),
+        "{resources:?}"
+    );
+    assert_eq!(
+        resources.len(),
+        2,
+        "only the page's own scripts: {resources:?}"
+    );
+    let samples = trace["samples"].as_array().unwrap();
+    // ~400 ms of spinning at 1 ms: wide margins, sampling is real.
+    assert!(samples.len() >= 50, "{} samples", samples.len());
+    let stacks: Vec<Vec<(String, String, u64, u64)>> =
+        samples.iter().map(|s| sample_frames(&trace, s)).collect();
+    let top = (String::new(), page.clone(), 3, 9);
+    let outer = ("outer".to_string(), page.clone(), 4, 15);
+    let inner = ("inner".to_string(), page.clone(), 7, 24);
+    let spin = ("spinExternal".to_string(), work.clone(), 1, 22);
+    let count = |want: &[&(String, String, u64, u64)]| {
+        stacks
+            .iter()
+            .filter(|s| s.len() == want.len() && s.iter().zip(want).all(|(a, b)| a == *b))
+            .count()
+    };
+    assert!(
+        count(&[&top, &outer, &inner]) >= 20,
+        "{:?}",
+        &stacks[..stacks.len().min(20)]
+    );
+    assert!(count(&[&top, &spin]) >= 20, "{:?}", stacks);
+    // eval code is hidden: its samples show only the calling top-level frame.
+    assert!(count(&[&top]) >= 10);
+    assert!(!trace["frames"].to_string().contains("evaled"));
+    // Timestamps increase and are multiples of 100 µs.
+    let ts: Vec<f64> = samples
+        .iter()
+        .map(|s| s["timestamp"].as_f64().unwrap())
+        .collect();
+    assert!(ts.windows(2).all(|w| w[0] <= w[1]));
+    assert!(ts
+        .iter()
+        .all(|t| ((t * 10.0).round() - t * 10.0).abs() < 1e-6));
+    assert!(
+        out.stderr.starts_with("jsprof: profile of "),
+        "{}",
+        out.stderr
+    );
+}

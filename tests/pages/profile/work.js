@@ -1,0 +1,6 @@
+function spinExternal(ms) {
+  const end = performance.now() + ms;
+  let n = 0;
+  while (performance.now() < end) n++;
+  return n;
+}
