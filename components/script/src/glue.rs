@@ -71,6 +71,25 @@ struct Agent {
     max_frames: u32,
     /// SpiderMonkey source id -> (script id, hidden), so a sample converts no strings.
     sources: FxHashMap<u32, (jsprof_profiler::ScriptId, bool)>,
+    stats: SamplingStats,
+}
+
+/// What sampling cost the agent's thread: time inside the interrupt callback (request check,
+/// capture, hand-over), in total and by captured stack depth.
+#[derive(Debug, Clone, Default)]
+pub struct SamplingStats {
+    pub samples: u64,
+    pub total: std::time::Duration,
+    /// `(count, total ns)` per stack depth (index = frames captured, the last one is "more").
+    pub by_depth: Vec<(u64, u64)>,
+}
+
+impl SamplingStats {
+    /// Mean cost of a sample with exactly `depth` frames, if any was taken.
+    pub fn mean_at_depth(&self, depth: usize) -> Option<std::time::Duration> {
+        let (n, ns) = *self.by_depth.get(depth)?;
+        (n > 0).then(|| std::time::Duration::from_nanos(ns / n))
+    }
 }
 
 /// Marks the agent "in script" for the life of the guard (every entry into JS takes one).
@@ -184,6 +203,23 @@ impl Drop for InRealm {
     }
 }
 
+/// Compile options for a script at `url` whose source starts at (line, column) of its resource.
+fn compile_options(
+    cx: &mozjs::context::JSContext,
+    url: &str,
+    line: u32,
+    column: u32,
+) -> CompileOptionsWrapper {
+    let opts = CompileOptionsWrapper::new(cx, cstring(url), line);
+    // SAFETY: `opts.ptr` is the live CompileOptions `opts` owns; `column` is a plain field.
+    unsafe {
+        (*opts.ptr).column = jsapi::JS::ColumnNumberOneOrigin {
+            _base: column.max(1),
+        };
+    }
+    opts
+}
+
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "\u{FFFD}")).expect("NULs were replaced")
 }
@@ -237,8 +273,17 @@ impl Js {
                 registry,
                 max_frames: max_frames.max(1),
                 sources: FxHashMap::default(),
+                stats: SamplingStats {
+                    by_depth: vec![(0, 0); 65],
+                    ..Default::default()
+                },
             })
         });
+    }
+
+    /// What sampling has cost this runtime's thread so far.
+    pub fn sampling_stats(&self) -> Option<SamplingStats> {
+        AGENT.with(|a| a.borrow().as_ref().map(|a| a.stats.clone()))
     }
 
     /// A handle that can interrupt this runtime from another thread (the sampler).
@@ -397,7 +442,7 @@ impl Js {
         let cx = self.cx();
         let global = self.windows[w].global.get();
         let _realm = InRealm::new(cx, global);
-        let mut opts = CompileOptionsWrapper::new(self.rt.cx_no_gc(), cstring(url), line);
+        let mut opts = compile_options(self.rt.cx_no_gc(), url, line, column);
         opts.set_muted_errors(muted);
         if muted {
             self.muted.insert(url.to_owned());
@@ -405,9 +450,6 @@ impl Js {
         // SAFETY: `opts.ptr` is a live CompileOptions owned by `opts`; the script is rooted
         // before it runs.
         let ok = unsafe {
-            (*opts.ptr).column = jsapi::JS::ColumnNumberOneOrigin {
-                _base: column.max(1),
-            };
             let mut src = transform_str_to_source_text(source);
             rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
             if script.get().is_null() {
@@ -683,13 +725,21 @@ unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
     AGENT.with(|a| {
         let mut a = a.borrow_mut();
         let Some(agent) = a.as_mut() else { return };
+        let start = std::time::Instant::now();
         let Some(request) = agent.handle.take_request() else {
             return;
         };
         // SAFETY: we are on the context's thread, inside SpiderMonkey's interrupt check,
         // where capturing the stack (which may GC) is allowed.
         let stack = unsafe { capture_stack(cx, agent) };
+        let depth = stack.len().min(agent.stats.by_depth.len() - 1);
         agent.handle.answer(request, stack.into());
+        let spent = start.elapsed();
+        agent.stats.samples += 1;
+        agent.stats.total += spent;
+        let bucket = &mut agent.stats.by_depth[depth];
+        bucket.0 += 1;
+        bucket.1 += spent.as_nanos() as u64;
     });
     true
 }
@@ -896,10 +946,7 @@ unsafe fn compile_module(
     // SAFETY: as the function's contract; the module is rooted before the property set.
     unsafe {
         let wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live context"));
-        let opts = CompileOptionsWrapper::new(&wrapper, cstring(url), line);
-        (*opts.ptr).column = jsapi::JS::ColumnNumberOneOrigin {
-            _base: column.max(1),
-        };
+        let opts = compile_options(&wrapper, url, line, column);
         let mut src = transform_str_to_source_text(source);
         rooted!(in(cx) let module = jsapi::JS::CompileModule1(cx, opts.ptr, &mut src));
         if module.get().is_null() {

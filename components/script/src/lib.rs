@@ -17,7 +17,7 @@ pub mod policy;
 pub mod prefs;
 pub mod symbols;
 
-pub use glue::shutdown;
+pub use glue::{shutdown, SamplingStats};
 pub use page::{run_page, PageError, RunOptions, RunReport};
 pub use prefs::{PrefError, Prefs};
 

@@ -23,7 +23,7 @@ use jsprof_profiler::{
 };
 
 use crate::document::{self, ScriptElement, ScriptKind};
-use crate::glue::{Arg, Host, Js};
+use crate::glue::{Arg, Host, Js, SamplingStats};
 use crate::prefs::Prefs;
 use crate::symbols::ScriptRegistry;
 
@@ -52,7 +52,7 @@ pub enum PageError {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct RunReport {
     /// The document's final URL.
     pub url: Url,
@@ -60,6 +60,12 @@ pub struct RunReport {
     pub timed_out: bool,
     /// The trace of the whole run, if `profile_interval` was given.
     pub trace: Option<ProfilerTrace>,
+    /// What sampling cost the page's thread, if it was profiled.
+    pub sampling: Option<SamplingStats>,
+    /// Wall time from navigation start to the end of the run.
+    pub elapsed: Duration,
+    /// Main-thread time of stopping the profiler (the trace is built on another thread).
+    pub stop_time: Option<Duration>,
 }
 
 /// The process's ProfilerGroup (one per process), with its base interval from the prefs of
@@ -322,20 +328,27 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         timed_out: false,
     };
     page.run();
-    let trace = match session {
+    let elapsed = Duration::from_nanos(clock.now() - origin);
+    let sampling = page.js.sampling_stats();
+    let (trace, stop_time) = match session {
         Some(session) => {
             let (tx, rx) = mpsc::channel();
+            let stop_start = Instant::now();
             let _ = session.stop(move |trace| {
                 let _ = tx.send(trace);
             });
-            rx.recv().ok()
+            let stop_time = stop_start.elapsed();
+            (rx.recv().ok(), Some(stop_time))
         }
-        None => None,
+        None => (None, None),
     };
     Ok(RunReport {
         url: page.url,
         timed_out: page.timed_out,
         trace,
+        sampling,
+        elapsed,
+        stop_time,
     })
 }
 

@@ -36,6 +36,9 @@ struct Args {
     /// if the name ends in .gz), in the ProfilerTrace format of the JS Self-Profiling API.
     #[arg(long, value_name = "FILE")]
     profile_out: Option<PathBuf>,
+    /// With --profile-out: also print, on stderr, one JSON line of what sampling cost.
+    #[arg(long)]
+    profile_stats: bool,
     /// Sample interval for --profile-out, in ms (rounded up to the base interval).
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
     profile_interval: f64,
@@ -108,6 +111,25 @@ fn run(args: Args) -> Result<(), String> {
             trace.frames.len(),
             path.display()
         );
+        if args.profile_stats {
+            let sampling = report.sampling.clone().unwrap_or_default();
+            let micros = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e6);
+            let json_bytes = trace.to_json().len();
+            eprintln!(
+                "{}",
+                serde_json::json!({
+                    "samples": trace.samples.len(),
+                    "captures": sampling.samples,
+                    "run_ms": report.elapsed.as_secs_f64() * 1e3,
+                    "sampling_ms": sampling.total.as_secs_f64() * 1e3,
+                    "sampling_fraction": sampling.total.as_secs_f64() / report.elapsed.as_secs_f64(),
+                    "capture_us_depth5": micros(sampling.mean_at_depth(5)),
+                    "capture_us_depth20": micros(sampling.mean_at_depth(20)),
+                    "stop_ms": report.stop_time.map(|d| d.as_secs_f64() * 1e3),
+                    "json_bytes_per_sample": json_bytes as f64 / trace.samples.len().max(1) as f64,
+                })
+            );
+        }
     }
     Ok(())
 }
