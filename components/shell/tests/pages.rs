@@ -350,3 +350,61 @@ fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
         out.stderr
     );
 }
+
+#[test]
+fn frame_names_follow_the_spec_through_real_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("names.json");
+    let out = jsprof(&[
+        "--pref",
+        "profiler.base_interval_ms=1",
+        "--profile-interval",
+        "1",
+        "--profile-out",
+        out_path.to_str().unwrap(),
+        "profile/names.html",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    let stacks: Vec<Vec<(String, String, u64, u64)>> = trace["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| sample_frames(&trace, s))
+        .collect();
+    // The frame under `spin` in each sample: (name, line, column of its '(').
+    let callers: std::collections::BTreeSet<(String, u64, u64)> = stacks
+        .iter()
+        .filter(|s| s.len() >= 2 && s[s.len() - 1].0 == "spin")
+        .map(|s| {
+            let c = &s[s.len() - 2];
+            (c.0.clone(), c.2, c.3)
+        })
+        .collect();
+    let want = [
+        ("declared", 9, 18),
+        ("namedExpression", 10, 39),
+        ("anon", 11, 23),
+        ("area", 13, 7),
+        ("get size", 14, 11),
+        ("set size", 15, 11),
+        ("", 26, 13),
+    ];
+    for (name, line, column) in want {
+        assert!(
+            callers.contains(&(name.to_string(), line, column)),
+            "no sample in {name} ({line}:{column}); callers seen: {callers:?}"
+        );
+    }
+    // A bound method's frame is its target's: no frame is named after the binding.
+    assert!(
+        !callers.iter().any(|c| c.0.contains("bound")),
+        "{callers:?}"
+    );
+    // Every sample in spin sits on top of the page's top-level frame.
+    assert!(stacks
+        .iter()
+        .filter(|s| s.last().is_some_and(|f| f.0 == "spin"))
+        .all(|s| s[0].0.is_empty()));
+}
