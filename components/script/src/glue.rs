@@ -59,6 +59,8 @@ thread_local! {
 }
 
 thread_local! {
+    /// Set by [`Js::terminate_on_interrupt`]: the next interrupt stops the running script.
+    static TERMINATE: RefCell<Option<Arc<std::sync::atomic::AtomicBool>>> = const { RefCell::new(None) };
     /// The profiler agent of this thread's event loop, once a profiler wants samples.
     static AGENT: RefCell<Option<Agent>> = const { RefCell::new(None) };
 }
@@ -286,6 +288,12 @@ impl Js {
         AGENT.with(|a| a.borrow().as_ref().map(|a| a.stats.clone()))
     }
 
+    /// Makes the interrupt callback terminate the running script (uncatchably) once `flag` is
+    /// set; whoever sets it then requests an interrupt (a watchdog enforcing `--timeout`).
+    pub fn terminate_on_interrupt(&mut self, flag: Arc<std::sync::atomic::AtomicBool>) {
+        TERMINATE.with(|t| *t.borrow_mut() = Some(flag));
+    }
+
     /// A handle that can interrupt this runtime from another thread (the sampler).
     pub fn interrupter(&self) -> mozjs::rust::ThreadSafeJSContext {
         self.rt.thread_safe_js_context()
@@ -396,6 +404,11 @@ impl Js {
     /// Reports the pending exception to window `w`'s page (its `error` event, then stderr).
     fn report_exception(&mut self, w: usize) {
         let cx = self.cx();
+        // SAFETY: a query of this thread's context.
+        if !unsafe { jsapi::JS_IsExceptionPending(cx) } {
+            // An uncatchable termination (the --timeout watchdog): nothing to report.
+            return;
+        }
         rooted!(in(cx) let mut exn = UndefinedValue());
         let Some(mut info) =
             mozjs::rust::error_info_from_exception_stack(self.rt.cx(), exn.handle_mut())
@@ -713,15 +726,25 @@ impl Drop for Js {
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());
         AGENT.with(|a| a.borrow_mut().take());
+        TERMINATE.with(|t| t.borrow_mut().take());
         self.windows.clear();
         HOST.with(|h| *h.borrow_mut() = None);
     }
 }
 
 /// The interrupt callback: if the sampler asked this agent for a stack (and the request is
-/// for the script running now), capture it once and hand it over. Always returns true: false
-/// would terminate the script.
+/// for the script running now), capture it once and hand it over. Returns true (go on),
+/// except past `--timeout`, when false terminates the runaway script.
 unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
+    let terminate = TERMINATE.with(|t| {
+        t.borrow()
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire))
+    });
+    if terminate {
+        // Returning false ends the running script without an exception it could catch.
+        return false;
+    }
     AGENT.with(|a| {
         let mut a = a.borrow_mut();
         let Some(agent) = a.as_mut() else { return };

@@ -327,7 +327,28 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         deadline: options.timeout.map(|t| Instant::now() + t),
         timed_out: false,
     };
+    // A script that never returns cannot be stopped between tasks: at the deadline a
+    // watchdog interrupts it, and the interrupt callback terminates it.
+    let expired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (watchdog_stop, watchdog_wait) = mpsc::channel::<()>();
+    let watchdog = page.deadline.map(|deadline| {
+        page.js.terminate_on_interrupt(expired.clone());
+        let interrupter = page.js.interrupter();
+        let expired = expired.clone();
+        std::thread::spawn(move || {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            if let Err(mpsc::RecvTimeoutError::Timeout) = watchdog_wait.recv_timeout(wait) {
+                expired.store(true, std::sync::atomic::Ordering::Release);
+                interrupter.request_interrupt_callback();
+            }
+        })
+    });
     page.run();
+    drop(watchdog_stop);
+    if let Some(w) = watchdog {
+        let _ = w.join();
+    }
+    page.timed_out |= expired.load(std::sync::atomic::Ordering::Acquire);
     let elapsed = Duration::from_nanos(clock.now() - origin);
     let sampling = page.js.sampling_stats();
     let (trace, stop_time) = match session {
@@ -390,6 +411,9 @@ impl Page {
             self.async_left.retain(|&x| x != i);
             self.execute_inline(i);
         }
+        if self.expired() {
+            return;
+        }
         // The end (https://html.spec.whatwg.org/#the-end).
         self.js
             .call_hook(self.window, c"setReadyState", &[Arg::Str("interactive")]);
@@ -403,6 +427,9 @@ impl Page {
             } else {
                 self.execute_inline(i);
             }
+        }
+        if self.expired() {
+            return;
         }
         self.js.call_hook(self.window, c"fireDOMContentLoaded", &[]);
         self.checkpoint();
@@ -422,6 +449,14 @@ impl Page {
                 return;
             }
         }
+    }
+
+    /// Whether `--timeout` has passed (then nothing more runs).
+    fn expired(&mut self) -> bool {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.timed_out = true;
+        }
+        self.timed_out
     }
 
     fn checkpoint(&mut self) {
@@ -549,6 +584,9 @@ impl Page {
 
     /// execute the script element (https://html.spec.whatwg.org/#execute-the-script-element).
     fn execute(&mut self, i: usize, ready: Ready) {
+        if self.expired() {
+            return;
+        }
         let w = self.window;
         let kind = self.scripts[i].kind;
         let external = self.scripts[i].src.is_some();

@@ -408,3 +408,24 @@ fn frame_names_follow_the_spec_through_real_frames() {
         .filter(|s| s.last().is_some_and(|f| f.0 == "spin"))
         .all(|s| s[0].0.is_empty()));
 }
+
+#[test]
+fn timeout_stops_a_runaway_script() {
+    let start = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_jsprof"))
+        .args(["--timeout", "1", "runaway/index.html"])
+        .current_dir(pages())
+        .output()
+        .unwrap();
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(15),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "jsprof: stopped at --timeout with work left\n"
+    );
+}
