@@ -278,8 +278,8 @@ fn sample_frames(
     out
 }
 
-#[test]
-fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
+/// Runs `page` profiled from outside at 1 ms and returns the run and its parsed trace.
+fn profile(page: &str) -> (Output, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("trace.json");
     let out = jsprof(&[
@@ -289,11 +289,16 @@ fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
         "1",
         "--profile-out",
         out_path.to_str().unwrap(),
-        "profile/index.html",
+        page,
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let trace: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    let trace = serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    (out, trace)
+}
+
+#[test]
+fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
+    let (out, trace) = profile("profile/index.html");
     let page = format!("file://{}/profile/index.html", pages().display());
     let work = format!("file://{}/profile/work.js", pages().display());
     let resources: Vec<&str> = trace["resources"]
@@ -353,20 +358,7 @@ fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
 
 #[test]
 fn frame_names_follow_the_spec_through_real_frames() {
-    let dir = tempfile::tempdir().unwrap();
-    let out_path = dir.path().join("names.json");
-    let out = jsprof(&[
-        "--pref",
-        "profiler.base_interval_ms=1",
-        "--profile-interval",
-        "1",
-        "--profile-out",
-        out_path.to_str().unwrap(),
-        "profile/names.html",
-    ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let trace: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+    let (_, trace) = profile("profile/names.html");
     let stacks: Vec<Vec<(String, String, u64, u64)>> = trace["samples"]
         .as_array()
         .unwrap()
