@@ -73,6 +73,8 @@ struct Agent {
     max_frames: u32,
     /// SpiderMonkey source id -> (script id, hidden), so a sample converts no strings.
     sources: FxHashMap<u32, (jsprof_profiler::ScriptId, bool)>,
+    /// The SavedFrame class, once seen (checked by name the first time).
+    saved_frame_class: *const jsapi::JSClass,
     stats: SamplingStats,
 }
 
@@ -81,6 +83,8 @@ struct Agent {
 #[derive(Debug, Clone, Default)]
 pub struct SamplingStats {
     pub samples: u64,
+    /// Captures that could not read SavedFrame slots directly and used the accessors.
+    pub fallbacks: u64,
     pub total: std::time::Duration,
     /// `(count, total ns)` per stack depth (index = frames captured, the last one is "more").
     pub by_depth: Vec<(u64, u64)>,
@@ -275,6 +279,7 @@ impl Js {
                 registry,
                 max_frames: max_frames.max(1),
                 sources: FxHashMap::default(),
+                saved_frame_class: ptr::null(),
                 stats: SamplingStats {
                     by_depth: vec![(0, 0); 65],
                     ..Default::default()
@@ -791,8 +796,13 @@ unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> 
             jsapi::JS_ClearPendingException(cx);
             return frames;
         }
-        // No subsumes callback is installed, so every frame is visible to the accessors; each
-        // accessor (with `Exclude`) skips self-hosted frames itself.
+        if let Some(mut fast) = frames_from_slots(stack.get(), agent) {
+            fast.reverse();
+            return fast;
+        }
+        agent.stats.fallbacks += 1;
+        // Fallback: the public accessors. No subsumes callback is installed, so every frame
+        // is visible to them; each (with `Exclude`) skips self-hosted frames itself.
         rooted!(in(cx) let mut frame = stack.get());
         rooted!(in(cx) let mut parent = ptr::null_mut::<JSObject>());
         while !frame.get().is_null() {
@@ -857,6 +867,98 @@ unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> 
     }
     frames.reverse();
     frames
+}
+
+/// The SavedFrame reserved slots (js/src/vm/SavedFrame.h, SpiderMonkey 153).
+const SLOT_SOURCE: u32 = 0;
+const SLOT_SOURCEID: u32 = 1;
+const SLOT_LINE: u32 = 2;
+const SLOT_COLUMN: u32 = 3;
+const SLOT_ASYNCCAUSE: u32 = 5;
+const SLOT_PARENT: u32 = 6;
+
+/// The fast path of [`capture_stack`], innermost frame first: reads each SavedFrame's reserved
+/// slots directly instead of calling four accessors (each entering the frame's realm) per
+/// frame, which halves the cost of a sample taken with cold caches. Self-hosted frames come out
+/// hidden (their source, "self-hosted", is no registered script), as the accessors' `Exclude`
+/// would skip them; the walk stops at an async parent, as `GetSavedFrameParent` does. `None`
+/// if an object is not a SavedFrame or a slot does not hold what that layout says: the caller
+/// then uses the accessors.
+///
+/// # Safety
+/// `top` must be the (rooted) result of `CaptureCurrentStack` on this thread. Slot reads
+/// cannot GC, and every frame is reachable from `top`.
+unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec<RawFrame>> {
+    let mut out = Vec::with_capacity(32);
+    let mut obj = top;
+    let mut first = true;
+    // SAFETY: as the function's contract; the class check comes before any slot read.
+    unsafe {
+        let slot = |obj: *mut JSObject, index: u32| {
+            let mut v = UndefinedValue();
+            mozjs::glue::JS_GetReservedSlot(obj, index, &mut v);
+            v
+        };
+        while !obj.is_null() {
+            let class = mozjs::rust::get_object_class(obj);
+            if class != agent.saved_frame_class {
+                if class.is_null() || CStr::from_ptr((*class).name) != c"SavedFrame" {
+                    return None;
+                }
+                agent.saved_frame_class = class;
+            }
+            if !first && slot(obj, SLOT_ASYNCCAUSE).is_string() {
+                break;
+            }
+            first = false;
+            let (source_id, line, column) = (
+                slot(obj, SLOT_SOURCEID),
+                slot(obj, SLOT_LINE),
+                slot(obj, SLOT_COLUMN),
+            );
+            if !(source_id.is_int32() && line.is_int32() && column.is_int32()) {
+                return None;
+            }
+            let source_id = source_id.to_int32() as u32;
+            let (script, hidden) = match agent.sources.get(&source_id) {
+                Some(&known) => known,
+                None => {
+                    let source = slot(obj, SLOT_SOURCE);
+                    if !source.is_string() {
+                        return None;
+                    }
+                    let cx = Runtime::get()?;
+                    let wrapper = mozjs::context::JSContext::from_ptr(cx);
+                    let url = mozjs::conversions::jsstr_to_string(
+                        &wrapper,
+                        NonNull::new(source.to_string())?,
+                    );
+                    let known = agent.registry.url_id(&url);
+                    agent.sources.insert(source_id, known);
+                    known
+                }
+            };
+            out.push(RawFrame {
+                realm: agent.realm,
+                script: Some(script),
+                hidden,
+                site: FrameSite::Position {
+                    line: line.to_int32() as u32,
+                    column: column.to_int32() as u32
+                        & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
+                },
+            });
+            let parent = slot(obj, SLOT_PARENT);
+            obj = if parent.is_object() {
+                parent.to_object()
+            } else if parent.is_null_or_undefined() {
+                ptr::null_mut()
+            } else {
+                return None;
+            };
+        }
+    }
+    Some(out)
 }
 
 static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {

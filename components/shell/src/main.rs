@@ -120,6 +120,7 @@ fn run(args: Args) -> Result<(), String> {
                 serde_json::json!({
                     "samples": trace.samples.len(),
                     "captures": sampling.samples,
+                    "capture_fallbacks": sampling.fallbacks,
                     "run_ms": report.elapsed.as_secs_f64() * 1e3,
                     "sampling_ms": sampling.total.as_secs_f64() * 1e3,
                     "sampling_fraction": sampling.total.as_secs_f64() / report.elapsed.as_secs_f64(),
