@@ -431,8 +431,6 @@ impl Js {
             };
             exn_value = NullValue();
         }
-        rooted!(in(cx) let keep = exn_value);
-        let _ = keep;
         self.call_hook_with_value(
             w,
             c"reportException",

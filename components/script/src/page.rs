@@ -304,22 +304,16 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         host,
         window,
         url: response.url.clone(),
+        // `async` applies to external scripts and to modules (inline ones too).
         async_left: doc
             .scripts
             .iter()
-            .filter(|s| s.index != usize::MAX && s.src.is_some() && s.is_async)
+            .filter(|s| {
+                s.index != usize::MAX
+                    && s.is_async
+                    && (s.src.is_some() || s.kind == ScriptKind::Module)
+            })
             .map(|s| s.index)
-            .chain(
-                doc.scripts
-                    .iter()
-                    .filter(|s| {
-                        s.index != usize::MAX
-                            && s.src.is_none()
-                            && s.is_async
-                            && s.kind == ScriptKind::Module
-                    })
-                    .map(|s| s.index),
-            )
             .collect(),
         scripts: doc.scripts,
         loads,
