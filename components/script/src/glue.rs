@@ -258,6 +258,13 @@ impl Js {
         }
     }
 
+    /// The context, in window `w`'s realm for the life of the returned guard.
+    fn enter_window(&mut self, w: usize) -> (*mut JSContext, InRealm) {
+        let cx = self.cx();
+        let realm = InRealm::new(cx, self.windows[w].global.get());
+        (cx, realm)
+    }
+
     fn cx(&mut self) -> *mut JSContext {
         // SAFETY: the pointer is only passed straight to SpiderMonkey calls on this thread.
         unsafe { self.rt.cx().raw_cx() }
@@ -455,9 +462,7 @@ impl Js {
         column: u32,
         muted: bool,
     ) -> bool {
-        let cx = self.cx();
-        let global = self.windows[w].global.get();
-        let _realm = InRealm::new(cx, global);
+        let (cx, _realm) = self.enter_window(w);
         let mut opts = compile_options(self.rt.cx_no_gc(), url, line, column);
         opts.set_muted_errors(muted);
         if muted {
@@ -492,9 +497,7 @@ impl Js {
         line: u32,
         column: u32,
     ) -> bool {
-        let cx = self.cx();
-        let global = self.windows[w].global.get();
-        let _realm = InRealm::new(cx, global);
+        let (cx, _realm) = self.enter_window(w);
         // SAFETY: module objects are rooted and registered in the window's module map
         // (itself rooted) before anything can GC.
         let _in_script = InScript::enter();
@@ -540,10 +543,8 @@ impl Js {
         let pending = IMPORTS.with(|i| std::mem::take(&mut *i.borrow_mut()));
         for import in pending {
             let _in_script = InScript::enter();
-            let cx = self.cx();
             let w = import.window;
-            let global = self.windows[w].global.get();
-            let _realm = InRealm::new(cx, global);
+            let (cx, _realm) = self.enter_window(w);
             // SAFETY: request and payload stay rooted in `import` for the whole block; the
             // module is rooted before the next GC.
             unsafe {
@@ -607,9 +608,7 @@ impl Js {
 
     /// Calls hook `name` with `first` (a JS value) followed by `args`.
     fn call_hook_with_value(&mut self, w: usize, name: &CStr, first: Value, args: &[Arg]) -> bool {
-        let cx = self.cx();
-        let global = self.windows[w].global.get();
-        let _realm = InRealm::new(cx, global);
+        let (cx, _realm) = self.enter_window(w);
         // SAFETY: the hooks object is rooted by the window; `first` is rooted right away and
         // every argument value is rooted in `argv` before the call.
         let ok = unsafe {
