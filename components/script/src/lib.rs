@@ -10,7 +10,11 @@
 //! - [`policy`]: `Document-Policy` for `js-profiling`.
 //! - [`symbols`]: the script registry and the resolution of positions to spec names.
 
+// Architecture invariant: `unsafe` lives in `glue` only.
+#![deny(unsafe_code)]
+
 pub mod document;
+#[allow(unsafe_code)]
 mod glue;
 pub mod page;
 pub mod policy;
