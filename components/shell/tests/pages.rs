@@ -42,6 +42,31 @@ fn serve() -> u16 {
         for req in server.incoming_requests() {
             let url = req.url().to_owned();
             let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+            if path == "/cross-origin" {
+                // A page whose script comes from another origin (the port in the query), with
+                // `crossorigin` if asked: `/cross-origin?port=N[&cors]`.
+                let port = query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix("port="))
+                    .unwrap_or("0");
+                let attr = if query.contains("cors") {
+                    " crossorigin"
+                } else {
+                    ""
+                };
+                let html = format!(
+                    "<!doctype html>\n<script src=\"http://127.0.0.1:{port}/profile/work.js{}\"{attr}></script>\n\
+                     <script>\nspinExternal(200);\n</script>\n",
+                    if attr.is_empty() { "" } else { "?cors" }
+                );
+                let resp = tiny_http::Response::from_string(html).with_header(
+                    "Content-Type: text/html"
+                        .parse::<tiny_http::Header>()
+                        .unwrap(),
+                );
+                let _ = req.respond(resp);
+                continue;
+            }
             if path == "/redirect" {
                 let to = query.strip_prefix("to=").unwrap_or("/");
                 let resp = tiny_http::Response::empty(302).with_header(
@@ -62,6 +87,13 @@ fn serve() -> u16 {
                             .parse::<tiny_http::Header>()
                             .unwrap(),
                     );
+                    if query == "cors" {
+                        resp.add_header(
+                            "Access-Control-Allow-Origin: *"
+                                .parse::<tiny_http::Header>()
+                                .unwrap(),
+                        );
+                    }
                     for (name, value) in jsprof_net::sidecar_headers(&file).unwrap().iter() {
                         resp.add_header(
                             format!("{name}: {value}")
@@ -420,4 +452,39 @@ fn timeout_stops_a_runaway_script() {
         String::from_utf8_lossy(&out.stderr),
         "jsprof: stopped at --timeout with work left\n"
     );
+}
+
+#[test]
+fn cross_origin_scripts_without_cors_leave_no_frames() {
+    let (page_port, script_port) = (serve(), serve());
+    let url = format!("http://127.0.0.1:{page_port}/cross-origin?port={script_port}");
+    let (_, trace) = profile(&url);
+    let samples = trace["samples"].as_array().unwrap();
+    assert!(
+        samples.len() >= 50,
+        "the page still gets samples: {}",
+        samples.len()
+    );
+    let text = trace.to_string();
+    assert!(
+        !text.contains("spinExternal") && !text.contains("work.js"),
+        "{text}"
+    );
+    // The page's own top-level frame is there, under which the hidden frames ran.
+    let page_frames: Vec<_> = samples.iter().map(|s| sample_frames(&trace, s)).collect();
+    assert!(
+        page_frames
+            .iter()
+            .filter(|f| f.len() == 1 && f[0].0.is_empty())
+            .count()
+            >= 50
+    );
+
+    // With `crossorigin` and Access-Control-Allow-Origin, its frames appear.
+    let (_, trace) = profile(&format!("{url}&cors"));
+    let text = trace.to_string();
+    assert!(text.contains("spinExternal"), "{text}");
+    assert!(text.contains(&format!(
+        "http://127.0.0.1:{script_port}/profile/work.js?cors"
+    )));
 }
