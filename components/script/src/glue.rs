@@ -78,6 +78,48 @@ struct Agent {
     stats: SamplingStats,
 }
 
+impl Agent {
+    /// The raw frame of a SavedFrame's source id, line and tagged column. The source's URL is
+    /// looked up only the first time its id is seen: `source` gives the source string then
+    /// (null if it has none), or `None` if it cannot be read, which makes this `None`.
+    ///
+    /// # Safety
+    /// Must run on the agent's thread; a string `source` returns must be live.
+    unsafe fn raw_frame(
+        &mut self,
+        source_id: u32,
+        line: u32,
+        column: u32,
+        source: impl FnOnce() -> Option<*mut jsapi::JSString>,
+    ) -> Option<RawFrame> {
+        let (script, hidden) = match self.sources.get(&source_id) {
+            Some(&known) => known,
+            None => {
+                let url = match NonNull::new(source()?) {
+                    // SAFETY: the string is live (contract); the context is this thread's.
+                    Some(s) => unsafe {
+                        let wrapper = mozjs::context::JSContext::from_ptr(Runtime::get()?);
+                        mozjs::conversions::jsstr_to_string(&wrapper, s)
+                    },
+                    None => String::new(),
+                };
+                let known = self.registry.url_id(&url);
+                self.sources.insert(source_id, known);
+                known
+            }
+        };
+        Some(RawFrame {
+            realm: self.realm,
+            script: Some(script),
+            hidden,
+            site: FrameSite::Position {
+                line,
+                column: column & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
+            },
+        })
+    }
+}
+
 /// What sampling cost the agent's thread: time inside the interrupt callback (request check,
 /// capture, hand-over), in total and by captured stack depth.
 #[derive(Debug, Clone, Default)]
@@ -815,40 +857,22 @@ unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> 
             {
                 break;
             }
-            let (script, hidden) = match agent.sources.get(&source_id) {
-                Some(&known) => known,
-                None => {
-                    rooted!(in(cx) let mut source = ptr::null_mut::<jsapi::JSString>());
-                    jsapi::GetSavedFrameSource(
-                        cx,
-                        ptr::null_mut(),
-                        h.into(),
-                        source.handle_mut().into(),
-                        Exclude,
-                    );
-                    let url = match NonNull::new(source.get()) {
-                        Some(s) => {
-                            let wrapper = mozjs::context::JSContext::from_ptr(
-                                NonNull::new(cx).expect("live"),
-                            );
-                            mozjs::conversions::jsstr_to_string(&wrapper, s)
-                        }
-                        None => String::new(),
-                    };
-                    let known = agent.registry.url_id(&url);
-                    agent.sources.insert(source_id, known);
-                    known
-                }
+            let source = || {
+                // The string is converted before anything can GC.
+                rooted!(in(cx) let mut source = ptr::null_mut::<jsapi::JSString>());
+                jsapi::GetSavedFrameSource(
+                    cx,
+                    ptr::null_mut(),
+                    h.into(),
+                    source.handle_mut().into(),
+                    Exclude,
+                );
+                Some(source.get())
             };
-            frames.push(RawFrame {
-                realm: agent.realm,
-                script: Some(script),
-                hidden,
-                site: FrameSite::Position {
-                    line,
-                    column: column.value_ & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
-                },
-            });
+            let Some(raw) = agent.raw_frame(source_id, line, column.value_, source) else {
+                break;
+            };
+            frames.push(raw);
             if jsapi::GetSavedFrameParent(
                 cx,
                 ptr::null_mut(),
@@ -916,35 +940,16 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
             if !(source_id.is_int32() && line.is_int32() && column.is_int32()) {
                 return None;
             }
-            let source_id = source_id.to_int32() as u32;
-            let (script, hidden) = match agent.sources.get(&source_id) {
-                Some(&known) => known,
-                None => {
-                    let source = slot(obj, SLOT_SOURCE);
-                    if !source.is_string() {
-                        return None;
-                    }
-                    let cx = Runtime::get()?;
-                    let wrapper = mozjs::context::JSContext::from_ptr(cx);
-                    let url = mozjs::conversions::jsstr_to_string(
-                        &wrapper,
-                        NonNull::new(source.to_string())?,
-                    );
-                    let known = agent.registry.url_id(&url);
-                    agent.sources.insert(source_id, known);
-                    known
-                }
+            let source = || {
+                let source = slot(obj, SLOT_SOURCE);
+                source.is_string().then(|| source.to_string())
             };
-            out.push(RawFrame {
-                realm: agent.realm,
-                script: Some(script),
-                hidden,
-                site: FrameSite::Position {
-                    line: line.to_int32() as u32,
-                    column: column.to_int32() as u32
-                        & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
-                },
-            });
+            out.push(agent.raw_frame(
+                source_id.to_int32() as u32,
+                line.to_int32() as u32,
+                column.to_int32() as u32,
+                source,
+            )?);
             let parent = slot(obj, SLOT_PARENT);
             obj = if parent.is_object() {
                 parent.to_object()

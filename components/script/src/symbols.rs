@@ -67,9 +67,11 @@ impl ScriptRegistry {
 
     /// The id of a URL, and whether its frames are hidden from pages.
     pub fn url_id(&self, url: &str) -> (ScriptId, bool) {
-        if let Some(&id) = self.0.read().expect("registry lock").ids.get(url) {
-            let hidden = self.0.read().expect("registry lock").hidden[id as usize];
-            return (ScriptId(id), hidden);
+        {
+            let inner = self.0.read().expect("registry lock");
+            if let Some(&id) = inner.ids.get(url) {
+                return (ScriptId(id), inner.hidden[id as usize]);
+            }
         }
         let mut inner = self.0.write().expect("registry lock");
         let id = intern(&mut inner, url, true);
