@@ -47,4 +47,4 @@ pub use interval::IntervalError;
 pub use recorder::{Added, Recorder};
 pub use sampler::{SamplerStats, SessionId};
 pub use time::{Clock, FakeClock, MonotonicClock, Nanos, Resolution};
-pub use trace::{ProfilerFrame, ProfilerSample, ProfilerStack, ProfilerTrace, TraceBuilder};
+pub use trace::{gzip, ProfilerFrame, ProfilerSample, ProfilerStack, ProfilerTrace, TraceBuilder};

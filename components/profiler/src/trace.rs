@@ -68,10 +68,7 @@ impl ProfilerTrace {
 
     /// The "json-gzip" format of the engine design (seed 004): the compact JSON, gzipped.
     pub fn to_json_gzip(&self) -> Vec<u8> {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        serde_json::to_writer(&mut enc, self).expect("a trace always serialises");
-        enc.flush().expect("writing to a Vec cannot fail");
-        enc.finish().expect("writing to a Vec cannot fail")
+        gzip(self.to_json().as_bytes())
     }
 
     /// The frames of a sample's stack, outermost first, as `(name, resource, line, column)`
@@ -187,4 +184,11 @@ fn intern<T: Clone + Eq + std::hash::Hash>(
         list.push(item.clone());
         (list.len() - 1) as u64
     })
+}
+
+/// `bytes` gzipped (the "json-gzip" format's compression).
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).expect("writing to a Vec cannot fail");
+    enc.finish().expect("writing to a Vec cannot fail")
 }

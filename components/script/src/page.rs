@@ -7,23 +7,25 @@
 //! loads), `defer` and module scripts after parsing in order, `async` ones as they arrive;
 //! `DOMContentLoaded` follows the deferred scripts and `load` waits for every script.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jsprof_net::{same_origin, LoadError, Loader, Response, Url};
 use jsprof_profiler::{
-    Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, RealmId, Resolution,
-    SessionOptions,
+    AgentHandle, Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, RealmId,
+    Resolution, Session, SessionOptions,
 };
 
 use crate::document::{self, ScriptElement, ScriptKind};
+use crate::dom::{Task, TaskSender};
 use crate::glue::{Arg, Host, Js, SamplingStats};
+use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::symbols::ScriptRegistry;
 
@@ -38,6 +40,8 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// Profile the whole run from outside (like a devtools profiler) at this interval in ms.
     pub profile_interval: Option<f64>,
+    /// Keep every trace the page's own `Profiler`s produce (in [`RunReport::traces`]).
+    pub collect_traces: bool,
 }
 
 /// Why a page could not run at all (a page that throws still runs: its errors are reported).
@@ -66,6 +70,9 @@ pub struct RunReport {
     pub elapsed: Duration,
     /// Main-thread time of stopping the profiler (the trace is built on another thread).
     pub stop_time: Option<Duration>,
+    /// The traces the page's `Profiler`s produced, in the order they were built (with
+    /// [`RunOptions::collect_traces`]).
+    pub traces: Vec<ProfilerTrace>,
 }
 
 /// The process's ProfilerGroup (one per process), with its base interval from the prefs of
@@ -105,6 +112,15 @@ struct PageHost {
     clamp: Duration,
     imports_pending: Cell<bool>,
     registry: Arc<ScriptRegistry>,
+    prefs: Prefs,
+    /// The document's `js-profiling` policy (decision 2).
+    policy: ProfilingPolicy,
+    /// Interrupts this page's runtime (the sampler's way in), once the runtime exists.
+    interrupter: OnceCell<mozjs::rust::ThreadSafeJSContext>,
+    /// The page's agent in the ProfilerGroup, once sampling support is initialised.
+    agent: RefCell<Option<AgentHandle>>,
+    tasks: TaskSender,
+    traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
 }
 
 impl Host for PageHost {
@@ -159,9 +175,77 @@ impl Host for PageHost {
     fn dynamic_import_pending(&self, _window: usize) {
         self.imports_pending.set(true);
     }
+
+    fn pref_enabled(&self, name: &str) -> bool {
+        self.prefs.get_bool(name).unwrap_or(false)
+    }
+
+    fn js_profiling(&self, _window: usize) -> ProfilingPolicy {
+        self.policy
+    }
+
+    fn start_profiling(
+        &self,
+        window: usize,
+        sample_interval: f64,
+        max_buffer_size: u32,
+        on_buffer_full: Box<dyn FnOnce() + Send>,
+    ) -> Result<Session, String> {
+        let agent = self.sampling_agent(window)?;
+        let group = profiler_group(&self.prefs).map_err(|e| e.to_string())?;
+        group
+            .start_session(SessionOptions {
+                agent,
+                realm: realm_of(window),
+                sample_interval,
+                max_buffer_size,
+                time_origin: self.origin,
+                cross_origin_isolated: false,
+                symbolizer: self.registry.clone(),
+                on_buffer_full: Some(on_buffer_full),
+            })
+            .map_err(|e| format!("sampleInterval {sample_interval}: {e}"))
+    }
+
+    fn tasks(&self, _window: usize) -> TaskSender {
+        self.tasks.clone()
+    }
+
+    fn trace_sink(&self) -> Option<Arc<Mutex<Vec<ProfilerTrace>>>> {
+        self.traces.clone()
+    }
+}
+
+/// The profiler's realm id of a window.
+fn realm_of(window: usize) -> RealmId {
+    RealmId(window as u32 + 1)
 }
 
 impl PageHost {
+    /// Initialises sampling support (once): registers the page's event loop as an agent of
+    /// the process's ProfilerGroup and installs the stack capture in its runtime.
+    fn sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
+        if let Some(agent) = self.agent.borrow().as_ref() {
+            return Ok(agent.clone());
+        }
+        let group = profiler_group(&self.prefs).map_err(|e| e.to_string())?;
+        let interrupter = self
+            .interrupter
+            .get()
+            .cloned()
+            .ok_or("the page has no runtime yet")?;
+        let agent = group.register_agent(move || interrupter.request_interrupt_callback());
+        let max_frames = self.prefs.int("js.stack_capture_max_frames").clamp(1, 4096) as u32;
+        crate::glue::install_agent(
+            agent.clone(),
+            realm_of(window),
+            self.registry.clone(),
+            max_frames,
+        );
+        *self.agent.borrow_mut() = Some(agent.clone());
+        Ok(agent)
+    }
+
     fn arm(&self, timer: Timer, at: Instant) {
         let seq = self.timer_seq.get();
         self.timer_seq.set(seq + 1);
@@ -194,6 +278,12 @@ struct Fetched {
     result: Result<Response, LoadError>,
 }
 
+/// What reaches the event loop from other threads.
+enum Message {
+    Fetched(Fetched),
+    Task(Task),
+}
+
 /// A script ready to run.
 struct Ready {
     source: String,
@@ -210,7 +300,9 @@ struct Page {
     window: usize,
     url: Url,
     scripts: Vec<ScriptElement>,
-    loads: mpsc::Receiver<Fetched>,
+    messages: mpsc::Receiver<Message>,
+    /// External scripts still being fetched.
+    loads_outstanding: usize,
     /// Fetched external scripts, by element index, until their turn comes.
     arrived: HashMap<usize, Result<Response, LoadError>>,
     /// Async scripts not yet run (they delay the load event).
@@ -235,6 +327,9 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         });
     }
     let doc = document::parse(&response.text());
+    let (tx, messages) = mpsc::channel();
+    let task_tx = tx.clone();
+    let policy = policy::js_profiling(response.headers.get_combined("document-policy").as_deref());
     let host = Rc::new(PageHost {
         clock,
         origin,
@@ -246,26 +341,33 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
         imports_pending: Cell::new(false),
         registry: ScriptRegistry::new(),
+        prefs: options.prefs.clone(),
+        policy,
+        interrupter: OnceCell::new(),
+        agent: RefCell::new(None),
+        tasks: TaskSender::new(move |task| {
+            let _ = task_tx.send(Message::Task(task));
+        }),
+        traces: options.collect_traces.then(Arc::default),
     });
     let mut js = Js::new(host.clone());
+    let _ = host.interrupter.set(js.interrupter());
     let init = serde_json::json!({ "url": response.url.as_str(), "tree": doc.tree }).to_string();
     let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
+    // Document-Policy `js-profiling-mode=eager`: sampling support now, not with the first
+    // Profiler.
+    if policy == ProfilingPolicy::Allowed(Init::Eager) {
+        host.sampling_agent(window).map_err(PageError::Engine)?;
+    }
     // Profiling from outside: one session for the window's realm, for the whole run.
     let session = match options.profile_interval {
         Some(interval) => {
             let group = profiler_group(&options.prefs)?;
-            let interrupter = js.interrupter();
-            let agent = group.register_agent(move || interrupter.request_interrupt_callback());
-            let realm = RealmId(window as u32 + 1);
-            let max_frames = options
-                .prefs
-                .int("js.stack_capture_max_frames")
-                .clamp(1, 4096) as u32;
-            js.set_agent(agent.clone(), realm, host.registry.clone(), max_frames);
+            let agent = host.sampling_agent(window).map_err(PageError::Engine)?;
             let session = group
                 .start_session(SessionOptions {
                     agent,
-                    realm,
+                    realm: realm_of(window),
                     sample_interval: interval,
                     max_buffer_size: u32::MAX,
                     time_origin: origin,
@@ -279,7 +381,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         None => None,
     };
     // Fetch every external script now, in parallel (as a preload scanner would).
-    let (tx, loads) = mpsc::channel();
+    let mut loads_outstanding = 0;
     for s in doc.scripts.iter().filter(|s| s.index != usize::MAX) {
         if let Some(src) = &s.src {
             let tx = tx.clone();
@@ -294,8 +396,9 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
                         cause: "bad src".into(),
                     }),
                 };
-                let _ = tx.send(Fetched { index, result });
+                let _ = tx.send(Message::Fetched(Fetched { index, result }));
             });
+            loads_outstanding += 1;
         }
     }
     drop(tx);
@@ -316,7 +419,8 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             .map(|s| s.index)
             .collect(),
         scripts: doc.scripts,
-        loads,
+        messages,
+        loads_outstanding,
         arrived: HashMap::new(),
         deadline: options.timeout.map(|t| Instant::now() + t),
         timed_out: false,
@@ -364,6 +468,12 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         sampling,
         elapsed,
         stop_time,
+        traces: page
+            .host
+            .traces
+            .as_ref()
+            .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
+            .unwrap_or_default(),
     })
 }
 
@@ -437,11 +547,22 @@ impl Page {
         self.checkpoint();
         self.js.call_hook(self.window, c"fireLoad", &[]);
         self.checkpoint();
-        // Then the loop turns until no task, timer or load is left.
-        while self.host.next_deadline().is_some() || self.host.imports_pending.get() {
+        // Then the loop turns until no task, timer or load is left (a promised task, such
+        // as a `stop()` whose trace is being built, counts).
+        while self.host.next_deadline().is_some()
+            || self.host.imports_pending.get()
+            || self.host.tasks.pending() > 0
+        {
             if !self.turn() {
                 return;
             }
+        }
+        // Tasks already queued (a `samplebufferfull` event) still run.
+        while let Ok(message) = self.messages.try_recv() {
+            if self.expired() {
+                return;
+            }
+            self.handle(message);
         }
     }
 
@@ -494,28 +615,49 @@ impl Page {
             .into_iter()
             .flatten()
             .min();
+        if wake.is_none() && self.loads_outstanding == 0 && self.host.tasks.pending() == 0 {
+            // Try what is already queued; beyond that nothing can arrive and nothing is due:
+            // the page is stuck waiting.
+            return match self.messages.try_recv() {
+                Ok(m) => {
+                    self.handle(m);
+                    true
+                }
+                Err(_) => {
+                    self.timed_out = true;
+                    false
+                }
+            };
+        }
         let message = match wake {
             Some(at) => self
-                .loads
+                .messages
                 .recv_timeout(at.saturating_duration_since(now))
                 .ok(),
-            None => match self.loads.recv() {
-                Ok(m) => Some(m),
-                Err(_) => {
-                    // Nothing can ever arrive and nothing is due: the page is stuck waiting.
-                    self.timed_out = true;
-                    return false;
-                }
-            },
+            None => self.messages.recv().ok(),
         };
-        if let Some(Fetched { index, result }) = message {
-            self.arrived.insert(index, result);
-            if let Some(pos) = self.async_left.iter().position(|&x| x == index) {
-                self.async_left.remove(pos);
-                self.execute_fetched(index);
-            }
+        if let Some(m) = message {
+            self.handle(m);
         }
         true
+    }
+
+    /// Runs what another thread sent: a fetched script's turn, or a task.
+    fn handle(&mut self, message: Message) {
+        match message {
+            Message::Fetched(Fetched { index, result }) => {
+                self.loads_outstanding -= 1;
+                self.arrived.insert(index, result);
+                if let Some(pos) = self.async_left.iter().position(|&x| x == index) {
+                    self.async_left.remove(pos);
+                    self.execute_fetched(index);
+                }
+            }
+            Message::Task(task) => {
+                task(&mut self.js);
+                self.checkpoint();
+            }
+        }
     }
 
     fn execute_inline(&mut self, i: usize) {

@@ -39,6 +39,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         PrefValue::Int(128),
         "deepest stack a sample captures",
     ),
+    (
+        "dom.testing.enabled",
+        PrefValue::Bool(false),
+        "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages",
+    ),
 ];
 
 /// A pref the registry refuses.
@@ -99,6 +104,14 @@ impl Prefs {
         match self.0.get(name) {
             Some(PrefValue::Int(i)) => *i,
             other => panic!("pref {name} is not an integer pref: {other:?}"),
+        }
+    }
+
+    /// A boolean pref's value; `None` if there is no such boolean pref.
+    pub fn get_bool(&self, name: &str) -> Option<bool> {
+        match self.0.get(name) {
+            Some(PrefValue::Bool(b)) => Some(*b),
+            _ => None,
         }
     }
 

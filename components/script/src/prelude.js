@@ -631,6 +631,9 @@
 
   // The hooks the event loop calls.
   return {
+    // The realm's original DOMException, for exceptions thrown by generated bindings.
+    DOMException,
+    fireEvent(target, type) { fire(target, type); },
     fireTimer(id) {
       const t = timerTable.get(id);
       if (!t) return;

@@ -42,6 +42,10 @@ struct Args {
     /// Sample interval for --profile-out, in ms (rounded up to the base interval).
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
     profile_interval: f64,
+    /// Write every trace the page's own Profilers produce (each `stop()`), as a JSON array
+    /// in the order they were built (gzipped if the name ends in .gz).
+    #[arg(long, value_name = "FILE")]
+    trace_out: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -91,20 +95,23 @@ fn run(args: Args) -> Result<(), String> {
         prefs,
         timeout,
         profile_interval: args.profile_out.as_ref().map(|_| args.profile_interval),
+        collect_traces: args.trace_out.is_some(),
     };
     let report = run_page(&url, &options).map_err(|e| e.to_string())?;
     if report.timed_out {
         eprintln!("jsprof: stopped at --timeout with work left");
     }
+    if let Some(path) = &args.trace_out {
+        let json = serde_json::to_string(&report.traces).expect("traces serialise");
+        write_json(path, json)?;
+        eprintln!(
+            "jsprof: {} trace(s) from the page's profilers written to {}",
+            report.traces.len(),
+            path.display()
+        );
+    }
     if let (Some(path), Some(trace)) = (&args.profile_out, &report.trace) {
-        let gzip = path.extension().is_some_and(|e| e == "gz");
-        let bytes = if gzip {
-            trace.to_json_gzip()
-        } else {
-            trace.to_json().into_bytes()
-        };
-        std::fs::write(path, bytes)
-            .map_err(|e| format!("{}: cannot write the profile: {e}", path.display()))?;
+        write_json(path, trace.to_json())?;
         eprintln!(
             "jsprof: profile of {} samples ({} frames) written to {}",
             trace.samples.len(),
@@ -133,4 +140,14 @@ fn run(args: Args) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Writes `json` to `path`, gzipped if its name ends in `.gz`.
+fn write_json(path: &std::path::Path, json: String) -> Result<(), String> {
+    let bytes = if path.extension().is_some_and(|e| e == "gz") {
+        jsprof_profiler::gzip(json.as_bytes())
+    } else {
+        json.into_bytes()
+    };
+    std::fs::write(path, bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }

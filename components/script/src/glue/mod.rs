@@ -14,11 +14,16 @@ use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use jsprof_profiler::{AgentHandle, FrameSite, RawFrame, RealmId};
+use jsprof_profiler::{AgentHandle, FrameSite, ProfilerTrace, RawFrame, RealmId, Session};
 use mozjs::gc::RootedTraceableBox;
 use rustc_hash::FxHashMap;
 
+use crate::dom::bindings::runtime::{GlobalKind, RootRef, Settlement};
+use crate::dom::TaskSender;
+use crate::policy::ProfilingPolicy;
 use crate::symbols::ScriptRegistry;
+
+pub(crate) mod bindings;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,
@@ -48,6 +53,23 @@ pub(crate) trait Host {
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
+    /// Whether boolean pref `name` is true (false if there is no such pref).
+    fn pref_enabled(&self, name: &str) -> bool;
+    /// The `js-profiling` policy of the window's document (decision 2).
+    fn js_profiling(&self, window: usize) -> ProfilingPolicy;
+    /// Starts a profiling session for the window's realm, initialising sampling support
+    /// first if the document's policy is lazy.
+    fn start_profiling(
+        &self,
+        window: usize,
+        sample_interval: f64,
+        max_buffer_size: u32,
+        on_buffer_full: Box<dyn FnOnce() + Send>,
+    ) -> Result<Session, String>;
+    /// Where the window's tasks go (from any thread).
+    fn tasks(&self, window: usize) -> TaskSender;
+    /// Where traces the page's profilers produce are also collected (`--trace-out`).
+    fn trace_sink(&self) -> Option<Arc<Mutex<Vec<ProfilerTrace>>>>;
 }
 
 thread_local! {
@@ -312,31 +334,6 @@ impl Js {
         unsafe { self.rt.cx().raw_cx() }
     }
 
-    /// Makes this runtime a profiler agent: stacks are captured in the interrupt callback,
-    /// for `realm`, resolved later through `registry`.
-    pub fn set_agent(
-        &mut self,
-        handle: AgentHandle,
-        realm: RealmId,
-        registry: Arc<ScriptRegistry>,
-        max_frames: u32,
-    ) {
-        AGENT.with(|a| {
-            *a.borrow_mut() = Some(Agent {
-                handle,
-                realm,
-                registry,
-                max_frames: max_frames.max(1),
-                sources: FxHashMap::default(),
-                saved_frame_class: ptr::null(),
-                stats: SamplingStats {
-                    by_depth: vec![(0, 0); 65],
-                    ..Default::default()
-                },
-            })
-        });
-    }
-
     /// What sampling has cost this runtime's thread so far.
     pub fn sampling_stats(&self) -> Option<SamplingStats> {
         AGENT.with(|a| a.borrow().as_ref().map(|a| a.stats.clone()))
@@ -431,6 +428,23 @@ impl Js {
             if !hooks.get().is_object() {
                 return Err("prelude: did not return its hooks".into());
             }
+            // The interfaces with generated bindings, over the prelude's DOM.
+            rooted!(in(cx) let hooks_obj = hooks.get().to_object());
+            rooted!(in(cx) let mut dom_exception = UndefinedValue());
+            if !jsapi::JS_GetProperty(
+                cx,
+                hooks_obj.handle().into(),
+                c"DOMException".as_ptr(),
+                dom_exception.handle_mut().into(),
+            ) {
+                return Err(format!("prelude: {}", self.take_exception_text()));
+            }
+            bindings::define_interfaces(
+                cx,
+                global.handle().into(),
+                dom_exception.handle().into(),
+                GlobalKind::Window,
+            )?;
             self.windows.push(Window {
                 global: RootedTraceableBox::from_box(Heap::boxed(global.get())),
                 hooks: RootedTraceableBox::from_box(Heap::boxed(hooks.get().to_object())),
@@ -643,6 +657,36 @@ impl Js {
         }
     }
 
+    /// Settles a promise of window `w` (a task: the caller runs a microtask checkpoint).
+    pub fn settle(&mut self, w: usize, settlement: Settlement) {
+        let (cx, _realm) = self.enter_window(w);
+        let _in_script = InScript::enter();
+        // SAFETY: in the window's realm; the hooks object is rooted by the window.
+        unsafe {
+            rooted!(in(cx) let hooks = self.windows[w].hooks.get());
+            rooted!(in(cx) let mut dom_exception = UndefinedValue());
+            if jsapi::JS_GetProperty(
+                cx,
+                hooks.handle().into(),
+                c"DOMException".as_ptr(),
+                dom_exception.handle_mut().into(),
+            ) {
+                bindings::settle(cx, settlement, dom_exception.handle().into());
+            } else {
+                jsapi::JS_ClearPendingException(cx);
+            }
+        }
+    }
+
+    /// Fires a trusted event named `type_` at `target` (if it is still rooted).
+    pub fn fire_event(&mut self, w: usize, target: RootRef, type_: &str) {
+        let obj = bindings::object_of(target);
+        if obj.is_null() {
+            return;
+        }
+        self.call_hook_with_value(w, c"fireEvent", ObjectValue(obj), &[Arg::Str(type_)]);
+    }
+
     /// Calls hook `name` of window `w` with `args`. Errors thrown by the hook are reported.
     pub fn call_hook(&mut self, w: usize, name: &CStr, args: &[Arg]) -> bool {
         self.call_hook_with_value(w, name, UndefinedValue(), args)
@@ -766,6 +810,7 @@ impl Js {
 
 impl Drop for Js {
     fn drop(&mut self) {
+        bindings::release_all_roots();
         REJECTIONS.with(|r| r.borrow_mut().clear());
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());
@@ -774,6 +819,31 @@ impl Drop for Js {
         self.windows.clear();
         HOST.with(|h| *h.borrow_mut() = None);
     }
+}
+
+/// Makes this thread's runtime a profiler agent: stacks are captured in the interrupt
+/// callback, for `realm`, resolved later through `registry`. (Sampling support, initialised
+/// when a document's policy says: eagerly, or with the first `Profiler`.)
+pub(crate) fn install_agent(
+    handle: AgentHandle,
+    realm: RealmId,
+    registry: Arc<ScriptRegistry>,
+    max_frames: u32,
+) {
+    AGENT.with(|a| {
+        *a.borrow_mut() = Some(Agent {
+            handle,
+            realm,
+            registry,
+            max_frames: max_frames.max(1),
+            sources: FxHashMap::default(),
+            saved_frame_class: ptr::null(),
+            stats: SamplingStats {
+                by_depth: vec![(0, 0); 65],
+                ..Default::default()
+            },
+        })
+    });
 }
 
 /// The interrupt callback: if the sampler asked this agent for a stack (and the request is

@@ -1,0 +1,38 @@
+//! `jsprof-codegen [ROOT] [--check]`: writes the generated bindings of the repository at ROOT
+//! (default: the current directory), or with `--check` fails if the checked-in copy is stale.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let check = args.iter().any(|a| a == "--check");
+    let root = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+    let (path, contents) = match jsprof_codegen::generate_repo(&root) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("jsprof-codegen: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current == contents {
+        println!("{} is up to date", path.display());
+        return ExitCode::SUCCESS;
+    }
+    if check {
+        eprintln!(
+            "jsprof-codegen: {} is stale; run ./mach codegen",
+            path.display()
+        );
+        return ExitCode::from(1);
+    }
+    if let Err(e) = std::fs::write(&path, contents) {
+        eprintln!("jsprof-codegen: {}: {e}", path.display());
+        return ExitCode::from(2);
+    }
+    println!("wrote {}", path.display());
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,688 @@
+//! From weedle2's syntax tree to the small model the generator emits from: interfaces with
+//! their members, dictionaries, typedefs resolved, every item with its file and line. Any
+//! construct the generator does not support is an [`Error`] naming it, its file and its line.
+
+use std::collections::BTreeMap;
+
+use weedle::argument::Argument;
+use weedle::attribute::{ExtendedAttribute, ExtendedAttributeList, IdentifierOrString};
+use weedle::interface::InterfaceMember;
+use weedle::types::{
+    FloatingPointType, IntegerType, NonAnyType, ReturnType, SingleType, Type as WType,
+};
+use weedle::Parse;
+
+use crate::Error;
+
+/// A WebIDL type the generator supports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    Undefined,
+    Boolean,
+    /// `[unsigned] long`
+    Long {
+        unsigned: bool,
+    },
+    /// `[unsigned] long long`
+    LongLong {
+        unsigned: bool,
+    },
+    /// `double` (restricted) or `unrestricted double`.
+    Double {
+        restricted: bool,
+    },
+    DOMString,
+    Sequence(Box<Ty>),
+    Dictionary(String),
+    Promise(Box<Ty>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Location {
+    pub file: String,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Argument1 {
+    pub name: String,
+    pub ty: Ty,
+    pub optional: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Operation {
+    pub name: String,
+    pub args: Vec<Argument1>,
+    pub ret: Ty,
+    /// The member as written, for doc comments.
+    pub idl: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Attribute {
+    pub name: String,
+    pub ty: Ty,
+    pub idl: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Interface {
+    pub name: String,
+    pub parent: Option<String>,
+    /// Global names from `[Exposed]`, as written (`Window`, `Worker`, `*`).
+    pub exposed: Vec<String>,
+    pub constructor: Option<Operation>,
+    pub attributes: Vec<Attribute>,
+    pub operations: Vec<Operation>,
+    pub at: Location,
+}
+
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub name: String,
+    pub ty: Ty,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Dictionary {
+    pub name: String,
+    pub parent: Option<String>,
+    pub members: Vec<Member>,
+    pub at: Location,
+}
+
+/// One parsed definition, before types are resolved: kept as source text positions so that
+/// only the definitions the bindings need are checked for unsupported constructs.
+enum Raw<'a> {
+    Interface(weedle::InterfaceDefinition<'a>),
+    Dictionary(weedle::DictionaryDefinition<'a>),
+    Typedef(weedle::TypedefDefinition<'a>),
+    /// Parsed, not used by generated bindings (callbacks, callback interfaces, enums, …).
+    Other,
+}
+
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// The 1-based line of `part`, a slice of this source's text.
+    fn line_of(&self, part: &str) -> usize {
+        let offset = (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize);
+        let offset = offset.min(self.text.len());
+        self.text[..offset].matches('\n').count() + 1
+    }
+
+    fn at(&self, part: &str) -> Location {
+        Location {
+            file: self.file.to_string(),
+            line: self.line_of(part),
+        }
+    }
+
+    fn error(&self, part: &str, message: impl Into<String>) -> Error {
+        Error {
+            at: self.at(part),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every definition of a set of IDL files, by name.
+#[derive(Debug)]
+pub struct Definitions {
+    pub interfaces: BTreeMap<String, Interface>,
+    pub dictionaries: BTreeMap<String, Dictionary>,
+    /// Interfaces known by name only (defined, not modelled because no binding needs them
+    /// modelled), with their parent.
+    pub known_interfaces: BTreeMap<String, (Option<String>, Location)>,
+}
+
+/// Parses `files` (`(path, text)`) and models the definitions named in `wanted_interfaces`
+/// and every dictionary their signatures reach. Other definitions are only parsed.
+pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<Definitions, Error> {
+    let mut raws: Vec<(Source<'_>, Raw<'_>)> = Vec::new();
+    for (file, text) in files {
+        let source = Source { file, text };
+        let (rest, definitions) = match weedle::Definitions::parse(text) {
+            Ok(parsed) => parsed,
+            Err(weedle::Err::Error(e) | weedle::Err::Failure(e)) => {
+                return Err(source.error(e.input, "WebIDL syntax error"));
+            }
+            Err(weedle::Err::Incomplete(_)) => {
+                return Err(source.error(&text[text.len()..], "WebIDL ends early"));
+            }
+        };
+        let rest = skip_comments(rest);
+        if !rest.is_empty() {
+            // The definition that failed, parsed alone, says where it went wrong.
+            let at = match weedle::Definition::parse(rest) {
+                Err(weedle::Err::Error(e) | weedle::Err::Failure(e)) => e.input,
+                _ => rest,
+            };
+            return Err(source.error(at, "WebIDL syntax error"));
+        }
+        for d in definitions {
+            let raw = match d {
+                weedle::Definition::Interface(i) => Raw::Interface(i),
+                weedle::Definition::Dictionary(d) => Raw::Dictionary(d),
+                weedle::Definition::Typedef(t) => Raw::Typedef(t),
+                _ => Raw::Other,
+            };
+            raws.push((Source { file, text }, raw));
+        }
+    }
+
+    let mut typedefs: BTreeMap<&str, (&Source<'_>, &weedle::TypedefDefinition<'_>)> =
+        BTreeMap::new();
+    let mut dict_defs: BTreeMap<&str, (&Source<'_>, &weedle::DictionaryDefinition<'_>)> =
+        BTreeMap::new();
+    let mut iface_defs: BTreeMap<&str, (&Source<'_>, &weedle::InterfaceDefinition<'_>)> =
+        BTreeMap::new();
+    for (source, raw) in &raws {
+        let (name, duplicate) = match raw {
+            Raw::Typedef(t) => (
+                t.identifier.0,
+                typedefs.insert(t.identifier.0, (source, t)).is_some(),
+            ),
+            Raw::Dictionary(d) => (
+                d.identifier.0,
+                dict_defs.insert(d.identifier.0, (source, d)).is_some(),
+            ),
+            Raw::Interface(i) => (
+                i.identifier.0,
+                iface_defs.insert(i.identifier.0, (source, i)).is_some(),
+            ),
+            Raw::Other => continue,
+        };
+        if duplicate {
+            return Err(source.error(name, format!("`{name}` is defined twice")));
+        }
+    }
+
+    let resolver = Resolver {
+        typedefs: &typedefs,
+        dictionaries: &dict_defs,
+    };
+    let mut out = Definitions {
+        interfaces: BTreeMap::new(),
+        dictionaries: BTreeMap::new(),
+        known_interfaces: iface_defs
+            .iter()
+            .map(|(name, (source, def))| {
+                (
+                    name.to_string(),
+                    (
+                        def.inheritance.map(|i| i.identifier.0.to_string()),
+                        source.at(def.identifier.0),
+                    ),
+                )
+            })
+            .collect(),
+    };
+    let mut wanted_dictionaries = Vec::new();
+    for name in wanted_interfaces {
+        let Some((source, def)) = iface_defs.get(name) else {
+            return Err(Error {
+                at: Location {
+                    file: "webidl/Bindings.toml".into(),
+                    line: 0,
+                },
+                message: format!("interface `{name}` has settings but no IDL definition"),
+            });
+        };
+        let iface = interface(source, def, &resolver)?;
+        if let Some(parent) = &iface.parent {
+            if !iface_defs.contains_key(parent.as_str()) {
+                return Err(source.error(
+                    def.identifier.0,
+                    format!("`{}` inherits unknown interface `{parent}`", iface.name),
+                ));
+            }
+        }
+        let types = iface
+            .constructor
+            .iter()
+            .chain(&iface.operations)
+            .flat_map(|op| op.args.iter().map(|a| &a.ty).chain([&op.ret]))
+            .chain(iface.attributes.iter().map(|a| &a.ty));
+        for ty in types {
+            ty.dictionaries(&mut wanted_dictionaries);
+        }
+        out.interfaces.insert(iface.name.clone(), iface);
+    }
+    while let Some(name) = wanted_dictionaries.pop() {
+        if out.dictionaries.contains_key(&name) {
+            continue;
+        }
+        let (source, def) = dict_defs[name.as_str()];
+        let dict = dictionary(source, def, &resolver)?;
+        for m in &dict.members {
+            m.ty.dictionaries(&mut wanted_dictionaries);
+        }
+        if let Some(p) = &dict.parent {
+            wanted_dictionaries.push(p.clone());
+        }
+        out.dictionaries.insert(name, dict);
+    }
+    Ok(out)
+}
+
+/// `text` after leading whitespace and comments.
+fn skip_comments(mut text: &str) -> &str {
+    loop {
+        text = text.trim_start();
+        if let Some(rest) = text.strip_prefix("//") {
+            text = rest.find('\n').map_or("", |i| &rest[i..]);
+        } else if let Some(rest) = text.strip_prefix("/*") {
+            text = rest.find("*/").map_or("", |i| &rest[i + 2..]);
+        } else {
+            return text;
+        }
+    }
+}
+
+impl Ty {
+    fn dictionaries(&self, out: &mut Vec<String>) {
+        match self {
+            Ty::Dictionary(d) => out.push(d.clone()),
+            Ty::Sequence(t) | Ty::Promise(t) => t.dictionaries(out),
+            _ => {}
+        }
+    }
+}
+
+struct Resolver<'r, 'a> {
+    typedefs: &'r BTreeMap<&'a str, (&'r Source<'a>, &'r weedle::TypedefDefinition<'a>)>,
+    dictionaries: &'r BTreeMap<&'a str, (&'r Source<'a>, &'r weedle::DictionaryDefinition<'a>)>,
+}
+
+impl Resolver<'_, '_> {
+    /// The model of `ty`, written at `part` of `source`.
+    fn ty(&self, source: &Source<'_>, ty: &WType<'_>, part: &str) -> Result<Ty, Error> {
+        let unsupported = |what: &str| Err(source.error(part, format!("unsupported type: {what}")));
+        let single = match ty {
+            WType::Single(SingleType::NonAny(t)) => t,
+            WType::Single(SingleType::Any(_)) => return unsupported("`any`"),
+            WType::Union(_) => return unsupported("union type"),
+        };
+        macro_rules! not_null {
+            ($m:expr, $what:expr) => {
+                if $m.q_mark.is_some() {
+                    return unsupported(&format!("nullable `{}?`", $what));
+                }
+            };
+        }
+        Ok(match single {
+            NonAnyType::Boolean(m) => {
+                not_null!(m, "boolean");
+                Ty::Boolean
+            }
+            NonAnyType::DOMString(m) => {
+                not_null!(m, "DOMString");
+                Ty::DOMString
+            }
+            NonAnyType::Integer(m) => {
+                not_null!(m, "integer");
+                match m.type_ {
+                    IntegerType::Long(l) => Ty::Long {
+                        unsigned: l.unsigned.is_some(),
+                    },
+                    IntegerType::LongLong(l) => Ty::LongLong {
+                        unsigned: l.unsigned.is_some(),
+                    },
+                    IntegerType::Short(_) => return unsupported("`short`"),
+                }
+            }
+            NonAnyType::FloatingPoint(m) => {
+                not_null!(m, "double");
+                match m.type_ {
+                    FloatingPointType::Double(d) => Ty::Double {
+                        restricted: d.unrestricted.is_none(),
+                    },
+                    FloatingPointType::Float(_) => return unsupported("`float`"),
+                }
+            }
+            NonAnyType::Sequence(m) => {
+                not_null!(m, "sequence");
+                Ty::Sequence(Box::new(self.ty(source, &m.type_.generics.body, part)?))
+            }
+            NonAnyType::Promise(p) => match &*p.generics.body {
+                ReturnType::Undefined(_) => Ty::Promise(Box::new(Ty::Undefined)),
+                ReturnType::Type(t) => Ty::Promise(Box::new(self.ty(source, t, part)?)),
+            },
+            NonAnyType::Identifier(m) => {
+                let name = m.type_.0;
+                not_null!(m, name);
+                if let Some((tsource, t)) = self.typedefs.get(name) {
+                    if t.type_.attributes.is_some() {
+                        return Err(tsource.error(
+                            t.identifier.0,
+                            "unsupported: extended attributes on a typedef",
+                        ));
+                    }
+                    self.ty(tsource, &t.type_.type_, t.identifier.0)?
+                } else if self.dictionaries.contains_key(name) {
+                    Ty::Dictionary(name.to_string())
+                } else {
+                    return Err(source.error(part, format!("unknown or unsupported type `{name}`")));
+                }
+            }
+            other => {
+                let debug = format!("{other:?}");
+                return unsupported(debug.split('(').next().unwrap_or("?"));
+            }
+        })
+    }
+
+    fn ret(&self, source: &Source<'_>, ty: &ReturnType<'_>, part: &str) -> Result<Ty, Error> {
+        match ty {
+            ReturnType::Undefined(_) => Ok(Ty::Undefined),
+            ReturnType::Type(t) => self.ty(source, t, part),
+        }
+    }
+
+    fn args(
+        &self,
+        source: &Source<'_>,
+        args: &weedle::argument::ArgumentList<'_>,
+        part: &str,
+    ) -> Result<Vec<Argument1>, Error> {
+        args.list
+            .iter()
+            .map(|a| match a {
+                Argument::Single(s) => {
+                    no_attributes(source, &s.attributes, s.identifier.0)?;
+                    no_attributes(source, &s.type_.attributes, s.identifier.0)?;
+                    if s.default.is_some() {
+                        return Err(source.error(
+                            s.identifier.0,
+                            format!(
+                                "unsupported: default value of argument `{}`",
+                                s.identifier.0
+                            ),
+                        ));
+                    }
+                    Ok(Argument1 {
+                        name: s.identifier.0.to_string(),
+                        ty: self.ty(source, &s.type_.type_, s.identifier.0)?,
+                        optional: s.optional.is_some(),
+                    })
+                }
+                Argument::Variadic(v) => Err(source.error(
+                    v.identifier.0,
+                    format!(
+                        "unsupported: variadic argument `{}` in {part}",
+                        v.identifier.0
+                    ),
+                )),
+            })
+            .collect()
+    }
+}
+
+fn no_attributes(
+    source: &Source<'_>,
+    attrs: &Option<ExtendedAttributeList<'_>>,
+    part: &str,
+) -> Result<(), Error> {
+    match attrs.as_ref().and_then(|a| a.body.list.first()) {
+        Some(a) => Err(source.error(
+            attribute_name(a),
+            format!("unsupported extended attribute `[{}]`", attribute_name(a)),
+        )),
+        None => {
+            let _ = part;
+            Ok(())
+        }
+    }
+}
+
+fn attribute_name<'a>(a: &ExtendedAttribute<'a>) -> &'a str {
+    match a {
+        ExtendedAttribute::ArgList(a) => a.identifier.0,
+        ExtendedAttribute::NamedArgList(a) => a.lhs_identifier.0,
+        ExtendedAttribute::IdentList(a) => a.identifier.0,
+        ExtendedAttribute::Ident(a) => a.lhs_identifier.0,
+        ExtendedAttribute::NoArgs(a) => a.0 .0,
+    }
+}
+
+fn interface(
+    source: &Source<'_>,
+    def: &weedle::InterfaceDefinition<'_>,
+    resolver: &Resolver<'_, '_>,
+) -> Result<Interface, Error> {
+    let name = def.identifier.0;
+    let mut exposed = Vec::new();
+    for a in def.attributes.iter().flat_map(|a| &a.body.list) {
+        match a {
+            ExtendedAttribute::Ident(i) if i.lhs_identifier.0 == "Exposed" => match i.rhs {
+                IdentifierOrString::Identifier(id) => exposed.push(id.0.to_string()),
+                IdentifierOrString::String(_) => {
+                    return Err(source.error(i.lhs_identifier.0, "unsupported `[Exposed]` value"))
+                }
+            },
+            ExtendedAttribute::IdentList(l) if l.identifier.0 == "Exposed" => {
+                exposed.extend(l.list.body.list.iter().map(|i| i.0.to_string()))
+            }
+            ExtendedAttribute::NoArgs(n) if n.0 .0 == "Exposed" => {
+                return Err(source.error(n.0 .0, "`[Exposed]` needs a value"))
+            }
+            other => {
+                return Err(source.error(
+                    attribute_name(other),
+                    format!(
+                        "unsupported extended attribute `[{}]` on interface `{name}`",
+                        attribute_name(other)
+                    ),
+                ))
+            }
+        }
+    }
+    if exposed.is_empty() {
+        return Err(source.error(name, format!("interface `{name}` has no `[Exposed]`")));
+    }
+    let mut iface = Interface {
+        name: name.to_string(),
+        parent: def.inheritance.map(|i| i.identifier.0.to_string()),
+        exposed,
+        constructor: None,
+        attributes: Vec::new(),
+        operations: Vec::new(),
+        at: source.at(name),
+    };
+    for member in &def.members.body {
+        match member {
+            InterfaceMember::Attribute(a) => {
+                let at = a.identifier.0;
+                no_attributes(source, &a.attributes, at)?;
+                if a.modifier.is_some() {
+                    return Err(source.error(
+                        at,
+                        format!("unsupported: static, inherit or stringifier attribute `{at}`"),
+                    ));
+                }
+                if a.readonly.is_none() {
+                    return Err(source.error(at, format!("unsupported: writable attribute `{at}`")));
+                }
+                iface.attributes.push(Attribute {
+                    name: at.to_string(),
+                    ty: resolver.ty(source, &a.type_.type_, at)?,
+                    idl: format!("readonly attribute {} {at}", type_text(&a.type_.type_)),
+                });
+            }
+            InterfaceMember::Constructor(c) => {
+                no_attributes(source, &c.attributes, name)?;
+                if iface.constructor.is_some() {
+                    return Err(source.error(
+                        name,
+                        format!("unsupported: overloaded constructor of `{name}`"),
+                    ));
+                }
+                let args = resolver.args(source, &c.args.body, "the constructor")?;
+                iface.constructor = Some(Operation {
+                    name: "constructor".into(),
+                    idl: format!("constructor({})", args_text(&c.args.body)),
+                    args,
+                    ret: Ty::Undefined,
+                });
+            }
+            InterfaceMember::Operation(o) => {
+                let Some(id) = o.identifier else {
+                    return Err(source.error(
+                        name,
+                        format!("unsupported: special operation without a name in `{name}`"),
+                    ));
+                };
+                let at = id.0;
+                no_attributes(source, &o.attributes, at)?;
+                if o.modifier.is_some() || o.special.is_some() {
+                    return Err(source.error(
+                        at,
+                        format!("unsupported: static, stringifier or special operation `{at}`"),
+                    ));
+                }
+                if iface.operations.iter().any(|op| op.name == at) {
+                    return Err(
+                        source.error(at, format!("unsupported: overloaded operation `{at}`"))
+                    );
+                }
+                let args = resolver.args(source, &o.args.body, at)?;
+                let ret = resolver.ret(source, &o.return_type, at)?;
+                iface.operations.push(Operation {
+                    name: at.to_string(),
+                    idl: format!(
+                        "{} {at}({})",
+                        match &o.return_type {
+                            ReturnType::Undefined(_) => "undefined".to_string(),
+                            ReturnType::Type(t) => type_text(t),
+                        },
+                        args_text(&o.args.body)
+                    ),
+                    args,
+                    ret,
+                });
+            }
+            InterfaceMember::Const(c) => {
+                return Err(source.error(
+                    c.identifier.0,
+                    format!("unsupported: constant `{}`", c.identifier.0),
+                ))
+            }
+            InterfaceMember::Iterable(_) | InterfaceMember::AsyncIterable(_) => {
+                return Err(source.error(
+                    name,
+                    format!("unsupported: iterable declaration in `{name}`"),
+                ))
+            }
+            InterfaceMember::Maplike(_) | InterfaceMember::Setlike(_) => {
+                return Err(source.error(
+                    name,
+                    format!("unsupported: maplike/setlike declaration in `{name}`"),
+                ))
+            }
+            InterfaceMember::Stringifier(_) => {
+                return Err(source.error(name, format!("unsupported: stringifier in `{name}`")))
+            }
+        }
+    }
+    Ok(iface)
+}
+
+fn dictionary(
+    source: &Source<'_>,
+    def: &weedle::DictionaryDefinition<'_>,
+    resolver: &Resolver<'_, '_>,
+) -> Result<Dictionary, Error> {
+    let name = def.identifier.0;
+    no_attributes(source, &def.attributes, name)?;
+    let mut members = Vec::new();
+    for m in &def.members.body {
+        no_attributes(source, &m.attributes, m.identifier.0)?;
+        if m.default.is_some() {
+            return Err(source.error(
+                m.identifier.0,
+                format!(
+                    "unsupported: default value of dictionary member `{name}.{}`",
+                    m.identifier.0
+                ),
+            ));
+        }
+        members.push(Member {
+            name: m.identifier.0.to_string(),
+            ty: resolver.ty(source, &m.type_, m.identifier.0)?,
+            required: m.required.is_some(),
+        });
+    }
+    // https://webidl.spec.whatwg.org/#dfn-dictionary-members: lexicographic order.
+    members.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Dictionary {
+        name: name.to_string(),
+        parent: def.inheritance.map(|i| i.identifier.0.to_string()),
+        members,
+        at: source.at(name),
+    })
+}
+
+/// A type as written (for doc comments).
+fn type_text(ty: &WType<'_>) -> String {
+    match ty {
+        WType::Single(SingleType::Any(_)) => "any".into(),
+        WType::Single(SingleType::NonAny(t)) => match t {
+            NonAnyType::Boolean(_) => "boolean".into(),
+            NonAnyType::DOMString(_) => "DOMString".into(),
+            NonAnyType::Integer(m) => match m.type_ {
+                IntegerType::Long(l) if l.unsigned.is_some() => "unsigned long".into(),
+                IntegerType::Long(_) => "long".into(),
+                IntegerType::LongLong(l) if l.unsigned.is_some() => "unsigned long long".into(),
+                IntegerType::LongLong(_) => "long long".into(),
+                IntegerType::Short(_) => "short".into(),
+            },
+            NonAnyType::FloatingPoint(m) => match m.type_ {
+                FloatingPointType::Double(d) if d.unrestricted.is_some() => {
+                    "unrestricted double".into()
+                }
+                FloatingPointType::Double(_) => "double".into(),
+                FloatingPointType::Float(_) => "float".into(),
+            },
+            NonAnyType::Sequence(s) => format!("sequence<{}>", type_text(&s.type_.generics.body)),
+            NonAnyType::Promise(p) => match &*p.generics.body {
+                ReturnType::Undefined(_) => "Promise<undefined>".into(),
+                ReturnType::Type(t) => format!("Promise<{}>", type_text(t)),
+            },
+            NonAnyType::Identifier(i) => i.type_.0.to_string(),
+            _ => "…".into(),
+        },
+        WType::Union(_) => "(union)".into(),
+    }
+}
+
+fn args_text(args: &weedle::argument::ArgumentList<'_>) -> String {
+    args.list
+        .iter()
+        .map(|a| match a {
+            Argument::Single(s) => format!(
+                "{}{} {}",
+                if s.optional.is_some() {
+                    "optional "
+                } else {
+                    ""
+                },
+                type_text(&s.type_.type_),
+                s.identifier.0
+            ),
+            Argument::Variadic(v) => format!("{}... {}", type_text(&v.type_), v.identifier.0),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,202 @@
+//! The generator against data (test_data/NAME.webidl + NAME.toml -> NAME.rs, rewritten with
+//! UPDATE_EXPECT=1), against the repository's own IDL (the checked-in bindings must be
+//! fresh), and against every unsupported construct (an error naming it, its file and line).
+
+use std::path::{Path, PathBuf};
+
+use jsprof_codegen::{generate, generate_repo, Conf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn update() -> bool {
+    std::env::var_os("UPDATE_EXPECT").is_some()
+}
+
+/// Compares `actual` with the file at `path` (or rewrites it with UPDATE_EXPECT=1).
+fn expect_file(path: &Path, actual: &str) {
+    if update() {
+        std::fs::write(path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        expected == actual,
+        "{} is stale: run `./mach codegen` (or UPDATE_EXPECT=1 ./mach test for test data)",
+        path.display()
+    );
+}
+
+#[test]
+fn generated_bindings_are_fresh() {
+    let (path, contents) = generate_repo(&root()).unwrap();
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == contents,
+        "{} is stale: run `./mach codegen`",
+        path.display()
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    let (_, a) = generate_repo(&root()).unwrap();
+    let (_, b) = generate_repo(&root()).unwrap();
+    assert_eq!(a, b);
+}
+
+fn generate_data(name: &str) -> Result<String, jsprof_codegen::Error> {
+    let dir = root().join("codegen/test_data");
+    let conf = Conf::parse(&std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap())?;
+    let mut files = vec![];
+    for f in ["events.webidl".to_string(), format!("{name}.webidl")] {
+        let text = std::fs::read_to_string(dir.join(&f)).unwrap();
+        files.push((format!("test_data/{f}"), text));
+    }
+    generate(&files, &conf)
+}
+
+#[test]
+fn snapshot_shapes() {
+    let out = generate_data("shapes").unwrap();
+    expect_file(&root().join("codegen/test_data/shapes.rs"), &out);
+    // The output is Rust that parses, with what the IDL asks for.
+    syn::parse_file(&out).unwrap();
+    for needle in [
+        "pub trait WidgetMethods: DomObject + Sized",
+        "options: Option<WidgetOptions>",
+        "fn count(&self) -> u64;",
+        "scale: Option<f64>",
+        "Fallible<Vec<String>>",
+        "promise: Promise<crate::WidgetReport>",
+        "convert::sequence(value, |item| convert::long_long(item))",
+        "convert::sequence(value, |item| convert::unsigned_long_long(item))",
+        "parent: Some(\"EventTarget\")",
+        "exposed: &[GlobalKind::Window, GlobalKind::DedicatedWorker]",
+        "impl ToJs for crate::WidgetReport",
+        "Error::missing_member(\"WidgetOptions\", \"weight\")",
+    ] {
+        assert!(out.contains(needle), "missing `{needle}` in:\n{out}");
+    }
+}
+
+/// Generates `idl` (as `bad.webidl`) with bindings for `Thing`; returns the error text.
+fn error_of(idl: &str) -> String {
+    let conf = Conf::parse("[interfaces.Thing]\nnative = \"crate::Thing\"\n").unwrap();
+    match generate(&[("bad.webidl".into(), idl.into())], &conf) {
+        Ok(out) => panic!("expected an error for:\n{idl}\ngot:\n{out}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn unsupported_constructs_are_errors_with_file_and_line() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[Exposed=Window]\ninterface Thing {\n  readonly attribute any x;\n};",
+            "bad.webidl:3: unsupported type: `any`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n\n  undefined f((long or DOMString) x);\n};",
+            "bad.webidl:4: unsupported type: union type",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  attribute long x;\n};",
+            "bad.webidl:3: unsupported: writable attribute `x`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  static undefined f();\n};",
+            "bad.webidl:3: unsupported: static, stringifier or special operation `f`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  readonly attribute long? x;\n};",
+            "bad.webidl:3: unsupported type: nullable `integer?`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(long... xs);\n};",
+            "bad.webidl:3: unsupported: variadic argument `xs`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f();\n  undefined f(long x);\n};",
+            "bad.webidl:4: unsupported: overloaded operation `f`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  const long X = 1;\n};",
+            "bad.webidl:3: unsupported: constant `X`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  iterable<long>;\n};",
+            "bad.webidl:2: unsupported: iterable declaration",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  readonly attribute Nope x;\n};",
+            "bad.webidl:3: unknown or unsupported type `Nope`",
+        ),
+        (
+            "interface Thing {\n};",
+            "bad.webidl:1: interface `Thing` has no `[Exposed]`",
+        ),
+        (
+            "[Exposed=Window, LegacyUnenumerableNamedProperties]\ninterface Thing {};",
+            "bad.webidl:1: unsupported extended attribute `[LegacyUnenumerableNamedProperties]`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  [NewObject] undefined f();\n};",
+            "bad.webidl:3: unsupported extended attribute `[NewObject]`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(optional long x = 3);\n};",
+            "bad.webidl:3: unsupported: default value of argument `x`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  readonly attribute float x;\n};",
+            "bad.webidl:3: unsupported type: `float`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(D d);\n};\ndictionary D {\n  long x = 1;\n};",
+            "bad.webidl:6: unsupported: default value of dictionary member `D.x`",
+        ),
+        (
+            "[Exposed=ServiceWorker]\ninterface Thing {};",
+            "bad.webidl:2: unsupported: `[Exposed=ServiceWorker]`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing : Missing {};",
+            "bad.webidl:2: `Thing` inherits unknown interface `Missing`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  readonly attribute long x\n};",
+            "bad.webidl:2: WebIDL syntax error",
+        ),
+    ];
+    for (idl, expected) in cases {
+        let error = error_of(idl);
+        assert!(
+            error.starts_with(expected),
+            "for:\n{idl}\nexpected `{expected}…`, got `{error}`"
+        );
+    }
+}
+
+#[test]
+fn definitions_no_binding_uses_are_only_parsed() {
+    // `Other` has a union type and a default value, but nothing generated uses it.
+    let idl = "[Exposed=Window]\ninterface Thing {};\n[Exposed=Window] interface Other { undefined f(optional (long or DOMString) x = 1); };";
+    let conf = Conf::parse("[interfaces.Thing]\nnative = \"crate::Thing\"\n").unwrap();
+    generate(&[("ok.webidl".into(), idl.into())], &conf).unwrap();
+}
+
+#[test]
+fn bad_settings_are_errors() {
+    let e = Conf::parse("[interfaces.Thing]\nnativ = \"x\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("webidl/Bindings.toml:2:"), "{e}");
+    let conf = Conf::parse("[interfaces.Absent]\nnative = \"crate::Absent\"\n").unwrap();
+    let e = generate(&[], &conf).unwrap_err().to_string();
+    assert!(
+        e.contains("interface `Absent` has settings but no IDL definition"),
+        "{e}"
+    );
+}

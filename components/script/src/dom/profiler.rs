@@ -1,0 +1,129 @@
+//! The `Profiler` interface (<https://wicg.github.io/js-self-profiling/#the-profiler-interface>).
+//!
+//! A `Profiler` owns one profiling session of the process's `ProfilerGroup`. Its reflector is
+//! kept alive while the session runs (it may still fire `samplebufferfull`) and until the
+//! `stop()` promise is settled.
+
+use jsprof_profiler::{ProfilerTrace, Session};
+
+use crate::dom::bindings::generated::{ProfilerInitOptions, ProfilerMethods};
+use crate::dom::bindings::runtime::{
+    DomObject, Error, Fallible, Global, ObjectRoot, Promise, Reflector, ToJs,
+};
+use crate::policy::ProfilingPolicy;
+
+/// A `Profiler` DOM object.
+#[derive(Debug)]
+pub struct Profiler {
+    reflector: Reflector,
+    session: Session,
+    /// The window whose event loop runs the profiler's tasks.
+    window: usize,
+}
+
+impl DomObject for Profiler {
+    fn reflector(&self) -> &Reflector {
+        &self.reflector
+    }
+}
+
+impl ProfilerMethods for Profiler {
+    /// <https://wicg.github.io/js-self-profiling/#dom-profiler-profiler>
+    fn constructor(global: &Global, options: ProfilerInitOptions) -> Fallible<Profiler> {
+        // (WebIDL already converted `options`: a missing member or a non-finite
+        // sampleInterval was a TypeError, maxBufferSize was taken modulo 2^32.)
+        // Step 1. If options' sampleInterval is less than 0, throw a RangeError.
+        if options.sample_interval < 0.0 {
+            return Err(Error::Range(format!(
+                "Failed to construct 'Profiler': sampleInterval must be non-negative, got {}.",
+                options.sample_interval
+            )));
+        }
+        // Step 2. Get the policy value for "js-profiling" in the Document. If the result is
+        // false, throw a "NotAllowedError" DOMException.
+        if global.host.js_profiling(global.window) == ProfilingPolicy::Disallowed {
+            return Err(Error::not_allowed(
+                "Failed to construct 'Profiler': the document's Document-Policy does not allow js-profiling.",
+            ));
+        }
+        // Step 3. Create a new profiling session where: the sample interval is the requested
+        // one rounded up to the next supported interval (a multiple of the base interval);
+        // the time origin is the current global's; the buffer limit is maxBufferSize; the
+        // agent is the surrounding agent and the realm the current realm (the window's);
+        // the trace starts empty. Once the buffer is full, `samplebufferfull` is fired at the
+        // profiler as a task (decision 4 of the brief).
+        let handle = std::sync::Arc::new(std::sync::OnceLock::new());
+        let target = handle.clone();
+        let tasks = global.host.tasks(global.window);
+        let window = global.window;
+        let on_buffer_full = Box::new(move || {
+            tasks.queue(Box::new(move |js| {
+                if let Some(&target) = target.get() {
+                    js.fire_event(window, target, "samplebufferfull");
+                }
+            }));
+        });
+        let session = global
+            .host
+            .start_profiling(
+                global.window,
+                options.sample_interval,
+                options.max_buffer_size,
+                on_buffer_full,
+            )
+            .map_err(|e| Error::Type(format!("Failed to construct 'Profiler': {e}")))?;
+        // Step 4. Return a new Profiler associated with the newly created profiling session.
+        Ok(Profiler {
+            reflector: Reflector::with_handle(handle),
+            session,
+            window: global.window,
+        })
+    }
+
+    /// <https://wicg.github.io/js-self-profiling/#dom-profiler-sampleinterval>
+    fn sample_interval(&self) -> f64 {
+        self.session.sample_interval()
+    }
+
+    /// <https://wicg.github.io/js-self-profiling/#dom-profiler-stopped>
+    fn stopped(&self) -> bool {
+        self.session.is_stopped()
+    }
+
+    /// <https://wicg.github.io/js-self-profiling/#dom-profiler-stop>
+    fn stop(&self, global: &Global, promise: Promise<ProfilerTrace>) -> Fallible<()> {
+        // Step 1. If the profiling session's state is stopped, return a promise rejected
+        // with an "InvalidStateError" DOMException (the bindings reject `promise`).
+        // Step 2. Set the profiling session's state to stopped (atomically, in `stop`).
+        let invalid = || Error::invalid_state("Profiler already stopped.");
+        if self.session.is_stopped() {
+            return Err(invalid());
+        }
+        // The reflector stays alive until the promise settles (events already queued still
+        // reach it), then lets go.
+        let keep = self.reflector.get().and_then(ObjectRoot::duplicate);
+        self.reflector.release();
+        let pending = global.host.tasks(self.window).expect();
+        let sink = global.host.trace_sink();
+        let window = self.window;
+        // Step 3. Let p be a new promise (`promise`, made by the bindings).
+        // Step 4. In parallel: stop the profiling session (no sample is taken after this
+        // point) and resolve p with its ProfilerTrace: the trace is built and serialised
+        // on the profiler group's builder thread, and p is resolved by a task on this
+        // profiler's event loop.
+        self.session
+            .stop(move |trace| {
+                let value = trace.to_js();
+                if let Some(sink) = sink {
+                    sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
+                }
+                pending.queue(Box::new(move |js| {
+                    js.settle(window, promise.resolved_with(value));
+                    drop(keep);
+                }));
+            })
+            .map_err(|_| invalid())?;
+        // Step 5. Return p.
+        Ok(())
+    }
+}

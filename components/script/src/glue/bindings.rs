@@ -1,0 +1,962 @@
+//! The JSAPI side of the generated WebIDL bindings (`crate::dom::bindings`).
+//!
+//! Generated code is safe Rust: it describes each interface with a static
+//! [`InterfaceDef`] of plain `fn(&mut CallCtx) -> Fallible<()>` members and converts values
+//! through [`Val`] and [`Out`]. This module turns those tables into interface objects,
+//! prototypes, accessor properties and methods
+//! (<https://webidl.spec.whatwg.org/#es-interfaces>), dispatches every call through one
+//! native that finds the member from the function's reserved slots, and owns the reflectors:
+//! objects of one class whose reserved slot holds the boxed Rust DOM object, dropped by the
+//! class finalizer.
+//!
+//! Rooting: objects that must outlive a call (promises to settle later, reflectors with
+//! pending work) are held in a thread-local table of `Heap`s, by [`ObjectRoot`].
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::ffi::{c_void, CString};
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::thread::ThreadId;
+
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, Value};
+use mozjs::jsval::{
+    BooleanValue, DoubleValue, Int32Value, ObjectValue, PrivateValue, UndefinedValue,
+};
+use mozjs::rooted;
+use rustc_hash::FxHashMap;
+
+use super::{current_window, host, new_string, InScript};
+use crate::dom::bindings::generated::INTERFACES;
+use crate::dom::bindings::runtime::{
+    DomObject, Error, Fallible, Global, GlobalKind, InterfaceDef, Out,
+};
+
+/// Reserved slot 0 of every binding function: which interface and member it is.
+const SLOT_MEMBER: usize = 0;
+/// Reserved slot 1 of every binding function: the realm's `DOMException` constructor.
+const SLOT_DOM_EXCEPTION: usize = 1;
+/// The member code of an interface object (its constructor).
+const MEMBER_CONSTRUCTOR: i32 = 0xffff;
+/// Member codes of operations start here; attributes count from 0.
+const MEMBER_OPERATIONS: i32 = 0x8000;
+
+static REFLECTOR_OPS: jsapi::JSClassOps = jsapi::JSClassOps {
+    addProperty: None,
+    delProperty: None,
+    enumerate: None,
+    newEnumerate: None,
+    resolve: None,
+    mayResolve: None,
+    finalize: Some(finalize_reflector),
+    call: None,
+    construct: None,
+    trace: None,
+};
+
+/// The class of every reflector: one reserved slot with the boxed DOM object.
+static REFLECTOR_CLASS: jsapi::JSClass = jsapi::JSClass {
+    name: c"DOMObject".as_ptr(),
+    flags: (1 << jsapi::JSCLASS_RESERVED_SLOTS_SHIFT) | jsapi::JSCLASS_FOREGROUND_FINALIZE,
+    cOps: &REFLECTOR_OPS,
+    spec: ptr::null(),
+    ext: ptr::null(),
+    oOps: ptr::null(),
+};
+
+/// The boxed DOM object of a reflector.
+type Native = Box<dyn Any>;
+
+unsafe extern "C" fn finalize_reflector(_gcx: *mut jsapi::JS::GCContext, obj: *mut JSObject) {
+    // SAFETY: `obj` is a reflector being finalized on the main thread (FOREGROUND_FINALIZE);
+    // its slot holds the pointer `return_reflector` made with `Box::into_raw`, or undefined.
+    unsafe {
+        let mut slot = UndefinedValue();
+        mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot);
+        if !slot.is_undefined() {
+            let native = slot.to_private() as *mut Native;
+            if !native.is_null() {
+                jsapi::JS_SetReservedSlot(obj, 0, &UndefinedValue());
+                drop(Box::from_raw(native));
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// Objects kept alive past a call, by id (ids are never reused, so a stale
+    /// [`RootRef`] finds nothing rather than another object).
+    static ROOTS: RefCell<FxHashMap<u64, RootedTraceableBox<Heap<*mut JSObject>>>> = RefCell::new(FxHashMap::default());
+    static NEXT_ROOT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A strong root of a JS object (a promise to settle, a reflector with pending work), held
+/// until dropped on the thread that made it. It can be moved to other threads and back
+/// (tasks carry it); dropped elsewhere, it stays rooted until the runtime ends.
+#[derive(Debug)]
+pub struct ObjectRoot {
+    id: u64,
+    thread: ThreadId,
+}
+
+/// A non-owning reference to an [`ObjectRoot`]'s object: finds it while the root lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootRef(u64);
+
+impl ObjectRoot {
+    fn new(obj: *mut JSObject) -> ObjectRoot {
+        let boxed = RootedTraceableBox::from_box(Heap::boxed(obj));
+        let id = NEXT_ROOT.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        ROOTS.with(|r| r.borrow_mut().insert(id, boxed));
+        ObjectRoot {
+            id,
+            thread: std::thread::current().id(),
+        }
+    }
+
+    pub fn as_ref(&self) -> RootRef {
+        RootRef(self.id)
+    }
+
+    /// Another root of the object `r` refers to, if it is still rooted.
+    pub fn duplicate(r: RootRef) -> Option<ObjectRoot> {
+        let obj = rooted_object(r);
+        (!obj.is_null()).then(|| ObjectRoot::new(obj))
+    }
+}
+
+impl Drop for ObjectRoot {
+    fn drop(&mut self) {
+        if std::thread::current().id() != self.thread {
+            return;
+        }
+        let _ = ROOTS.try_with(|r| {
+            // Dropped outside the borrow: the Heap's own drop may run GC barriers.
+            let taken = r.try_borrow_mut().ok().and_then(|mut r| r.remove(&self.id));
+            drop(taken);
+        });
+    }
+}
+
+/// The object of a live root (null if it was released).
+fn rooted_object(r: RootRef) -> *mut JSObject {
+    ROOTS.with(|roots| {
+        roots
+            .borrow()
+            .get(&r.0)
+            .map_or(ptr::null_mut(), |h| h.get())
+    })
+}
+
+/// Releases every root (before the runtime goes away).
+pub(super) fn release_all_roots() {
+    let all = ROOTS.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    drop(all);
+}
+
+/// A promise the bindings returned, to be settled later with a `T`.
+#[derive(Debug)]
+pub struct Promise<T> {
+    root: ObjectRoot,
+    _t: PhantomData<fn(T)>,
+}
+
+/// A promise with its outcome, ready for [`super::Js::settle`] (it can cross threads).
+#[derive(Debug)]
+pub struct Settlement {
+    pub(super) promise: ObjectRoot,
+    pub(super) result: Result<Out, Error>,
+}
+
+impl<T: crate::dom::bindings::runtime::ToJs> Promise<T> {
+    /// The promise resolved with `value` (converted now, on the calling thread).
+    pub fn resolved(self, value: &T) -> Settlement {
+        Settlement {
+            promise: self.root,
+            result: Ok(value.to_js()),
+        }
+    }
+
+    /// The promise resolved with a value already converted (for example on another thread).
+    pub fn resolved_with(self, value: Out) -> Settlement {
+        Settlement {
+            promise: self.root,
+            result: Ok(value),
+        }
+    }
+
+    pub fn rejected(self, error: Error) -> Settlement {
+        Settlement {
+            promise: self.root,
+            result: Err(error),
+        }
+    }
+}
+
+/// A JS value during a binding call (an argument, or a member read from one).
+#[derive(Clone, Copy)]
+pub struct Val<'a> {
+    cx: *mut JSContext,
+    v: jsapi::HandleValue,
+    _call: PhantomData<&'a ()>,
+}
+
+/// A dictionary being converted: its (rooted) object value, or none for `undefined`/`null`.
+pub struct Dict<'a> {
+    cx: *mut JSContext,
+    v: Option<jsapi::HandleValue>,
+    _call: PhantomData<&'a ()>,
+}
+
+impl Dict<'_> {
+    /// The dictionary member `name` converted with `f`, or `None` if it is `undefined`
+    /// (<https://webidl.spec.whatwg.org/#js-dictionary> step 4).
+    pub fn member<T>(
+        &self,
+        name: &str,
+        f: impl FnOnce(Val<'_>) -> Fallible<T>,
+    ) -> Fallible<Option<T>> {
+        let Some(v) = self.v else {
+            return Ok(None);
+        };
+        let cx = self.cx;
+        let cname = CString::new(name).expect("IDL member names have no NUL");
+        // SAFETY: `v` is rooted for the call; the object and the member value are rooted
+        // here before anything can GC.
+        unsafe {
+            rooted!(in(cx) let obj = v.to_object());
+            rooted!(in(cx) let mut value = UndefinedValue());
+            if !jsapi::JS_GetProperty(
+                cx,
+                obj.handle().into(),
+                cname.as_ptr(),
+                value.handle_mut().into(),
+            ) {
+                return Err(Error::Thrown);
+            }
+            if value.get().is_undefined() {
+                return Ok(None);
+            }
+            f(Val {
+                cx,
+                v: value.handle().into(),
+                _call: PhantomData,
+            })
+            .map(Some)
+        }
+    }
+}
+
+impl<'a> Val<'a> {
+    pub fn is_undefined(&self) -> bool {
+        self.v.is_undefined()
+    }
+
+    /// <https://webidl.spec.whatwg.org/#js-dictionary> steps 1-2.
+    pub fn dictionary(&self, name: &str) -> Fallible<Dict<'a>> {
+        if self.v.is_null_or_undefined() {
+            return Ok(Dict {
+                cx: self.cx,
+                v: None,
+                _call: PhantomData,
+            });
+        }
+        if !self.v.is_object() {
+            return Err(Error::Type(format!("'{name}' must be an object")));
+        }
+        Ok(Dict {
+            cx: self.cx,
+            v: Some(self.v),
+            _call: PhantomData,
+        })
+    }
+
+    /// ToNumber (<https://tc39.es/ecma262/#sec-tonumber>); may run script.
+    pub fn to_number(self) -> Fallible<f64> {
+        // SAFETY: `cx` is the context of the running call; the value is rooted.
+        unsafe {
+            let mut wrapper =
+                mozjs::context::JSContext::from_ptr(NonNull::new(self.cx).expect("live context"));
+            mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(self.v))
+                .map_err(|()| Error::Thrown)
+        }
+    }
+
+    /// ToBoolean (<https://tc39.es/ecma262/#sec-toboolean>).
+    pub fn to_boolean(self) -> bool {
+        // SAFETY: the value is rooted.
+        unsafe { mozjs::rust::ToBoolean(mozjs::rust::Handle::from_raw(self.v)) }
+    }
+
+    /// ToString (<https://tc39.es/ecma262/#sec-tostring>); may run script.
+    pub fn to_string(self) -> Fallible<String> {
+        // SAFETY: `cx` is the context of the running call; the value is rooted.
+        unsafe { super::to_rust_string(self.cx, self.v) }.ok_or(Error::Thrown)
+    }
+
+    /// <https://webidl.spec.whatwg.org/#js-sequence>: iterates the value with its
+    /// `@@iterator` and converts each item with `f`.
+    pub fn sequence<T>(&self, mut f: impl FnMut(Val<'_>) -> Fallible<T>) -> Fallible<Vec<T>> {
+        if !self.v.is_object() {
+            return Err(Error::Type("a sequence must be an iterable object".into()));
+        }
+        let cx = self.cx;
+        let mut out = Vec::new();
+        // SAFETY: every value below is rooted before the next call that can GC.
+        unsafe {
+            rooted!(in(cx) let obj = self.v.to_object());
+            rooted!(in(cx) let id = jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::iterator));
+            rooted!(in(cx) let mut method = UndefinedValue());
+            if !jsapi::JS_GetPropertyById(
+                cx,
+                obj.handle().into(),
+                id.handle().into(),
+                method.handle_mut().into(),
+            ) {
+                return Err(Error::Thrown);
+            }
+            if !method.get().is_object() || !jsapi::JS::IsCallable(method.get().to_object()) {
+                return Err(Error::Type("a sequence must be an iterable object".into()));
+            }
+            rooted!(in(cx) let mut iterator = UndefinedValue());
+            let none = HandleValueArray::empty();
+            if !jsapi::JS_CallFunctionValue(
+                cx,
+                obj.handle().into(),
+                method.handle().into(),
+                &none,
+                iterator.handle_mut().into(),
+            ) {
+                return Err(Error::Thrown);
+            }
+            if !iterator.get().is_object() {
+                return Err(Error::Type("@@iterator did not return an object".into()));
+            }
+            rooted!(in(cx) let iter_obj = iterator.get().to_object());
+            rooted!(in(cx) let mut next = UndefinedValue());
+            if !jsapi::JS_GetProperty(
+                cx,
+                iter_obj.handle().into(),
+                c"next".as_ptr(),
+                next.handle_mut().into(),
+            ) {
+                return Err(Error::Thrown);
+            }
+            loop {
+                rooted!(in(cx) let mut result = UndefinedValue());
+                if !jsapi::JS_CallFunctionValue(
+                    cx,
+                    iter_obj.handle().into(),
+                    next.handle().into(),
+                    &none,
+                    result.handle_mut().into(),
+                ) {
+                    return Err(Error::Thrown);
+                }
+                if !result.get().is_object() {
+                    return Err(Error::Type("an iterator result is not an object".into()));
+                }
+                rooted!(in(cx) let result_obj = result.get().to_object());
+                rooted!(in(cx) let mut done = UndefinedValue());
+                if !jsapi::JS_GetProperty(
+                    cx,
+                    result_obj.handle().into(),
+                    c"done".as_ptr(),
+                    done.handle_mut().into(),
+                ) {
+                    return Err(Error::Thrown);
+                }
+                if mozjs::rust::ToBoolean(mozjs::rust::Handle::from_raw(done.handle().into())) {
+                    return Ok(out);
+                }
+                rooted!(in(cx) let mut value = UndefinedValue());
+                if !jsapi::JS_GetProperty(
+                    cx,
+                    result_obj.handle().into(),
+                    c"value".as_ptr(),
+                    value.handle_mut().into(),
+                ) {
+                    return Err(Error::Thrown);
+                }
+                out.push(f(Val {
+                    cx,
+                    v: value.handle().into(),
+                    _call: PhantomData,
+                })?);
+            }
+        }
+    }
+}
+
+/// One call of a binding member: its arguments, `this`, return value and definition.
+pub struct CallCtx<'a> {
+    cx: *mut JSContext,
+    args: &'a CallArgs,
+    /// The binding function (rooted: the call's own slot for it becomes the return value).
+    callee: jsapi::HandleObject,
+    /// The realm's original `DOMException` (rooted), for DOM errors.
+    dom_exception: jsapi::HandleValue,
+    iface: &'static InterfaceDef,
+    /// The member's name, for error messages.
+    member: &'static str,
+}
+
+impl CallCtx<'_> {
+    /// Argument `i` (`undefined` when not passed).
+    pub fn arg(&self, i: u32) -> Val<'_> {
+        Val {
+            cx: self.cx,
+            v: self.args.get(i),
+            _call: PhantomData,
+        }
+    }
+
+    /// The current global (<https://html.spec.whatwg.org/#current-global-object>).
+    pub fn global(&self) -> Global {
+        Global {
+            host: host(),
+            window: current_window(self.cx),
+        }
+    }
+
+    /// Runs `f` with the DOM object of `this`, or throws a `TypeError` if `this` is not a
+    /// `T` (<https://webidl.spec.whatwg.org/#dfn-create-operation-function> step 2.1.2).
+    pub fn with_this<T: DomObject, R>(&self, f: impl FnOnce(&T) -> R) -> Fallible<R> {
+        let this = self.args.thisv();
+        let illegal = || {
+            Error::Type(format!(
+                "'{}' called on an object that does not implement interface {}.",
+                self.member, self.iface.name
+            ))
+        };
+        if !this.is_object() {
+            return Err(illegal());
+        }
+        // SAFETY: `this` is rooted by the call; a reflector's slot holds a live `Native`
+        // (it is only freed by the finalizer, which cannot run while `this` is rooted).
+        unsafe {
+            let obj = this.to_object();
+            if !ptr::eq(mozjs::rust::get_object_class(obj), &REFLECTOR_CLASS) {
+                return Err(illegal());
+            }
+            let mut slot = UndefinedValue();
+            mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot);
+            if slot.is_undefined() {
+                return Err(illegal());
+            }
+            let native = &*(slot.to_private() as *const Native);
+            match native.downcast_ref::<T>() {
+                Some(t) => Ok(f(t)),
+                None => Err(illegal()),
+            }
+        }
+    }
+
+    /// Sets the return value.
+    pub fn set_return(&mut self, value: Out) {
+        let cx = self.cx;
+        // SAFETY: rval is a rooted location of the call.
+        unsafe {
+            rooted!(in(cx) let mut v = UndefinedValue());
+            if out_to_js(cx, &value, v.handle_mut()) {
+                self.args.rval().set(v.get());
+            }
+        }
+    }
+
+    /// Wraps `object` in a new reflector and returns it from the constructor call
+    /// (<https://webidl.spec.whatwg.org/#internally-create-a-new-object-implementing-the-interface>):
+    /// its prototype is `new.target.prototype` when that is an object, else the interface's.
+    pub fn return_reflector<T: DomObject>(&mut self, object: T) -> Fallible<()> {
+        let cx = self.cx;
+        // SAFETY: every GC pointer is rooted before the next call that can GC; the boxed
+        // object's pointer goes into the reflector's slot and is freed by its finalizer.
+        unsafe {
+            rooted!(in(cx) let mut proto = UndefinedValue());
+            rooted!(in(cx) let target = self.args.new_target().get().to_object());
+            if !jsapi::JS_GetProperty(
+                cx,
+                target.handle().into(),
+                c"prototype".as_ptr(),
+                proto.handle_mut().into(),
+            ) {
+                return Err(Error::Thrown);
+            }
+            if !proto.get().is_object()
+                && !jsapi::JS_GetProperty(
+                    cx,
+                    self.callee,
+                    c"prototype".as_ptr(),
+                    proto.handle_mut().into(),
+                )
+            {
+                return Err(Error::Thrown);
+            }
+            rooted!(in(cx) let proto_obj = if proto.get().is_object() { proto.get().to_object() } else { ptr::null_mut() });
+            rooted!(in(cx) let obj = jsapi::JS_NewObjectWithGivenProto(cx, &REFLECTOR_CLASS, proto_obj.handle().into()));
+            if obj.get().is_null() {
+                return Err(Error::Thrown);
+            }
+            let native: *mut Native = Box::into_raw(Box::new(Box::new(object) as Native));
+            jsapi::JS_SetReservedSlot(obj.get(), 0, &PrivateValue(native as *const c_void));
+            let object = (*native).downcast_ref::<T>().expect("just boxed");
+            object.reflector().set(ObjectRoot::new(obj.get()));
+            self.args.rval().set(ObjectValue(obj.get()));
+        }
+        Ok(())
+    }
+
+    /// Makes a new promise the call's return value and gives a root of it.
+    pub fn return_new_promise<T>(&mut self) -> Fallible<Promise<T>> {
+        let cx = self.cx;
+        // SAFETY: the promise is rooted before anything can GC.
+        unsafe {
+            rooted!(in(cx) let none = ptr::null_mut::<JSObject>());
+            rooted!(in(cx) let promise = jsapi::JS::NewPromiseObject(cx, none.handle().into()));
+            if promise.get().is_null() {
+                return Err(Error::Thrown);
+            }
+            self.args.rval().set(ObjectValue(promise.get()));
+            Ok(Promise {
+                root: ObjectRoot::new(promise.get()),
+                _t: PhantomData,
+            })
+        }
+    }
+
+    /// Rejects the promise `return_new_promise` returned with `error`
+    /// (<https://webidl.spec.whatwg.org/#dfn-create-operation-function> step 2.2).
+    pub fn reject_returned_promise(&mut self, error: Error) -> Fallible<()> {
+        let cx = self.cx;
+        // SAFETY: rval holds the promise (rooted by the call); the reason is rooted.
+        unsafe {
+            rooted!(in(cx) let promise = self.args.rval().get().to_object());
+            rooted!(in(cx) let mut reason = UndefinedValue());
+            exception_value(cx, self.dom_exception, &error, reason.handle_mut());
+            if !jsapi::JS::RejectPromise(cx, promise.handle().into(), reason.handle().into()) {
+                return Err(Error::Thrown);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The native of every binding function: finds the interface and member from the callee's
+/// reserved slot, runs the generated member function, and turns an `Err` into an exception.
+unsafe extern "C" fn binding_native(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the callee is one of
+    // the functions `define_interface` made, whose slot 0 holds an Int32 member code.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        rooted!(in(cx) let callee = args.callee());
+        rooted!(in(cx) let dom_exception = *jsapi::GetFunctionNativeReserved(callee.get(), SLOT_DOM_EXCEPTION));
+        let code = (*jsapi::GetFunctionNativeReserved(callee.get(), SLOT_MEMBER)).to_int32();
+        let throw = |e: &Error| throw(cx, dom_exception.handle().into(), e);
+        let iface = INTERFACES[(code >> 16) as usize];
+        let member = code & 0xffff;
+        let (name, call) = if member == MEMBER_CONSTRUCTOR {
+            let Some(ctor) = &iface.constructor else {
+                return throw(&Error::Type("Illegal constructor.".into()));
+            };
+            if !args.is_constructing() {
+                return throw(&Error::Type(format!(
+                    "{} constructor: 'new' is required",
+                    iface.name
+                )));
+            }
+            (iface.name, ctor.call)
+        } else if member >= MEMBER_OPERATIONS {
+            let op = &iface.operations[(member - MEMBER_OPERATIONS) as usize];
+            (op.name, op.call)
+        } else {
+            let a = &iface.attributes[member as usize];
+            (a.name, a.get)
+        };
+        let mut ctx = CallCtx {
+            cx,
+            args: &args,
+            callee: callee.handle().into(),
+            dom_exception: dom_exception.handle().into(),
+            iface,
+            member: name,
+        };
+        args.rval().set(UndefinedValue());
+        match call(&mut ctx) {
+            Ok(()) => true,
+            Err(e) => throw(&e),
+        }
+    }
+}
+
+/// Throws `error` (an `Error::Thrown` is already pending) and returns false.
+///
+/// # Safety
+/// `cx` live and in a realm; `dom_exception` rooted.
+unsafe fn throw(cx: *mut JSContext, dom_exception: jsapi::HandleValue, error: &Error) -> bool {
+    // SAFETY: per the contract.
+    unsafe {
+        rooted!(in(cx) let mut value = UndefinedValue());
+        if matches!(error, Error::Thrown) {
+            return false;
+        }
+        exception_value(cx, dom_exception, error, value.handle_mut());
+        jsapi::JS_SetPendingException(
+            cx,
+            value.handle().into(),
+            jsapi::JS::ExceptionStackBehavior::Capture,
+        );
+    }
+    false
+}
+
+/// The JS value of `error`: a `TypeError`/`RangeError`, or a `DOMException` made with
+/// `dom_exception`, the realm's original constructor. For `Error::Thrown`, the pending
+/// exception, taken.
+///
+/// # Safety
+/// `cx` live, in a realm; `dom_exception` rooted.
+unsafe fn exception_value(
+    cx: *mut JSContext,
+    dom_exception: jsapi::HandleValue,
+    error: &Error,
+    mut out: mozjs::rust::MutableHandleValue,
+) {
+    // SAFETY: per the contract; values are rooted before anything can GC.
+    unsafe {
+        let message = |m: &str| CString::new(m.replace('\0', " ")).expect("no NUL");
+        let mut wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
+        match error {
+            Error::Type(m) => mozjs::error::throw_type_error(&mut wrapper, &message(m)),
+            Error::Range(m) => mozjs::error::throw_range_error(&mut wrapper, &message(m)),
+            Error::Dom { name, message: m } => {
+                rooted!(in(cx) let mut m_val = UndefinedValue());
+                rooted!(in(cx) let mut n_val = UndefinedValue());
+                new_string(cx, m, m_val.handle_mut());
+                new_string(cx, name, n_val.handle_mut());
+                rooted!(in(cx) let argv = mozjs::gc::ValueArray::<2>::new([m_val.get(), n_val.get()]));
+                rooted!(in(cx) let mut obj = ptr::null_mut::<JSObject>());
+                let args = HandleValueArray::from(&argv);
+                if jsapi::JS::Construct1(cx, dom_exception, &args, obj.handle_mut().into()) {
+                    out.set(ObjectValue(obj.get()));
+                    return;
+                }
+            }
+            Error::Thrown => {}
+        }
+        if !jsapi::JS_GetPendingException(cx, out.reborrow().into()) {
+            out.set(UndefinedValue());
+        }
+        jsapi::JS_ClearPendingException(cx);
+    }
+}
+
+/// Converts `value` into `out`; false (with an exception pending) on failure.
+///
+/// # Safety
+/// `cx` live and in a realm.
+unsafe fn out_to_js(
+    cx: *mut JSContext,
+    value: &Out,
+    mut out: mozjs::rust::MutableHandleValue,
+) -> bool {
+    // SAFETY: per the contract; every value is rooted before the next call that can GC.
+    unsafe {
+        match value {
+            Out::Undefined => out.set(UndefinedValue()),
+            Out::Bool(b) => out.set(BooleanValue(*b)),
+            Out::Number(n) => out.set(DoubleValue(*n)),
+            Out::String(s) => new_string(cx, s, out),
+            Out::Json(json) => {
+                rooted!(in(cx) let mut text = UndefinedValue());
+                new_string(cx, json, text.handle_mut());
+                if !text.get().is_string() {
+                    return false;
+                }
+                rooted!(in(cx) let s = text.get().to_string());
+                return jsapi::JS_ParseJSON1(cx, s.handle().into(), out.into());
+            }
+            Out::Object(members) => {
+                rooted!(in(cx) let obj = jsapi::JS_NewPlainObject(cx));
+                if obj.get().is_null() {
+                    return false;
+                }
+                for (name, v) in members {
+                    rooted!(in(cx) let mut member = UndefinedValue());
+                    if !out_to_js(cx, v, member.handle_mut()) {
+                        return false;
+                    }
+                    let name = CString::new(*name).expect("no NUL");
+                    if !jsapi::JS_DefineProperty(
+                        cx,
+                        obj.handle().into(),
+                        name.as_ptr(),
+                        member.handle().into(),
+                        jsapi::JSPROP_ENUMERATE as u32,
+                    ) {
+                        return false;
+                    }
+                }
+                out.set(ObjectValue(obj.get()));
+            }
+            Out::Array(items) => {
+                rooted!(in(cx) let arr = jsapi::JS::NewArrayObject1(cx, items.len()));
+                if arr.get().is_null() {
+                    return false;
+                }
+                for (i, v) in items.iter().enumerate() {
+                    rooted!(in(cx) let mut item = UndefinedValue());
+                    if !out_to_js(cx, v, item.handle_mut()) {
+                        return false;
+                    }
+                    if !jsapi::JS_DefineElement(
+                        cx,
+                        arr.handle().into(),
+                        i as u32,
+                        item.handle().into(),
+                        jsapi::JSPROP_ENUMERATE as u32,
+                    ) {
+                        return false;
+                    }
+                }
+                out.set(ObjectValue(arr.get()));
+            }
+        }
+    }
+    true
+}
+
+/// Makes a binding function for member `code` of interface `index`.
+///
+/// # Safety
+/// `cx` live, in the realm being set up; `dom_exception` rooted.
+unsafe fn binding_function(
+    cx: *mut JSContext,
+    name: &str,
+    length: u32,
+    flags: u32,
+    code: i32,
+    dom_exception: jsapi::HandleValue,
+) -> *mut JSObject {
+    let cname = CString::new(name).expect("no NUL");
+    // SAFETY: per the contract.
+    unsafe {
+        let f =
+            jsapi::NewFunctionWithReserved(cx, Some(binding_native), length, flags, cname.as_ptr());
+        if f.is_null() {
+            return ptr::null_mut();
+        }
+        let obj = jsapi::JS_GetFunctionObject(f);
+        jsapi::SetFunctionNativeReserved(obj, SLOT_MEMBER, &Int32Value(code));
+        jsapi::SetFunctionNativeReserved(obj, SLOT_DOM_EXCEPTION, &*dom_exception.ptr);
+        obj
+    }
+}
+
+/// Defines every generated interface exposed on `kind` on `global`
+/// (<https://webidl.spec.whatwg.org/#es-interfaces>): the interface object (a constructor
+/// with `name` and `length`, inheriting its parent's interface object), its `prototype`
+/// (inheriting the parent's prototype) with `constructor`, accessors, operations and
+/// `Symbol.toStringTag`. Parents come from the global (the prelude defines those).
+///
+/// # Safety
+/// `cx` live and in `global`'s realm, after the prelude ran.
+pub(super) unsafe fn define_interfaces(
+    cx: *mut JSContext,
+    global: jsapi::HandleObject,
+    dom_exception: jsapi::HandleValue,
+    kind: GlobalKind,
+) -> Result<(), String> {
+    let fail = |what: &str| Err(format!("cannot define {what}"));
+    const NONE: u32 = 0;
+    let enumerable = jsapi::JSPROP_ENUMERATE as u32;
+    let readonly_permanent = (jsapi::JSPROP_READONLY | jsapi::JSPROP_PERMANENT) as u32;
+    let _in_script = InScript::enter();
+    for (index, iface) in INTERFACES.iter().enumerate() {
+        if !iface.exposed.contains(&kind) || iface.pref.is_some_and(|p| !host().pref_enabled(p)) {
+            continue;
+        }
+        let code = |member: i32| ((index as i32) << 16) | member;
+        // SAFETY: per the contract; every object is rooted before the next call that can GC.
+        unsafe {
+            // The parent's interface object and prototype.
+            rooted!(in(cx) let mut parent_ctor = UndefinedValue());
+            rooted!(in(cx) let mut parent_proto = UndefinedValue());
+            if let Some(parent) = iface.parent {
+                let p = CString::new(parent).expect("no NUL");
+                if !jsapi::JS_GetProperty(cx, global, p.as_ptr(), parent_ctor.handle_mut().into())
+                    || !parent_ctor.get().is_object()
+                {
+                    return Err(format!(
+                        "{}: parent interface {parent} is not on the global",
+                        iface.name
+                    ));
+                }
+                rooted!(in(cx) let pc = parent_ctor.get().to_object());
+                if !jsapi::JS_GetProperty(
+                    cx,
+                    pc.handle().into(),
+                    c"prototype".as_ptr(),
+                    parent_proto.handle_mut().into(),
+                ) || !parent_proto.get().is_object()
+                {
+                    return Err(format!(
+                        "{}: {parent}.prototype is not an object",
+                        iface.name
+                    ));
+                }
+            }
+            rooted!(in(cx) let proto_parent = if parent_proto.get().is_object() { parent_proto.get().to_object() } else { ptr::null_mut() });
+            rooted!(in(cx) let proto = if proto_parent.get().is_null() {
+                jsapi::JS_NewPlainObject(cx)
+            } else {
+                jsapi::JS_NewObjectWithGivenProto(cx, ptr::null(), proto_parent.handle().into())
+            });
+            if proto.get().is_null() {
+                return fail(iface.name);
+            }
+            let length = iface.constructor.as_ref().map_or(0, |c| c.length);
+            rooted!(in(cx) let ctor = binding_function(cx, iface.name, length, jsapi::JSFUN_CONSTRUCTOR, code(MEMBER_CONSTRUCTOR), dom_exception));
+            if ctor.get().is_null() {
+                return fail(iface.name);
+            }
+            if parent_ctor.get().is_object() {
+                rooted!(in(cx) let pc = parent_ctor.get().to_object());
+                if !jsapi::JS_SetPrototype(cx, ctor.handle().into(), pc.handle().into()) {
+                    return fail(iface.name);
+                }
+            }
+            // interface object: `prototype` (non-writable, non-enumerable, non-configurable).
+            if !jsapi::JS_DefineProperty3(
+                cx,
+                ctor.handle().into(),
+                c"prototype".as_ptr(),
+                proto.handle().into(),
+                readonly_permanent,
+            ) {
+                return fail("prototype");
+            }
+            // prototype: `constructor` (writable, non-enumerable, configurable).
+            if !jsapi::JS_DefineProperty3(
+                cx,
+                proto.handle().into(),
+                c"constructor".as_ptr(),
+                ctor.handle().into(),
+                NONE,
+            ) {
+                return fail("constructor");
+            }
+            // Regular attributes: accessor properties, enumerable and configurable.
+            for (i, a) in iface.attributes.iter().enumerate() {
+                rooted!(in(cx) let getter = binding_function(cx, &format!("get {}", a.name), 0, 0, code(i as i32), dom_exception));
+                rooted!(in(cx) let setter = ptr::null_mut::<JSObject>());
+                let name = CString::new(a.name).expect("no NUL");
+                if getter.get().is_null()
+                    || !jsapi::JS_DefineProperty2(
+                        cx,
+                        proto.handle().into(),
+                        name.as_ptr(),
+                        getter.handle().into(),
+                        setter.handle().into(),
+                        enumerable,
+                    )
+                {
+                    return fail(a.name);
+                }
+            }
+            // Regular operations: writable, enumerable, configurable data properties.
+            for (i, op) in iface.operations.iter().enumerate() {
+                rooted!(in(cx) let f = binding_function(cx, op.name, op.length, 0, code(MEMBER_OPERATIONS + i as i32), dom_exception));
+                let name = CString::new(op.name).expect("no NUL");
+                if f.get().is_null()
+                    || !jsapi::JS_DefineProperty3(
+                        cx,
+                        proto.handle().into(),
+                        name.as_ptr(),
+                        f.handle().into(),
+                        enumerable,
+                    )
+                {
+                    return fail(op.name);
+                }
+            }
+            // @@toStringTag: the interface name, non-writable, non-enumerable, configurable.
+            rooted!(in(cx) let tag_id = jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::toStringTag));
+            rooted!(in(cx) let mut tag = UndefinedValue());
+            new_string(cx, iface.name, tag.handle_mut());
+            if !jsapi::JS_DefinePropertyById2(
+                cx,
+                proto.handle().into(),
+                tag_id.handle().into(),
+                tag.handle().into(),
+                jsapi::JSPROP_READONLY as u32,
+            ) {
+                return fail("@@toStringTag");
+            }
+            // The global property: writable, non-enumerable, configurable.
+            let name = CString::new(iface.name).expect("no NUL");
+            if !jsapi::JS_DefineProperty3(cx, global, name.as_ptr(), ctor.handle().into(), NONE) {
+                return fail(iface.name);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The object of a live root, for the rest of the glue.
+pub(super) fn object_of(r: RootRef) -> *mut JSObject {
+    rooted_object(r)
+}
+
+/// Settles a promise (as a task of its realm: the caller has entered it); DOM errors are
+/// made with `dom_exception`.
+///
+/// # Safety
+/// `cx` live, in the promise's realm; `dom_exception` rooted.
+pub(super) unsafe fn settle(cx: *mut JSContext, s: Settlement, dom_exception: jsapi::HandleValue) {
+    let obj = rooted_object(s.promise.as_ref());
+    if obj.is_null() {
+        return;
+    }
+    // SAFETY: per the contract; the promise is rooted by its ObjectRoot until the end.
+    unsafe {
+        rooted!(in(cx) let promise = obj);
+        rooted!(in(cx) let mut value = UndefinedValue());
+        let ok = match &s.result {
+            Ok(out) => {
+                if out_to_js(cx, out, value.handle_mut()) {
+                    jsapi::JS::ResolvePromise(cx, promise.handle().into(), value.handle().into())
+                } else {
+                    exception_value_plain(cx, value.handle_mut());
+                    jsapi::JS::RejectPromise(cx, promise.handle().into(), value.handle().into())
+                }
+            }
+            Err(e) => {
+                exception_value(cx, dom_exception, e, value.handle_mut());
+                jsapi::JS::RejectPromise(cx, promise.handle().into(), value.handle().into())
+            }
+        };
+        if !ok {
+            jsapi::JS_ClearPendingException(cx);
+        }
+    }
+    drop(s);
+}
+
+/// Takes the pending exception into `out`.
+///
+/// # Safety
+/// `cx` live.
+unsafe fn exception_value_plain(cx: *mut JSContext, mut out: mozjs::rust::MutableHandleValue) {
+    // SAFETY: per the contract.
+    unsafe {
+        if !jsapi::JS_GetPendingException(cx, out.reborrow().into()) {
+            out.set(UndefinedValue());
+        }
+        jsapi::JS_ClearPendingException(cx);
+    }
+}
