@@ -548,21 +548,21 @@ impl Page {
         self.js.call_hook(self.window, c"fireLoad", &[]);
         self.checkpoint();
         // Then the loop turns until no task, timer or load is left (a promised task, such
-        // as a `stop()` whose trace is being built, counts).
-        while self.host.next_deadline().is_some()
-            || self.host.imports_pending.get()
-            || self.host.tasks.pending() > 0
-        {
-            if !self.turn() {
-                return;
+        // as a `stop()` whose trace is being built, counts, and so does a task already
+        // queued, such as a `samplebufferfull` event).
+        loop {
+            while self.host.next_deadline().is_some()
+                || self.host.imports_pending.get()
+                || self.host.tasks.pending() > 0
+            {
+                if !self.turn() {
+                    return;
+                }
             }
-        }
-        // Tasks already queued (a `samplebufferfull` event) still run.
-        while let Ok(message) = self.messages.try_recv() {
-            if self.expired() {
-                return;
+            match self.messages.try_recv() {
+                Ok(message) if !self.expired() => self.handle(message),
+                _ => return,
             }
-            self.handle(message);
         }
     }
 

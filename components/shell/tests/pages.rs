@@ -43,27 +43,64 @@ fn serve() -> u16 {
             let url = req.url().to_owned();
             let (path, query) = url.split_once('?').unwrap_or((&url, ""));
             if path == "/cross-origin" {
-                // A page whose script comes from another origin (the port in the query), with
-                // `crossorigin` if asked: `/cross-origin?port=N[&cors]`.
+                // A page profiling itself whose script comes from another origin (the port in
+                // the query), with `crossorigin` if asked, through a same-origin redirect if
+                // asked: `/cross-origin?port=N[&cors][&redirect]`.
                 let port = query
                     .split('&')
                     .find_map(|kv| kv.strip_prefix("port="))
                     .unwrap_or("0");
-                let attr = if query.contains("cors") {
-                    " crossorigin"
-                } else {
-                    ""
-                };
-                let html = format!(
-                    "<!doctype html>\n<script src=\"http://127.0.0.1:{port}/profile/work.js{}\"{attr}></script>\n\
-                     <script>\nspinExternal(200);\n</script>\n",
-                    if attr.is_empty() { "" } else { "?cors" }
+                let cors = query.split('&').any(|kv| kv == "cors");
+                let attr = if cors { " crossorigin" } else { "" };
+                let mut src = format!(
+                    "http://127.0.0.1:{port}/profile/work.js{}",
+                    if cors { "?cors" } else { "" }
                 );
-                let resp = tiny_http::Response::from_string(html).with_header(
+                if query.split('&').any(|kv| kv == "redirect") {
+                    src = format!("/redirect?to={src}");
+                }
+                let html = format!(
+                    "<!doctype html>\n<script src=\"{src}\"{attr}></script>\n\
+                     <script>\nconst p = new Profiler({{ sampleInterval: 1, maxBufferSize: 100000 }});\n\
+                     spinExternal(200);\n\
+                     p.stop().then((t) => console.log(`TRACE ${{JSON.stringify(t)}}`));\n</script>\n"
+                );
+                let resp = tiny_http::Response::from_string(html)
+                    .with_header(
+                        "Content-Type: text/html"
+                            .parse::<tiny_http::Header>()
+                            .unwrap(),
+                    )
+                    .with_header(
+                        "Document-Policy: js-profiling"
+                            .parse::<tiny_http::Header>()
+                            .unwrap(),
+                    );
+                let _ = req.respond(resp);
+                continue;
+            }
+            if path == "/policy" {
+                // profiler/policy.html with the Document-Policy header `?value=` gives.
+                let base = jsprof_net::Url::parse("http://x/").unwrap();
+                let value = base
+                    .join(&format!("?{query}"))
+                    .unwrap()
+                    .query_pairs()
+                    .find(|(k, _)| k == "value")
+                    .map(|(_, v)| v.into_owned());
+                let body = std::fs::read(root.join("profiler/policy.html")).unwrap();
+                let mut resp = tiny_http::Response::from_data(body).with_header(
                     "Content-Type: text/html"
                         .parse::<tiny_http::Header>()
                         .unwrap(),
                 );
+                if let Some(v) = value {
+                    resp.add_header(
+                        format!("Document-Policy: {v}")
+                            .parse::<tiny_http::Header>()
+                            .unwrap(),
+                    );
+                }
                 let _ = req.respond(resp);
                 continue;
             }
@@ -431,6 +468,275 @@ fn frame_names_follow_the_spec_through_real_frames() {
         .iter()
         .filter(|s| s.last().is_some_and(|f| f.0 == "spin"))
         .all(|s| s[0].0.is_empty()));
+}
+
+/// The JSON after `PREFIX ` on its line of the page's output.
+fn printed_json(out: &Output, prefix: &str) -> serde_json::Value {
+    let line = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{prefix} ")))
+        .unwrap_or_else(|| panic!("no {prefix} line in:\n{}\n{}", out.stdout, out.stderr));
+    serde_json::from_str(line).unwrap()
+}
+
+/// The samples of `trace` as frame lists (outermost first).
+fn stacks_of(trace: &serde_json::Value) -> Vec<Vec<(String, String, u64, u64)>> {
+    trace["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| sample_frames(trace, s))
+        .collect()
+}
+
+/// Runs a page that profiles itself (1 ms base) and prints `TRACE <json>`.
+fn self_profile(page: &str) -> (Output, serde_json::Value) {
+    let out = jsprof(&["--pref", "profiler.base_interval_ms=1", page]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let trace = printed_json(&out, "TRACE");
+    (out, trace)
+}
+
+#[test]
+fn generated_bindings_work_from_a_page() {
+    let out = jsprof(&["--pref", "dom.testing.enabled=true", "bindings/index.html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines.len() >= 29, "{}", out.stdout);
+    let failed: Vec<&&str> = lines.iter().filter(|l| !l.starts_with("ok ")).collect();
+    assert!(failed.is_empty(), "{failed:#?}\n{}", out.stderr);
+    // Without the pref, the test interface does not exist.
+    let out = jsprof(&["bindings/index.html"]);
+    assert!(
+        out.stderr.contains("JsprofTestBindings is not defined"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_page_profiles_itself_with_spec_names_and_positions() {
+    let (out, trace) = self_profile("profiler/names.html");
+    let page = format!("file://{}/profiler/names.html", pages().display());
+    let work = format!("file://{}/profile/work.js", pages().display());
+    // `resources` holds location.href and the exact external script URL, and nothing else.
+    let href = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("HREF "))
+        .unwrap();
+    assert_eq!(href, page);
+    assert_eq!(trace["resources"], serde_json::json!([page, work]));
+    // The caller of `spin` in each sample: (name, line, column of its '(').
+    let stacks = stacks_of(&trace);
+    let callers: std::collections::BTreeSet<(String, u64, u64)> = stacks
+        .iter()
+        .filter(|s| s.len() >= 2 && s[s.len() - 1].0 == "spin")
+        .map(|s| {
+            let c = &s[s.len() - 2];
+            (c.0.clone(), c.2, c.3)
+        })
+        .collect();
+    for (name, line, column) in [
+        ("declared", 13, 18),
+        ("namedExpression", 14, 39),
+        ("anon", 15, 23),
+        ("area", 17, 7),
+        ("get size", 18, 11),
+        ("set size", 19, 11),
+        ("", 31, 13),
+        ("middle", 22, 16),
+    ] {
+        assert!(
+            callers.contains(&(name.to_string(), line, column)),
+            "no sample in {name} ({line}:{column}); callers seen: {callers:?}"
+        );
+    }
+    assert!(!trace["frames"].to_string().contains("bound"));
+    // Nested stacks, outermost first: top-level code, outer, middle, spin.
+    let top = (String::new(), page.clone(), 3, 9);
+    let nested = [
+        top.clone(),
+        ("outer".into(), page.clone(), 21, 15),
+        ("middle".into(), page.clone(), 22, 16),
+        ("spin".into(), page.clone(), 7, 14),
+    ];
+    assert!(
+        stacks.iter().filter(|s| **s == nested).count() >= 20,
+        "{stacks:?}"
+    );
+    // The external script's function, with its own URL and position.
+    let external = [top, ("spinExternal".into(), work.clone(), 1, 22)];
+    assert!(stacks.iter().filter(|s| **s == external).count() >= 20);
+    // Every timestamp lies between performance.now() before the constructor and after stop().
+    let now: Vec<f64> = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("NOW "))
+        .unwrap()
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let samples = trace["samples"].as_array().unwrap();
+    assert!(samples.len() >= 200, "{} samples", samples.len());
+    for s in samples {
+        let t = s["timestamp"].as_f64().unwrap();
+        assert!(now[0] <= t && t <= now[1], "{t} outside {now:?}");
+    }
+}
+
+#[test]
+fn two_profilers_at_different_intervals_run_at_once() {
+    // The default 20 ms base: 10 ms rounds up to 20, 50 to 60.
+    let out = jsprof(&["profiler/concurrent.html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("INTERVALS 20 60\n"), "{}", out.stdout);
+    let (fast, slow) = (printed_json(&out, "FAST"), printed_json(&out, "SLOW"));
+    let times = |t: &serde_json::Value| -> Vec<f64> {
+        t["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["timestamp"].as_f64().unwrap())
+            .collect()
+    };
+    let (f, s) = (times(&fast), times(&slow));
+    // ~600 ms of work: ~30 and ~10 samples; wide margins, sampling is real.
+    assert!((12..=45).contains(&f.len()), "fast: {f:?}");
+    assert!((4..=15).contains(&s.len()), "slow: {s:?}");
+    assert!(f.len() > s.len());
+    // Each session keeps its own interval: the median gap is ~60 and ~20 ms (a timestamp is
+    // when its tick was taken, so on a loaded machine a late wake-up moves a few).
+    let median_gap = |t: &[f64]| {
+        let mut gaps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        gaps.sort_by(f64::total_cmp);
+        gaps[gaps.len() / 2]
+    };
+    assert!((55.0..=65.0).contains(&median_gap(&s)), "{s:?}");
+    assert!((15.0..=25.0).contains(&median_gap(&f)), "{f:?}");
+    // Both saw the page's work.
+    for t in [&fast, &slow] {
+        assert!(stacks_of(t)
+            .iter()
+            .any(|st| st.last().is_some_and(|f| f.0 == "work")));
+    }
+}
+
+#[test]
+fn a_full_buffer_fires_samplebufferfull_once_and_stop_still_resolves() {
+    let out = jsprof(&[
+        "--pref",
+        "profiler.base_interval_ms=1",
+        "profiler/buffer.html",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for size in [1, 2] {
+        assert!(
+            out.stdout
+                .contains(&format!("EVENT {size} Event true true false\n")),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains(&format!(
+                "DONE {size} samples={size} events=1 stopped=true\n"
+            )),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn constructor_and_stop_throw_the_spec_exceptions() {
+    let out = jsprof(&["profiler/errors.html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "no-options TypeError\n\
+         no-maxBufferSize TypeError\n\
+         no-sampleInterval TypeError\n\
+         negative-interval RangeError\n\
+         nan-interval TypeError\n\
+         infinite-interval TypeError\n\
+         without-new TypeError\n\
+         zero-interval ok\n\
+         big sampleInterval=20 stopped=false\n\
+         no-handler-attribute false\n\
+         stopped-after-stop true\n\
+         second rejected InvalidStateError true\n\
+         first resolved true\n"
+    );
+}
+
+#[test]
+fn document_policy_decides_whether_a_profiler_may_start() {
+    let port = serve();
+    for (header, want) in [
+        (None, "NotAllowedError true"),
+        (Some("js-profiling=?0"), "NotAllowedError true"),
+        (Some("js-profiling-mode=sometimes"), "NotAllowedError true"),
+        (Some("js-profiling-mode=eager, js-profiling=?0"), "allowed"),
+        (Some(";;;"), "NotAllowedError true"),
+        (Some("js-profiling"), "allowed"),
+        (Some("js-profiling=?1"), "allowed"),
+        (Some("js-profiling-mode=lazy"), "allowed"),
+        (Some("js-profiling-mode=eager"), "allowed"),
+    ] {
+        let mut url = format!("http://127.0.0.1:{port}/policy");
+        if let Some(h) = header {
+            let encoded: String = jsprof_net::Url::parse_with_params("http://x/", &[("value", h)])
+                .unwrap()
+                .query()
+                .unwrap()
+                .to_owned();
+            url = format!("{url}?{encoded}");
+        }
+        let out = jsprof(&[&url]);
+        assert_eq!(
+            out.stdout,
+            format!("POLICY {want}\n"),
+            "{header:?}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn cross_origin_scripts_without_cors_are_hidden_from_a_page_profiler() {
+    let (page_port, script_port) = (serve(), serve());
+    let base = format!("http://127.0.0.1:{page_port}/cross-origin?port={script_port}");
+    for variant in ["", "&redirect"] {
+        let (_, trace) = self_profile(&format!("{base}{variant}"));
+        let samples = trace["samples"].as_array().unwrap();
+        assert!(samples.len() >= 50, "{variant}: {} samples", samples.len());
+        let text = trace.to_string();
+        assert!(
+            !text.contains("spinExternal") && !text.contains("work.js"),
+            "{variant}: {text}"
+        );
+        // Only the page's own top-level frame, under which the hidden frames ran.
+        let stacks = stacks_of(&trace);
+        assert!(
+            stacks
+                .iter()
+                .filter(|f| f.len() == 1 && f[0].0.is_empty())
+                .count()
+                >= 50,
+            "{variant}"
+        );
+        assert!(stacks.iter().all(|f| f.len() <= 1), "{variant}: {stacks:?}");
+    }
+    // With `crossorigin` and Access-Control-Allow-Origin, its frames appear (also redirected).
+    for variant in ["&cors", "&cors&redirect"] {
+        let (_, trace) = self_profile(&format!("{base}{variant}"));
+        let text = trace.to_string();
+        assert!(text.contains("spinExternal"), "{variant}: {text}");
+        assert!(text.contains(&format!(
+            "http://127.0.0.1:{script_port}/profile/work.js?cors"
+        )));
+    }
 }
 
 #[test]
