@@ -1,11 +1,12 @@
 // main.js
 import { genPrimes } from "./generate.js";
 
-function handleLoad() {
-  const start = performance.now();
+async function handleLoad() {
+  const profiler = new Profiler({ sampleInterval: 10, maxBufferSize: 10000 });
   const primes = genPrimes();
-  const ms = performance.now() - start;
-  console.log(`Finished generating ${primes.length} primes in ${ms.toFixed(1)} ms`);
+  console.log(`Finished generating ${primes.length} primes!`);
+  const trace = await profiler.stop();
+  console.log(JSON.stringify(trace));
 }
 
 window.addEventListener("load", handleLoad);

@@ -95,6 +95,9 @@ struct SamplerThread {
 #[derive(Default)]
 struct GroupState {
     sampler: Option<SamplerThread>,
+    /// The last sampler thread, told to shut down and not joined yet: joining it is left to
+    /// the next start (by then it is long gone), so that `stop()` never waits for a thread.
+    exiting: Option<JoinHandle<()>>,
     /// Sessions not yet stopped (paused and full ones included).
     live: usize,
 }
@@ -119,24 +122,17 @@ impl GroupShared {
     }
 
     fn stop(&self, id: SessionId, done: Option<crate::sampler::TraceCallback>) {
-        let finished = {
-            let mut state = self.state.lock().expect("group lock");
-            let Some(sampler) = &state.sampler else {
-                return;
-            };
-            let _ = sampler.control.send(Control::Stop(id, done));
-            state.live -= 1;
-            if state.live == 0 {
-                let sampler = state.sampler.take().expect("checked above");
-                let _ = sampler.control.send(Control::Shutdown);
-                Some(sampler.join)
-            } else {
-                None
-            }
+        let mut state = self.state.lock().expect("group lock");
+        let Some(sampler) = &state.sampler else {
+            return;
         };
-        // Joined outside the lock: the thread only has Stop and Shutdown left to handle.
-        if let Some(join) = finished {
-            let _ = join.join();
+        let _ = sampler.control.send(Control::Stop(id, done));
+        state.live -= 1;
+        if state.live == 0 {
+            let sampler = state.sampler.take().expect("checked above");
+            let _ = sampler.control.send(Control::Shutdown);
+            // Not joined here: it only has Stop and Shutdown left to handle.
+            state.exiting = Some(sampler.join);
         }
     }
 }
@@ -220,6 +216,11 @@ impl ProfilerGroup {
         {
             let mut state = self.shared.state.lock().expect("group lock");
             if state.sampler.is_none() {
+                // The previous sampler (if any) shut down already; it must be gone before a
+                // new one reads the answers channel.
+                if let Some(old) = state.exiting.take() {
+                    let _ = old.join();
+                }
                 let (control, control_rx) = unbounded();
                 let core = SamplerCore::new(base.nanos(), self.shared.clock.now());
                 let clock = self.shared.clock.clone();

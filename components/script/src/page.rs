@@ -73,6 +73,9 @@ pub struct RunReport {
     /// The traces the page's `Profiler`s produced, in the order they were built (with
     /// [`RunOptions::collect_traces`]).
     pub traces: Vec<ProfilerTrace>,
+    /// How many `Profiler`s the page stopped, and the main-thread time that took (`stop()`
+    /// and the task resolving its promise).
+    pub page_stops: (u32, Duration),
 }
 
 /// The process's ProfilerGroup (one per process), with its base interval from the prefs of
@@ -474,6 +477,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             .as_ref()
             .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
             .unwrap_or_default(),
+        page_stops: crate::dom::profiler::main_thread_stop_cost(),
     })
 }
 

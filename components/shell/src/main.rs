@@ -36,7 +36,8 @@ struct Args {
     /// if the name ends in .gz), in the ProfilerTrace format of the JS Self-Profiling API.
     #[arg(long, value_name = "FILE")]
     profile_out: Option<PathBuf>,
-    /// With --profile-out: also print, on stderr, one JSON line of what sampling cost.
+    /// Print, on stderr, one JSON line of what sampling cost (for --profile-out and for the
+    /// page's own Profilers).
     #[arg(long)]
     profile_stats: bool,
     /// Sample interval for --profile-out, in ms (rounded up to the base interval).
@@ -95,7 +96,7 @@ fn run(args: Args) -> Result<(), String> {
         prefs,
         timeout,
         profile_interval: args.profile_out.as_ref().map(|_| args.profile_interval),
-        collect_traces: args.trace_out.is_some(),
+        collect_traces: args.trace_out.is_some() || args.profile_stats,
     };
     let report = run_page(&url, &options).map_err(|e| e.to_string())?;
     if report.timed_out {
@@ -118,26 +119,9 @@ fn run(args: Args) -> Result<(), String> {
             trace.frames.len(),
             path.display()
         );
-        if args.profile_stats {
-            let sampling = report.sampling.clone().unwrap_or_default();
-            let micros = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e6);
-            let json_bytes = trace.to_json().len();
-            eprintln!(
-                "{}",
-                serde_json::json!({
-                    "samples": trace.samples.len(),
-                    "captures": sampling.samples,
-                    "capture_fallbacks": sampling.fallbacks,
-                    "run_ms": report.elapsed.as_secs_f64() * 1e3,
-                    "sampling_ms": sampling.total.as_secs_f64() * 1e3,
-                    "sampling_fraction": sampling.total.as_secs_f64() / report.elapsed.as_secs_f64(),
-                    "capture_us_depth5": micros(sampling.mean_at_depth(5)),
-                    "capture_us_depth20": micros(sampling.mean_at_depth(20)),
-                    "stop_ms": report.stop_time.map(|d| d.as_secs_f64() * 1e3),
-                    "json_bytes_per_sample": json_bytes as f64 / trace.samples.len().max(1) as f64,
-                })
-            );
-        }
+    }
+    if args.profile_stats {
+        print_stats(&report);
     }
     Ok(())
 }
@@ -150,4 +134,33 @@ fn write_json(path: &std::path::Path, json: String) -> Result<(), String> {
         json.into_bytes()
     };
     std::fs::write(path, bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// One JSON line on stderr: what sampling cost the page's thread, and what the traces (the
+/// --profile-out one, or else the last page profiler's) hold.
+fn print_stats(report: &jsprof_script::RunReport) {
+    let sampling = report.sampling.clone().unwrap_or_default();
+    let micros = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1e6);
+    let trace = report.trace.as_ref().or(report.traces.last());
+    let samples = trace.map_or(0, |t| t.samples.len());
+    let json_bytes = trace.map_or(0, |t| t.to_json().len());
+    let (page_stops, page_stop_time) = report.page_stops;
+    eprintln!(
+        "{}",
+        serde_json::json!({
+            "samples": samples,
+            "captures": sampling.samples,
+            "capture_fallbacks": sampling.fallbacks,
+            "run_ms": report.elapsed.as_secs_f64() * 1e3,
+            "sampling_ms": sampling.total.as_secs_f64() * 1e3,
+            "sampling_fraction": sampling.total.as_secs_f64() / report.elapsed.as_secs_f64(),
+            "capture_us_depth5": micros(sampling.mean_at_depth(5)),
+            "capture_us_depth20": micros(sampling.mean_at_depth(20)),
+            "stop_ms": report.stop_time.map(|d| d.as_secs_f64() * 1e3),
+            "page_stops": page_stops,
+            "page_stop_ms": (page_stops > 0)
+                .then(|| page_stop_time.as_secs_f64() * 1e3 / f64::from(page_stops)),
+            "json_bytes_per_sample": json_bytes as f64 / samples.max(1) as f64,
+        })
+    );
 }

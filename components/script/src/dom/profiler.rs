@@ -4,6 +4,8 @@
 //! kept alive while the session runs (it may still fire `samplebufferfull`) and until the
 //! `stop()` promise is settled.
 
+use std::time::{Duration, Instant};
+
 use jsprof_profiler::{ProfilerTrace, Session};
 
 use crate::dom::bindings::generated::{ProfilerInitOptions, ProfilerMethods};
@@ -11,6 +13,24 @@ use crate::dom::bindings::runtime::{
     DomObject, Error, Fallible, Global, ObjectRoot, Promise, Reflector, ToJs,
 };
 use crate::policy::ProfilingPolicy;
+
+thread_local! {
+    /// Main-thread time spent stopping this thread's profilers: `stop()` itself and the
+    /// task that resolves its promise (turning the trace's JSON into JS objects).
+    static STOP_COST: std::cell::Cell<(u32, Duration)> = const { std::cell::Cell::new((0, Duration::ZERO)) };
+}
+
+fn add_stop_cost(stops: u32, time: Duration) {
+    STOP_COST.with(|c| {
+        let (n, t) = c.get();
+        c.set((n + stops, t + time));
+    });
+}
+
+/// How many profilers this thread stopped, and the main-thread time that took in total.
+pub fn main_thread_stop_cost() -> (u32, Duration) {
+    STOP_COST.with(|c| c.get())
+}
 
 /// A `Profiler` DOM object.
 #[derive(Debug)]
@@ -99,6 +119,7 @@ impl ProfilerMethods for Profiler {
         if self.session.is_stopped() {
             return Err(invalid());
         }
+        let start = Instant::now();
         // The reflector stays alive until the promise settles (events already queued still
         // reach it), then lets go.
         let keep = self.reflector.get().and_then(ObjectRoot::duplicate);
@@ -118,11 +139,14 @@ impl ProfilerMethods for Profiler {
                     sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
                 }
                 pending.queue(Box::new(move |js| {
+                    let start = Instant::now();
                     js.settle(window, promise.resolved_with(value));
                     drop(keep);
+                    add_stop_cost(0, start.elapsed());
                 }));
             })
             .map_err(|_| invalid())?;
+        add_stop_cost(1, start.elapsed());
         // Step 5. Return p.
         Ok(())
     }
