@@ -80,7 +80,7 @@ fn serve() -> u16 {
                 continue;
             }
             if path == "/policy" {
-                // profiler/policy.html with the Document-Policy header `?value=` gives.
+                // policy/index.html with the Document-Policy header `?value=` gives.
                 let base = jsprof_net::Url::parse("http://x/").unwrap();
                 let value = base
                     .join(&format!("?{query}"))
@@ -88,7 +88,7 @@ fn serve() -> u16 {
                     .query_pairs()
                     .find(|(k, _)| k == "value")
                     .map(|(_, v)| v.into_owned());
-                let body = std::fs::read(root.join("profiler/policy.html")).unwrap();
+                let body = std::fs::read(root.join("policy/index.html")).unwrap();
                 let mut resp = tiny_http::Response::from_data(body).with_header(
                     "Content-Type: text/html"
                         .parse::<tiny_http::Header>()
@@ -672,6 +672,11 @@ fn constructor_and_stop_throw_the_spec_exceptions() {
 
 #[test]
 fn document_policy_decides_whether_a_profiler_may_start() {
+    // Over file:, the policy comes from sidecars: none for this page.
+    assert_eq!(
+        jsprof(&["policy/index.html"]).stdout,
+        "POLICY NotAllowedError true\n"
+    );
     let port = serve();
     for (header, want) in [
         (None, "NotAllowedError true"),
