@@ -149,6 +149,7 @@ fn print_stats(report: &jsprof_script::RunReport) {
         "{}",
         serde_json::json!({
             "samples": samples,
+            "sampling_support": report.sampling.is_some(),
             "captures": sampling.samples,
             "capture_fallbacks": sampling.fallbacks,
             "run_ms": report.elapsed.as_secs_f64() * 1e3,

@@ -80,15 +80,24 @@ fn serve() -> u16 {
                 continue;
             }
             if path == "/policy" {
-                // policy/index.html with the Document-Policy header `?value=` gives.
+                // policy/index.html (or `&page=PATH`) with the Document-Policy header
+                // `?value=` gives.
                 let base = jsprof_net::Url::parse("http://x/").unwrap();
-                let value = base
+                let params: Vec<(String, String)> = base
                     .join(&format!("?{query}"))
                     .unwrap()
                     .query_pairs()
-                    .find(|(k, _)| k == "value")
-                    .map(|(_, v)| v.into_owned());
-                let body = std::fs::read(root.join("policy/index.html")).unwrap();
+                    .into_owned()
+                    .collect();
+                let param = |name: &str| {
+                    params
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.clone())
+                };
+                let value = param("value");
+                let page = param("page").unwrap_or_else(|| "policy/index.html".into());
+                let body = std::fs::read(root.join(page)).unwrap();
                 let mut resp = tiny_http::Response::from_data(body).with_header(
                     "Content-Type: text/html"
                         .parse::<tiny_http::Header>()
@@ -706,6 +715,30 @@ fn document_policy_decides_whether_a_profiler_may_start() {
             out.stderr
         );
     }
+}
+
+#[test]
+fn eager_policy_initialises_sampling_support_with_the_document_lazy_with_a_profiler() {
+    let port = serve();
+    let support = |value: &str, page: &str| {
+        let url = jsprof_net::Url::parse_with_params(
+            &format!("http://127.0.0.1:{port}/policy"),
+            &[("value", value), ("page", page)],
+        )
+        .unwrap();
+        let out = jsprof(&["--profile-stats", url.as_str()]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let stats: serde_json::Value =
+            serde_json::from_str(out.stderr.lines().last().unwrap()).unwrap();
+        stats["sampling_support"].as_bool().unwrap()
+    };
+    // A page that never constructs a Profiler.
+    assert!(support("js-profiling-mode=eager", "order/index.html"));
+    assert!(!support("js-profiling-mode=lazy", "order/index.html"));
+    // The deprecated boolean behaves as eager (policy.rs).
+    assert!(support("js-profiling", "order/index.html"));
+    // One that does.
+    assert!(support("js-profiling-mode=lazy", "policy/index.html"));
 }
 
 #[test]
