@@ -260,6 +260,22 @@ fn arguments(
     Ok((lets, names))
 }
 
+/// An operation's parameters in its `{Interface}Methods` signature (`Option` when optional).
+fn parameters(op: &Operation, conf: &Conf) -> Vec<TokenStream> {
+    op.args
+        .iter()
+        .map(|a| {
+            let n = ident(&a.name);
+            let t = rust_type(&a.ty, conf);
+            if a.optional {
+                quote!(#n: Option<#t>)
+            } else {
+                quote!(#n: #t)
+            }
+        })
+        .collect()
+}
+
 fn required_args(op: &Operation) -> u32 {
     op.args.iter().take_while(|a| !a.optional).count() as u32
 }
@@ -280,15 +296,7 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
     let constructor = match &iface.constructor {
         Some(op) => {
             let (lets, names) = arguments(op, conf, &iface.at)?;
-            let params = op.args.iter().map(|a| {
-                let n = ident(&a.name);
-                let t = rust_type(&a.ty, conf);
-                if a.optional {
-                    quote!(#n: Option<#t>)
-                } else {
-                    quote!(#n: #t)
-                }
-            });
+            let params = parameters(op, conf);
             let doc = format!(" `{}`", op.idl);
             trait_items.push(quote! {
                 #[doc = #doc]
@@ -336,19 +344,7 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
     for op in &iface.operations {
         let m = ident(&op.name);
         let (lets, names) = arguments(op, conf, &iface.at)?;
-        let params: Vec<TokenStream> = op
-            .args
-            .iter()
-            .map(|a| {
-                let n = ident(&a.name);
-                let t = rust_type(&a.ty, conf);
-                if a.optional {
-                    quote!(#n: Option<#t>)
-                } else {
-                    quote!(#n: #t)
-                }
-            })
-            .collect();
+        let params = parameters(op, conf);
         let f = format_ident!("{}_{}", prefix, snake(&op.name));
         let js = &op.name;
         let length = proc_macro2::Literal::u32_unsuffixed(required_args(op));

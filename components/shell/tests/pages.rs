@@ -437,13 +437,29 @@ fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
 #[test]
 fn frame_names_follow_the_spec_through_real_frames() {
     let (_, trace) = profile("profile/names.html");
-    let stacks: Vec<Vec<(String, String, u64, u64)>> = trace["samples"]
-        .as_array()
-        .unwrap()
+    let stacks = stacks_of(&trace);
+    assert_spin_callers(
+        &stacks,
+        &[
+            ("declared", 9, 18),
+            ("namedExpression", 10, 39),
+            ("anon", 11, 23),
+            ("area", 13, 7),
+            ("get size", 14, 11),
+            ("set size", 15, 11),
+            ("", 26, 13),
+        ],
+    );
+    // Every sample in spin sits on top of the page's top-level frame.
+    assert!(stacks
         .iter()
-        .map(|s| sample_frames(&trace, s))
-        .collect();
-    // The frame under `spin` in each sample: (name, line, column of its '(').
+        .filter(|s| s.last().is_some_and(|f| f.0 == "spin"))
+        .all(|s| s[0].0.is_empty()));
+}
+
+/// Each `(name, line, column)` is the frame right under `spin` in some sample, and no frame
+/// there is named after a binding (a bound method's frame is its target's).
+fn assert_spin_callers(stacks: &[Vec<(String, String, u64, u64)>], want: &[(&str, u64, u64)]) {
     let callers: std::collections::BTreeSet<(String, u64, u64)> = stacks
         .iter()
         .filter(|s| s.len() >= 2 && s[s.len() - 1].0 == "spin")
@@ -452,31 +468,16 @@ fn frame_names_follow_the_spec_through_real_frames() {
             (c.0.clone(), c.2, c.3)
         })
         .collect();
-    let want = [
-        ("declared", 9, 18),
-        ("namedExpression", 10, 39),
-        ("anon", 11, 23),
-        ("area", 13, 7),
-        ("get size", 14, 11),
-        ("set size", 15, 11),
-        ("", 26, 13),
-    ];
-    for (name, line, column) in want {
+    for &(name, line, column) in want {
         assert!(
             callers.contains(&(name.to_string(), line, column)),
             "no sample in {name} ({line}:{column}); callers seen: {callers:?}"
         );
     }
-    // A bound method's frame is its target's: no frame is named after the binding.
     assert!(
         !callers.iter().any(|c| c.0.contains("bound")),
         "{callers:?}"
     );
-    // Every sample in spin sits on top of the page's top-level frame.
-    assert!(stacks
-        .iter()
-        .filter(|s| s.last().is_some_and(|f| f.0 == "spin"))
-        .all(|s| s[0].0.is_empty()));
 }
 
 /// The JSON after `PREFIX ` on its line of the page's output.
@@ -537,31 +538,20 @@ fn a_page_profiles_itself_with_spec_names_and_positions() {
         .unwrap();
     assert_eq!(href, page);
     assert_eq!(trace["resources"], serde_json::json!([page, work]));
-    // The caller of `spin` in each sample: (name, line, column of its '(').
     let stacks = stacks_of(&trace);
-    let callers: std::collections::BTreeSet<(String, u64, u64)> = stacks
-        .iter()
-        .filter(|s| s.len() >= 2 && s[s.len() - 1].0 == "spin")
-        .map(|s| {
-            let c = &s[s.len() - 2];
-            (c.0.clone(), c.2, c.3)
-        })
-        .collect();
-    for (name, line, column) in [
-        ("declared", 13, 18),
-        ("namedExpression", 14, 39),
-        ("anon", 15, 23),
-        ("area", 17, 7),
-        ("get size", 18, 11),
-        ("set size", 19, 11),
-        ("", 31, 13),
-        ("middle", 22, 16),
-    ] {
-        assert!(
-            callers.contains(&(name.to_string(), line, column)),
-            "no sample in {name} ({line}:{column}); callers seen: {callers:?}"
-        );
-    }
+    assert_spin_callers(
+        &stacks,
+        &[
+            ("declared", 13, 18),
+            ("namedExpression", 14, 39),
+            ("anon", 15, 23),
+            ("area", 17, 7),
+            ("get size", 18, 11),
+            ("set size", 19, 11),
+            ("", 31, 13),
+            ("middle", 22, 16),
+        ],
+    );
     assert!(!trace["frames"].to_string().contains("bound"));
     // Nested stacks, outermost first: top-level code, outer, middle, spin.
     let top = (String::new(), page.clone(), 3, 9);

@@ -198,6 +198,43 @@ impl<T: crate::dom::bindings::runtime::ToJs> Promise<T> {
     }
 }
 
+/// `obj[name]` into `out`; `Err(Thrown)` if a getter threw.
+///
+/// # Safety
+/// `cx` live and in a realm; `obj` rooted.
+unsafe fn get_property(
+    cx: *mut JSContext,
+    obj: jsapi::HandleObject,
+    name: *const std::ffi::c_char,
+    out: mozjs::rust::MutableHandleValue,
+) -> Fallible<()> {
+    // SAFETY: per the contract; `out` is a rooted location.
+    if unsafe { jsapi::JS_GetProperty(cx, obj, name, out.into()) } {
+        Ok(())
+    } else {
+        Err(Error::Thrown)
+    }
+}
+
+/// `f.call(this)` into `out`; `Err(Thrown)` if it threw.
+///
+/// # Safety
+/// `cx` live and in a realm; `this` and `f` rooted.
+unsafe fn call0(
+    cx: *mut JSContext,
+    this: jsapi::HandleObject,
+    f: jsapi::HandleValue,
+    out: mozjs::rust::MutableHandleValue,
+) -> Fallible<()> {
+    let none = HandleValueArray::empty();
+    // SAFETY: per the contract; `out` is a rooted location.
+    if unsafe { jsapi::JS_CallFunctionValue(cx, this, f, &none, out.into()) } {
+        Ok(())
+    } else {
+        Err(Error::Thrown)
+    }
+}
+
 /// A JS value during a binding call (an argument, or a member read from one).
 #[derive(Clone, Copy)]
 pub struct Val<'a> {
@@ -231,14 +268,7 @@ impl Dict<'_> {
         unsafe {
             rooted!(in(cx) let obj = v.to_object());
             rooted!(in(cx) let mut value = UndefinedValue());
-            if !jsapi::JS_GetProperty(
-                cx,
-                obj.handle().into(),
-                cname.as_ptr(),
-                value.handle_mut().into(),
-            ) {
-                return Err(Error::Thrown);
-            }
+            get_property(cx, obj.handle().into(), cname.as_ptr(), value.handle_mut())?;
             if value.get().is_undefined() {
                 return Ok(None);
             }
@@ -324,65 +354,52 @@ impl<'a> Val<'a> {
                 return Err(Error::Type("a sequence must be an iterable object".into()));
             }
             rooted!(in(cx) let mut iterator = UndefinedValue());
-            let none = HandleValueArray::empty();
-            if !jsapi::JS_CallFunctionValue(
+            call0(
                 cx,
                 obj.handle().into(),
                 method.handle().into(),
-                &none,
-                iterator.handle_mut().into(),
-            ) {
-                return Err(Error::Thrown);
-            }
+                iterator.handle_mut(),
+            )?;
             if !iterator.get().is_object() {
                 return Err(Error::Type("@@iterator did not return an object".into()));
             }
             rooted!(in(cx) let iter_obj = iterator.get().to_object());
             rooted!(in(cx) let mut next = UndefinedValue());
-            if !jsapi::JS_GetProperty(
+            get_property(
                 cx,
                 iter_obj.handle().into(),
                 c"next".as_ptr(),
-                next.handle_mut().into(),
-            ) {
-                return Err(Error::Thrown);
-            }
+                next.handle_mut(),
+            )?;
             loop {
                 rooted!(in(cx) let mut result = UndefinedValue());
-                if !jsapi::JS_CallFunctionValue(
+                call0(
                     cx,
                     iter_obj.handle().into(),
                     next.handle().into(),
-                    &none,
-                    result.handle_mut().into(),
-                ) {
-                    return Err(Error::Thrown);
-                }
+                    result.handle_mut(),
+                )?;
                 if !result.get().is_object() {
                     return Err(Error::Type("an iterator result is not an object".into()));
                 }
                 rooted!(in(cx) let result_obj = result.get().to_object());
                 rooted!(in(cx) let mut done = UndefinedValue());
-                if !jsapi::JS_GetProperty(
+                get_property(
                     cx,
                     result_obj.handle().into(),
                     c"done".as_ptr(),
-                    done.handle_mut().into(),
-                ) {
-                    return Err(Error::Thrown);
-                }
+                    done.handle_mut(),
+                )?;
                 if mozjs::rust::ToBoolean(mozjs::rust::Handle::from_raw(done.handle().into())) {
                     return Ok(out);
                 }
                 rooted!(in(cx) let mut value = UndefinedValue());
-                if !jsapi::JS_GetProperty(
+                get_property(
                     cx,
                     result_obj.handle().into(),
                     c"value".as_ptr(),
-                    value.handle_mut().into(),
-                ) {
-                    return Err(Error::Thrown);
-                }
+                    value.handle_mut(),
+                )?;
                 out.push(f(Val {
                     cx,
                     v: value.handle().into(),
@@ -479,14 +496,12 @@ impl CallCtx<'_> {
         unsafe {
             rooted!(in(cx) let mut proto = UndefinedValue());
             rooted!(in(cx) let target = self.args.new_target().get().to_object());
-            if !jsapi::JS_GetProperty(
+            get_property(
                 cx,
                 target.handle().into(),
                 c"prototype".as_ptr(),
-                proto.handle_mut().into(),
-            ) {
-                return Err(Error::Thrown);
-            }
+                proto.handle_mut(),
+            )?;
             if !proto.get().is_object()
                 && !jsapi::JS_GetProperty(
                     cx,
