@@ -97,7 +97,10 @@ impl Loader {
         let mut builder = reqwest::blocking::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("jsprof/", env!("CARGO_PKG_VERSION")))
-            .timeout(config.timeout.unwrap_or(Duration::from_secs(30)));
+            .timeout(config.timeout.unwrap_or(Duration::from_secs(30)))
+            // No idle connections kept: a server that closes a kept-alive TLS connection
+            // without close_notify (wptserve does) would fail the next request on it.
+            .pool_max_idle_per_host(0);
         if let Some(path) = &config.certificate_path {
             let cert_err = |cause: String| LoadError::Certificate {
                 path: path.clone(),

@@ -109,6 +109,8 @@ struct PageHost {
     origin: Nanos,
     origin_unix_ms: f64,
     loader: Loader,
+    /// The document's URL (fetch()'s CORS checks).
+    url: Url,
     timers: RefCell<BTreeMap<(Instant, u64), Timer>>,
     timer_keys: RefCell<HashMap<(usize, u32), (Instant, u64)>>,
     timer_seq: Cell<u64>,
@@ -118,6 +120,8 @@ struct PageHost {
     prefs: Prefs,
     /// The document's `js-profiling` policy (decision 2).
     policy: ProfilingPolicy,
+    /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
+    cross_origin_isolated: bool,
     /// Interrupts this page's runtime (the sampler's way in), once the runtime exists.
     interrupter: OnceCell<mozjs::rust::ThreadSafeJSContext>,
     /// The page's agent in the ProfilerGroup, once sampling support is initialised.
@@ -137,7 +141,7 @@ impl Host for PageHost {
     }
 
     fn now(&self, _window: usize) -> f64 {
-        Resolution::Coarse.relative_ms(self.clock.now(), self.origin)
+        self.resolution().relative_ms(self.clock.now(), self.origin)
     }
 
     fn time_origin(&self, _window: usize) -> f64 {
@@ -179,6 +183,55 @@ impl Host for PageHost {
         self.imports_pending.set(true);
     }
 
+    fn fetch_start(&self, window: usize, id: u32, url: &str) {
+        let pending = self.tasks.expect();
+        let loader = self.loader.clone();
+        let document = self.url.clone();
+        let url = url.to_owned();
+        std::thread::spawn(move || {
+            let outcome = Url::parse(&url)
+                .map_err(|e| format!("{url}: {e}"))
+                .and_then(|u| loader.fetch(&u).map_err(|e| e.to_string()))
+                .and_then(|r| {
+                    // Mode "cors" (fetch's default): a cross-origin response needs
+                    // Access-Control-Allow-Origin.
+                    if same_origin(&document, &r.url) || cors_allows(&document, &r) {
+                        Ok(r)
+                    } else {
+                        Err(format!("{}: blocked by CORS", r.url))
+                    }
+                });
+            pending.queue(Box::new(move |js| {
+                let (status, final_url, headers, body, error) = match outcome {
+                    Ok(r) => {
+                        let headers: Vec<(&str, &str)> = r.headers.iter().collect();
+                        let headers = serde_json::to_string(&headers).expect("strings serialise");
+                        (
+                            f64::from(r.status),
+                            r.url.to_string(),
+                            headers,
+                            r.text(),
+                            String::new(),
+                        )
+                    }
+                    Err(e) => (0.0, String::new(), "[]".into(), String::new(), e),
+                };
+                js.call_hook(
+                    window,
+                    c"fetchDone",
+                    &[
+                        Arg::Num(f64::from(id)),
+                        Arg::Num(status),
+                        Arg::Str(&final_url),
+                        Arg::Str(&headers),
+                        Arg::Str(&body),
+                        Arg::Str(&error),
+                    ],
+                );
+            }));
+        });
+    }
+
     fn pref_enabled(&self, name: &str) -> bool {
         self.prefs.get_bool(name).unwrap_or(false)
     }
@@ -203,7 +256,7 @@ impl Host for PageHost {
                 sample_interval,
                 max_buffer_size,
                 time_origin: self.origin,
-                cross_origin_isolated: false,
+                cross_origin_isolated: self.cross_origin_isolated,
                 symbolizer: self.registry.clone(),
                 on_buffer_full: Some(on_buffer_full),
             })
@@ -225,6 +278,15 @@ fn realm_of(window: usize) -> RealmId {
 }
 
 impl PageHost {
+    /// The coarsening of this document's clock (<https://w3c.github.io/hr-time/#dfn-coarsen-time>).
+    fn resolution(&self) -> Resolution {
+        if self.cross_origin_isolated {
+            Resolution::Isolated
+        } else {
+            Resolution::Coarse
+        }
+    }
+
     /// Initialises sampling support (once): registers the page's event loop as an agent of
     /// the process's ProfilerGroup and installs the stack capture in its runtime.
     fn sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
@@ -333,11 +395,13 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     let (tx, messages) = mpsc::channel();
     let task_tx = tx.clone();
     let policy = policy::js_profiling(response.headers.get_combined("document-policy").as_deref());
+    let cross_origin_isolated = cross_origin_isolated(&response);
     let host = Rc::new(PageHost {
         clock,
         origin,
         origin_unix_ms,
         loader: options.loader.clone(),
+        url: response.url.clone(),
         timers: RefCell::default(),
         timer_keys: RefCell::default(),
         timer_seq: Cell::new(0),
@@ -346,6 +410,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         registry: ScriptRegistry::new(),
         prefs: options.prefs.clone(),
         policy,
+        cross_origin_isolated,
         interrupter: OnceCell::new(),
         agent: RefCell::new(None),
         tasks: TaskSender::new(move |task| {
@@ -355,7 +420,12 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     });
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
-    let init = serde_json::json!({ "url": response.url.as_str(), "tree": doc.tree }).to_string();
+    let init = serde_json::json!({
+        "url": response.url.as_str(),
+        "tree": doc.tree,
+        "crossOriginIsolated": cross_origin_isolated,
+    })
+    .to_string();
     let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
     // Document-Policy `js-profiling-mode=eager`: sampling support now, not with the first
     // Profiler.
@@ -374,7 +444,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
                     sample_interval: interval,
                     max_buffer_size: u32::MAX,
                     time_origin: origin,
-                    cross_origin_isolated: false,
+                    cross_origin_isolated: host.cross_origin_isolated,
                     symbolizer: host.registry.clone(),
                     on_buffer_full: None,
                 })
@@ -771,6 +841,29 @@ impl Page {
             self.checkpoint();
         }
     }
+}
+
+/// Whether a document with this response is cross-origin isolated: a secure context whose
+/// `Cross-Origin-Opener-Policy` is `same-origin` and whose `Cross-Origin-Embedder-Policy` is
+/// `require-corp` or `credentialless` (<https://html.spec.whatwg.org/#concept-settings-object-cross-origin-isolated-capability>).
+fn cross_origin_isolated(response: &Response) -> bool {
+    let token = |name: &str| {
+        response.headers.get(name).map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+    };
+    let secure = response.url.scheme() == "https"
+        || matches!(response.url.host_str(), Some("localhost" | "127.0.0.1"));
+    secure
+        && token("cross-origin-opener-policy").as_deref() == Some("same-origin")
+        && matches!(
+            token("cross-origin-embedder-policy").as_deref(),
+            Some("require-corp" | "credentialless")
+        )
 }
 
 /// The CORS check (<https://fetch.spec.whatwg.org/#cors-check>) for an anonymous request.

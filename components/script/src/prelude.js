@@ -130,31 +130,36 @@
   }
   class EventTarget {
     constructor() { listeners.set(this, []); }
+    // Called without a `this` (a bare `addEventListener(…)` in a page), they act on the
+    // global, as WebIDL does for operations of the global object.
     addEventListener(type, callback, options) {
+      const self = this ?? global;
       if (callback === null || callback === undefined) return;
       const o = flattenOptions(options);
-      let list = listeners.get(this);
-      if (!list) listeners.set(this, (list = []));
+      let list = listeners.get(self);
+      if (!list) listeners.set(self, (list = []));
       type = String(type);
       if (list.some((l) => l.type === type && l.callback === callback && l.capture === o.capture)) return;
       list.push({ type, callback, capture: o.capture, once: o.once, removed: false });
     }
     removeEventListener(type, callback, options) {
+      const self = this ?? global;
       const o = flattenOptions(options);
-      const list = listeners.get(this) || [];
+      const list = listeners.get(self) || [];
       const i = list.findIndex((l) => l.type === String(type) && l.callback === callback && l.capture === o.capture);
       if (i >= 0) { list[i].removed = true; list.splice(i, 1); }
     }
     dispatchEvent(event) {
+      const self = this ?? global;
       if (!(event instanceof Event)) throw new TypeError("dispatchEvent: argument is not an Event");
       const s = eventState.get(event);
       if (s.phase !== 0) throw new DOMException("The event is already being dispatched.", "InvalidStateError");
-      s.target = this;
+      s.target = self;
       s.stop = s.stopImmediate = false;
       const path = [];
-      for (let t = parentOf.get(this); t; t = parentOf.get(t)) path.push(t);
+      for (let t = parentOf.get(self); t; t = parentOf.get(t)) path.push(t);
       const invoke = (target, phase, capture) => {
-        if (s.stop && target !== this) return;
+        if (s.stop && target !== self) return;
         s.currentTarget = target;
         s.phase = phase;
         for (const l of (listeners.get(target) || []).slice()) {
@@ -168,7 +173,7 @@
         void capture;
       };
       for (let i = path.length - 1; i >= 0; i--) invoke(path[i], 1);
-      invoke(this, 2);
+      invoke(self, 2);
       if (s.bubbles) for (const t of path) invoke(t, 3);
       s.phase = 0;
       s.currentTarget = null;
@@ -595,15 +600,55 @@
     if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
   }
 
+  // fetch() (https://fetch.spec.whatwg.org/#fetch-method): GET through the engine's loader,
+  // on another thread; the response comes back as a task (hooks.fetchDone).
+  const fetches = new Map();
+  let nextFetch = 1;
+  class Headers {
+    constructor(init = []) {
+      this._list = Array.isArray(init) ? init.map(([k, v]) => [String(k).toLowerCase(), String(v)]) : Object.entries(init).map(([k, v]) => [k.toLowerCase(), String(v)]);
+    }
+    get(name) { const v = this._list.filter(([k]) => k === String(name).toLowerCase()).map(([, v]) => v); return v.length ? v.join(", ") : null; }
+    has(name) { return this.get(name) !== null; }
+    *entries() { yield* this._list; }
+    [Symbol.iterator]() { return this.entries(); }
+  }
+  tag(Headers, "Headers");
+  class Response {
+    constructor(body, { status, url, headers }) {
+      this._body = body; this.status = status; this.url = url; this.headers = new Headers(headers);
+      this.ok = status >= 200 && status < 300; this.bodyUsed = false; this.type = "basic";
+      this.statusText = "";
+    }
+    _take() {
+      if (this.bodyUsed) return Promise.reject(new TypeError("Body has already been consumed."));
+      this.bodyUsed = true;
+      return Promise.resolve(this._body);
+    }
+    text() { return this._take(); }
+    json() { return this._take().then((t) => JSON.parse(t)); }
+  }
+  tag(Response, "Response");
+  function fetch(input, init = {}) {
+    return new Promise((resolve, reject) => {
+      const method = String((init && init.method) || "GET").toUpperCase();
+      if (method !== "GET") throw new TypeError(`fetch: only GET is supported (got ${method})`);
+      const url = new URL(input instanceof URL ? input.href : String(input), location.href);
+      const id = nextFetch++;
+      fetches.set(id, { resolve, reject });
+      host.fetchStart(id, url.href);
+    });
+  }
+
   const api = {
     window: global, self: global, frames: global, parent: global, top: global, opener: null,
     document, location, console, performance, name: "", length: 0, closed: false,
     origin: locationParts.origin, isSecureContext: locationParts.protocol === "https:" || /^(localhost|127\.0\.0\.1)$/.test(locationParts.hostname) || locationParts.protocol === "file:",
-    crossOriginIsolated: false,
+    crossOriginIsolated: !!init.crossOriginIsolated,
     navigator: Object.freeze({ userAgent: "jsprof (SpiderMonkey)", language: "en-US", languages: ["en-US"], hardwareConcurrency: 1 }),
     EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, DOMException, Window,
     Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, Text, Document, Location,
-    URL, URLSearchParams, Performance,
+    URL, URLSearchParams, Performance, Headers, Response, fetch,
     setTimeout(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, false); },
     setInterval(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, true); },
     clearTimeout: clearTimer,
@@ -634,6 +679,13 @@
     // The realm's original DOMException, for exceptions thrown by generated bindings.
     DOMException,
     fireEvent(target, type) { fire(target, type); },
+    fetchDone(id, status, url, headersJSON, body, error) {
+      const f = fetches.get(id);
+      fetches.delete(id);
+      if (!f) return;
+      if (error) f.reject(new TypeError(`Failed to fetch: ${error}`));
+      else f.resolve(new Response(body, { status, url, headers: JSON.parse(headersJSON) }));
+    },
     fireTimer(id) {
       const t = timerTable.get(id);
       if (!t) return;

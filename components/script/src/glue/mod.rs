@@ -53,6 +53,9 @@ pub(crate) trait Host {
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
+    /// Starts `fetch()` number `id` of the window: the result comes back as a task calling
+    /// the prelude's `fetchDone`.
+    fn fetch_start(&self, window: usize, id: u32, url: &str);
     /// Whether boolean pref `name` is true (false if there is no such pref).
     fn pref_enabled(&self, name: &str) -> bool;
     /// The `js-profiling` policy of the window's document (decision 2).
@@ -375,13 +378,14 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 7] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 8] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
                 (c"setTimer", Some(native_set_timer), 3),
                 (c"clearTimer", Some(native_clear_timer), 1),
                 (c"parseURL", Some(native_parse_url), 2),
+                (c"fetchStart", Some(native_fetch_start), 2),
                 (c"watchPromise", Some(native_noop), 1),
             ];
             for (name, f, nargs) in natives {
@@ -1425,6 +1429,18 @@ unsafe extern "C" fn native_clear_timer(cx: *mut JSContext, argc: u32, vp: *mut 
         let args = CallArgs::from_vp(vp, argc);
         let id = arg_number(cx, &args, 0);
         host().clear_timer(current_window(cx), id as u32);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_fetch_start(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let id = arg_number(cx, &args, 0);
+        let url = arg_string(cx, &args, 1).unwrap_or_default();
+        host().fetch_start(current_window(cx), id as u32, &url);
         args.rval().set(UndefinedValue());
     }
     true

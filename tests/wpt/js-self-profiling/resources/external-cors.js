@@ -1,0 +1,3 @@
+function corsSpin(ms) {
+  return ProfilingUtils.spin(ms);
+}

@@ -1,0 +1,3 @@
+function hiddenSpin(ms) {
+  return ProfilingUtils.spin(ms);
+}

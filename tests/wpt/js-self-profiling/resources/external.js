@@ -1,0 +1,3 @@
+function externalSpin(ms) {
+  return ProfilingUtils.spin(ms);
+}
