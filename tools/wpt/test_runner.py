@@ -32,8 +32,10 @@ class Metadata(unittest.TestCase):
                 f.write(metadata.render("x.html", "OK", [], [("s", "FAIL", ["kept reason"])]))
             results = [{"test": "/t/x.html", "status": "OK", "subtests": [{"name": "s", "status": "TIMEOUT"}]}]
             metadata.update(d, results)
-            self.assertIn("kept reason", open(path).read())
-            self.assertIn("expected: TIMEOUT", open(path).read())
+            with open(path) as f:
+                text = f.read()
+            self.assertIn("kept reason", text)
+            self.assertIn("expected: TIMEOUT", text)
             results[0]["subtests"][0]["status"] = "PASS"
             _, removed = metadata.update(d, results)
             self.assertEqual(removed, [path])

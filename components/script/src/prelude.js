@@ -600,6 +600,204 @@
     if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
   }
 
+  // ---------------------------------------------------------------------------------------
+  // Structured clone (https://html.spec.whatwg.org/#safe-passing-of-structured-data), in the
+  // window's own realm: primitives, plain objects and arrays (cycles kept), Date, RegExp, Map,
+  // Set, ArrayBuffer and its views, Error objects, Blobs; transferred MessagePorts move. Any
+  // other object (a function, a symbol, a DOM object) is a DataCloneError.
+  const transferredPorts = new WeakSet();
+  function cloneValue(value, memory, transfer) {
+    if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) return value;
+    if (typeof value === "symbol" || typeof value === "function") {
+      throw new DOMException(`${typeof value === "symbol" ? "A symbol" : "A function"} could not be cloned.`, "DataCloneError");
+    }
+    if (memory.has(value)) return memory.get(value);
+    let out;
+    const tagOf = Object.prototype.toString.call(value);
+    if (value instanceof MessagePort) {
+      if (!transfer.includes(value)) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");
+      out = value;
+    } else if (value instanceof Blob) {
+      out = value;
+    } else if (tagOf === "[object Date]") {
+      out = new Date(value.getTime());
+    } else if (tagOf === "[object RegExp]") {
+      out = new RegExp(value.source, value.flags);
+    } else if (tagOf === "[object ArrayBuffer]") {
+      out = value.slice(0);
+    } else if (ArrayBuffer.isView(value)) {
+      out = new value.constructor(value);
+    } else if (tagOf === "[object Map]") {
+      out = new Map();
+      memory.set(value, out);
+      for (const [k, v] of value) out.set(cloneValue(k, memory, transfer), cloneValue(v, memory, transfer));
+      return out;
+    } else if (tagOf === "[object Set]") {
+      out = new Set();
+      memory.set(value, out);
+      for (const v of value) out.add(cloneValue(v, memory, transfer));
+      return out;
+    } else if (value instanceof Error) {
+      out = new (global[value.name] && global[value.name].prototype instanceof Error ? global[value.name] : Error)(value.message);
+    } else if (Array.isArray(value)) {
+      out = new Array(value.length);
+      memory.set(value, out);
+      for (const k of Object.keys(value)) out[k] = cloneValue(value[k], memory, transfer);
+      return out;
+    } else if (tagOf === "[object Object]") {
+      out = {};
+      memory.set(value, out);
+      for (const k of Object.keys(value)) out[k] = cloneValue(value[k], memory, transfer);
+      return out;
+    } else {
+      throw new DOMException(`${tagOf.slice(8, -1)} object could not be cloned.`, "DataCloneError");
+    }
+    memory.set(value, out);
+    return out;
+  }
+  function structuredCloneWithTransfer(value, transfer = []) {
+    transfer = Array.from(transfer);
+    for (const t of transfer) {
+      if (!(t instanceof MessagePort)) throw new DOMException("Only MessagePorts can be transferred.", "DataCloneError");
+      if (transferredPorts.has(t) || portState.get(t).closed) throw new DOMException("A MessagePort was transferred twice or is closed.", "DataCloneError");
+    }
+    const data = cloneValue(value, new Map(), transfer);
+    for (const t of transfer) transferredPorts.add(t);
+    return data;
+  }
+
+  // MessageEvent, MessageChannel and MessagePort (https://html.spec.whatwg.org/#message-ports).
+  class MessageEvent extends Event {
+    constructor(type, init = {}) {
+      super(type, init);
+      defineValue(this, "_m", { data: init.data ?? null, origin: String(init.origin ?? ""), lastEventId: String(init.lastEventId ?? ""),
+        source: init.source ?? null, ports: Object.freeze(Array.from(init.ports ?? [])) });
+    }
+    get data() { return this._m.data; }
+    get origin() { return this._m.origin; }
+    get lastEventId() { return this._m.lastEventId; }
+    get source() { return this._m.source; }
+    get ports() { return this._m.ports; }
+  }
+  tag(MessageEvent, "MessageEvent");
+  const portState = new WeakMap();
+  // Runs `f` as a task (the posted message task source).
+  const queueTask = (f) => addTimer(f, 0, [], false);
+  class MessagePort extends EventTarget {
+    constructor(key) {
+      if (key !== ILLEGAL) throw new TypeError("Illegal constructor");
+      super();
+      portState.set(this, { other: null, queue: [], started: false, closed: false, onmessage: null });
+    }
+    postMessage(message, transfer = []) {
+      if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];
+      const s = portState.get(this);
+      if (transfer.includes(this)) throw new DOMException("A port cannot transfer itself.", "DataCloneError");
+      const data = structuredCloneWithTransfer(message, transfer);
+      const target = s.other;
+      if (!target || s.closed) return;
+      portState.get(target).queue.push({ data, ports: Array.from(transfer) });
+      deliver(target);
+    }
+    start() {
+      const s = portState.get(this);
+      if (s.started) return;
+      s.started = true;
+      deliver(this);
+    }
+    close() {
+      const s = portState.get(this);
+      s.closed = true;
+      if (s.other) portState.get(s.other).other = null;
+      s.other = null;
+    }
+    get onmessage() { return portState.get(this).onmessage; }
+    set onmessage(f) {
+      const s = portState.get(this);
+      if (s.onmessage) this.removeEventListener("message", s.onmessage);
+      s.onmessage = typeof f === "function" ? f : null;
+      if (s.onmessage) this.addEventListener("message", s.onmessage);
+      this.start();
+    }
+  }
+  tag(MessagePort, "MessagePort");
+  function deliver(port) {
+    const s = portState.get(port);
+    if (!s.started) return;
+    while (s.queue.length) {
+      const { data, ports } = s.queue.shift();
+      queueTask(() => {
+        const e = new MessageEvent("message", { data, ports });
+        eventState.get(e).trusted = true;
+        port.dispatchEvent(e);
+      });
+    }
+  }
+  class MessageChannel {
+    constructor() {
+      const port1 = new MessagePort(ILLEGAL), port2 = new MessagePort(ILLEGAL);
+      portState.get(port1).other = port2;
+      portState.get(port2).other = port1;
+      defineValue(this, "_ports", [port1, port2]);
+    }
+    get port1() { return this._ports[0]; }
+    get port2() { return this._ports[1]; }
+  }
+  tag(MessageChannel, "MessageChannel");
+  // window.postMessage (https://html.spec.whatwg.org/#dom-window-postmessage), to this window.
+  function postMessage(message, options = "/", transfer = []) {
+    let targetOrigin = options;
+    if (options && typeof options === "object") { targetOrigin = options.targetOrigin ?? "/"; transfer = options.transfer ?? []; }
+    targetOrigin = String(targetOrigin);
+    if (targetOrigin !== "*" && targetOrigin !== "/") {
+      let parsed;
+      try { parsed = new URL(targetOrigin); } catch { throw new DOMException(`Invalid target origin '${targetOrigin}'.`, "SyntaxError"); }
+      if (parsed.origin !== location.origin) return;
+    }
+    const data = structuredCloneWithTransfer(message, transfer);
+    const ports = Array.from(transfer);
+    queueTask(() => {
+      const e = new MessageEvent("message", { data, ports, origin: location.origin, source: global });
+      eventState.get(e).trusted = true;
+      global.dispatchEvent(e);
+    });
+  }
+
+  // Blob and blob: URLs (https://w3c.github.io/FileAPI/), holding text: string parts as they
+  // are, bytes as Latin-1.
+  const blobData = new WeakMap();
+  const blobURLs = new Map();
+  class Blob {
+    constructor(parts = [], options = {}) {
+      let text = "";
+      for (const p of Array.from(parts)) {
+        if (p instanceof Blob) text += blobData.get(p);
+        else if (p instanceof ArrayBuffer) text += String.fromCharCode(...new Uint8Array(p));
+        else if (ArrayBuffer.isView(p)) text += String.fromCharCode(...new Uint8Array(p.buffer, p.byteOffset, p.byteLength));
+        else text += String(p);
+      }
+      blobData.set(this, text);
+      defineValue(this, "_type", /[^\x20-\x7e]/.test(String(options.type ?? "")) ? "" : String(options.type ?? "").toLowerCase());
+    }
+    get size() { return unescape(encodeURIComponent(blobData.get(this))).length; }
+    get type() { return this._type; }
+    text() { return Promise.resolve(blobData.get(this)); }
+    slice(start = 0, end = undefined, type = "") {
+      const b = new Blob([blobData.get(this).slice(start, end)], { type });
+      return b;
+    }
+  }
+  tag(Blob, "Blob");
+  let nextBlobURL = 1;
+  URL.createObjectURL = function createObjectURL(blob) {
+    if (!(blob instanceof Blob)) throw new TypeError("createObjectURL: argument is not a Blob");
+    const origin = location.origin === "null" ? "null" : location.origin;
+    const url = `blob:${origin}/jsprof-${nextBlobURL++}-${Math.random().toString(16).slice(2)}`;
+    blobURLs.set(url, blob);
+    return url;
+  };
+  URL.revokeObjectURL = function revokeObjectURL(url) { blobURLs.delete(String(url)); };
+
   // fetch() (https://fetch.spec.whatwg.org/#fetch-method): GET through the engine's loader,
   // on another thread; the response comes back as a task (hooks.fetchDone).
   const fetches = new Map();
@@ -634,6 +832,12 @@
       const method = String((init && init.method) || "GET").toUpperCase();
       if (method !== "GET") throw new TypeError(`fetch: only GET is supported (got ${method})`);
       const url = new URL(input instanceof URL ? input.href : String(input), location.href);
+      if (url.protocol === "blob:") {
+        const blob = blobURLs.get(url.href);
+        if (!blob) throw new TypeError(`Failed to fetch: ${url.href} is not a live blob URL`);
+        resolve(new Response(blobData.get(blob), { status: 200, url: url.href, headers: [["content-type", blob.type]] }));
+        return;
+      }
       const id = nextFetch++;
       fetches.set(id, { resolve, reject });
       host.fetchStart(id, url.href);
@@ -649,6 +853,8 @@
     EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, DOMException, Window,
     Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, Text, Document, Location,
     URL, URLSearchParams, Performance, Headers, Response, fetch,
+    MessageEvent, MessageChannel, MessagePort, Blob, postMessage,
+    structuredClone(value, options = {}) { return structuredCloneWithTransfer(value, (options && options.transfer) || []); },
     setTimeout(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, false); },
     setInterval(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, true); },
     clearTimeout: clearTimer,

@@ -14,11 +14,3 @@ promise_test(async () => {
   assert_not_equals(iframe.contentWindow.Array, Array, "its own realm");
   assert_equals(typeof iframe.contentWindow.iframeSpin, "function");
 }, "an iframe gets its own document and realm, on the parent's event loop");
-
-promise_test(async () => {
-  assert_implements(window.MessageChannel, "MessageChannel");
-  const { port1, port2 } = new MessageChannel();
-  const got = new Promise((resolve) => { port2.onmessage = (e) => resolve(e.data); });
-  port1.postMessage({ a: 1 });
-  assert_equals((await got).a, 1);
-}, "MessageChannel ports carry messages");
