@@ -101,6 +101,38 @@ struct Timer {
     repeat: bool,
 }
 
+/// What the host knows of one window's document.
+#[derive(Debug, Clone)]
+struct Doc {
+    url: Url,
+    /// The document's `js-profiling` policy (decision 2).
+    policy: ProfilingPolicy,
+    /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
+    cross_origin_isolated: bool,
+}
+
+impl Doc {
+    fn of(response: &Response) -> Doc {
+        Doc {
+            url: response.url.clone(),
+            policy: policy::js_profiling(
+                response.headers.get_combined("document-policy").as_deref(),
+            ),
+            cross_origin_isolated: cross_origin_isolated(response),
+        }
+    }
+}
+
+/// The prelude's `init`: the document's URL, its tree and what the window needs to know.
+fn init_json(response: &Response, doc: &document::Document, d: &Doc) -> String {
+    serde_json::json!({
+        "url": response.url.as_str(),
+        "tree": doc.tree,
+        "crossOriginIsolated": d.cross_origin_isolated,
+    })
+    .to_string()
+}
+
 /// The embedder state natives reach (through [`Host`]). Only interior mutability: natives run
 /// while the event loop is inside a call into JS.
 struct PageHost {
@@ -109,8 +141,12 @@ struct PageHost {
     origin: Nanos,
     origin_unix_ms: f64,
     loader: Loader,
-    /// The document's URL (fetch()'s CORS checks).
-    url: Url,
+    /// Each window's document, by window index.
+    docs: RefCell<Vec<Doc>>,
+    /// iframes whose documents are being fetched (the top document's load event waits).
+    frames_loading: Cell<usize>,
+    /// Where other threads send the event loop what they have (a child document).
+    messages_tx: mpsc::Sender<Message>,
     timers: RefCell<BTreeMap<(Instant, u64), Timer>>,
     timer_keys: RefCell<HashMap<(usize, u32), (Instant, u64)>>,
     timer_seq: Cell<u64>,
@@ -118,10 +154,6 @@ struct PageHost {
     imports_pending: Cell<bool>,
     registry: Arc<ScriptRegistry>,
     prefs: Prefs,
-    /// The document's `js-profiling` policy (decision 2).
-    policy: ProfilingPolicy,
-    /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
-    cross_origin_isolated: bool,
     /// Interrupts this page's runtime (the sampler's way in), once the runtime exists.
     interrupter: OnceCell<mozjs::rust::ThreadSafeJSContext>,
     /// The page's agent in the ProfilerGroup, once sampling support is initialised.
@@ -140,8 +172,9 @@ impl Host for PageHost {
         }
     }
 
-    fn now(&self, _window: usize) -> f64 {
-        self.resolution().relative_ms(self.clock.now(), self.origin)
+    fn now(&self, window: usize) -> f64 {
+        self.resolution(window)
+            .relative_ms(self.clock.now(), self.origin)
     }
 
     fn time_origin(&self, _window: usize) -> f64 {
@@ -186,7 +219,7 @@ impl Host for PageHost {
     fn fetch_start(&self, window: usize, id: u32, url: &str) {
         let pending = self.tasks.expect();
         let loader = self.loader.clone();
-        let document = self.url.clone();
+        let document = self.doc(window).url;
         let url = url.to_owned();
         std::thread::spawn(move || {
             let outcome = Url::parse(&url)
@@ -236,8 +269,30 @@ impl Host for PageHost {
         self.prefs.get_bool(name).unwrap_or(false)
     }
 
-    fn js_profiling(&self, _window: usize) -> ProfilingPolicy {
-        self.policy
+    fn js_profiling(&self, window: usize) -> ProfilingPolicy {
+        self.doc(window).policy
+    }
+
+    fn load_frame(&self, window: usize, index: u32, url: &str) {
+        self.frames_loading.set(self.frames_loading.get() + 1);
+        let pending = self.tasks.expect();
+        let loader = self.loader.clone();
+        let tx = self.messages_tx.clone();
+        let url = url.to_owned();
+        std::thread::spawn(move || {
+            let result = Url::parse(&url)
+                .map_err(|e| LoadError::BadUrl {
+                    input: url.clone(),
+                    cause: e.to_string(),
+                })
+                .and_then(|u| loader.fetch(&u));
+            let _ = tx.send(Message::Frame {
+                parent: window,
+                index,
+                result,
+                _pending: pending,
+            });
+        });
     }
 
     fn start_profiling(
@@ -256,7 +311,7 @@ impl Host for PageHost {
                 sample_interval,
                 max_buffer_size,
                 time_origin: self.origin,
-                cross_origin_isolated: self.cross_origin_isolated,
+                cross_origin_isolated: self.doc(window).cross_origin_isolated,
                 symbolizer: self.registry.clone(),
                 on_buffer_full: Some(on_buffer_full),
             })
@@ -278,9 +333,14 @@ fn realm_of(window: usize) -> RealmId {
 }
 
 impl PageHost {
-    /// The coarsening of this document's clock (<https://w3c.github.io/hr-time/#dfn-coarsen-time>).
-    fn resolution(&self) -> Resolution {
-        if self.cross_origin_isolated {
+    /// Window `window`'s document.
+    fn doc(&self, window: usize) -> Doc {
+        self.docs.borrow()[window].clone()
+    }
+
+    /// The coarsening of a window's clock (<https://w3c.github.io/hr-time/#dfn-coarsen-time>).
+    fn resolution(&self, window: usize) -> Resolution {
+        if self.doc(window).cross_origin_isolated {
             Resolution::Isolated
         } else {
             Resolution::Coarse
@@ -347,6 +407,14 @@ struct Fetched {
 enum Message {
     Fetched(Fetched),
     Task(Task),
+    /// The document of `parent`'s iframe number `index`.
+    Frame {
+        parent: usize,
+        index: u32,
+        result: Result<Response, LoadError>,
+        /// Keeps the loop turning until this is handled.
+        _pending: crate::dom::PendingTask,
+    },
 }
 
 /// A script ready to run.
@@ -394,14 +462,16 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     let doc = document::parse(&response.text());
     let (tx, messages) = mpsc::channel();
     let task_tx = tx.clone();
-    let policy = policy::js_profiling(response.headers.get_combined("document-policy").as_deref());
-    let cross_origin_isolated = cross_origin_isolated(&response);
+    let top_doc = Doc::of(&response);
+    let policy = top_doc.policy;
     let host = Rc::new(PageHost {
         clock,
         origin,
         origin_unix_ms,
         loader: options.loader.clone(),
-        url: response.url.clone(),
+        docs: RefCell::new(vec![top_doc.clone()]),
+        frames_loading: Cell::new(0),
+        messages_tx: tx.clone(),
         timers: RefCell::default(),
         timer_keys: RefCell::default(),
         timer_seq: Cell::new(0),
@@ -409,8 +479,6 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         imports_pending: Cell::new(false),
         registry: ScriptRegistry::new(),
         prefs: options.prefs.clone(),
-        policy,
-        cross_origin_isolated,
         interrupter: OnceCell::new(),
         agent: RefCell::new(None),
         tasks: TaskSender::new(move |task| {
@@ -420,13 +488,10 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     });
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
-    let init = serde_json::json!({
-        "url": response.url.as_str(),
-        "tree": doc.tree,
-        "crossOriginIsolated": cross_origin_isolated,
-    })
-    .to_string();
+    let init = init_json(&response, &doc, &top_doc);
     let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
+    // The parser's iframes start loading (their documents arrive as messages).
+    js.call_hook(window, c"startFrames", &[]);
     // Document-Policy `js-profiling-mode=eager`: sampling support now, not with the first
     // Profiler.
     if policy == ProfilingPolicy::Allowed(Init::Eager) {
@@ -444,7 +509,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
                     sample_interval: interval,
                     max_buffer_size: u32::MAX,
                     time_origin: origin,
-                    cross_origin_isolated: host.cross_origin_isolated,
+                    cross_origin_isolated: top_doc.cross_origin_isolated,
                     symbolizer: host.registry.clone(),
                     on_buffer_full: None,
                 })
@@ -611,7 +676,8 @@ impl Page {
         }
         self.js.call_hook(self.window, c"fireDOMContentLoaded", &[]);
         self.checkpoint();
-        while !self.async_left.is_empty() {
+        // The load event waits for async scripts and for the iframes' documents.
+        while !self.async_left.is_empty() || self.host.frames_loading.get() > 0 {
             if !self.turn() {
                 return;
             }
@@ -731,6 +797,17 @@ impl Page {
                 task(&mut self.js);
                 self.checkpoint();
             }
+            Message::Frame {
+                parent,
+                index,
+                result,
+                _pending,
+            } => {
+                self.load_frame(parent, index, result);
+                self.host
+                    .frames_loading
+                    .set(self.host.frames_loading.get() - 1);
+            }
         }
     }
 
@@ -749,41 +826,31 @@ impl Page {
     /// Runs a fetched external script, or fires `error` at its element if it could not be had.
     fn execute_fetched(&mut self, i: usize) {
         let result = self.arrived.remove(&i).expect("arrived before it runs");
-        let s = &self.scripts[i];
-        let ready = match result {
-            Ok(r) if r.ok() => {
-                let cross_origin = !same_origin(&self.url, &r.url);
-                if cross_origin && s.crossorigin.is_some() && !cors_allows(&self.url, &r) {
-                    Err(format!(
-                        "{}: blocked by CORS (no matching Access-Control-Allow-Origin)",
-                        r.url
-                    ))
-                } else {
-                    Ok(Ready {
-                        source: r.text(),
-                        url: r.url.to_string(),
-                        line: 1,
-                        column: 1,
-                        // A no-CORS cross-origin classic script has muted errors.
-                        muted: cross_origin
-                            && s.crossorigin.is_none()
-                            && s.kind == ScriptKind::Classic,
-                    })
-                }
-            }
-            Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
-            Err(e) => Err(e.to_string()),
-        };
+        let ready = ready_from(&self.url, &self.scripts[i], result);
+        let s = self.scripts[i].clone();
+        self.execute_or_fail(self.window, i, &s, ready);
+    }
+
+    fn execute(&mut self, i: usize, ready: Ready) {
+        let s = self.scripts[i].clone();
+        self.execute_in(self.window, i, &s, ready);
+    }
+
+    /// Runs `ready`, or reports why it could not be had and fires `error` at its element.
+    fn execute_or_fail(
+        &mut self,
+        w: usize,
+        i: usize,
+        s: &ScriptElement,
+        ready: Result<Ready, String>,
+    ) {
         match ready {
-            Ok(ready) => self.execute(i, ready),
+            Ok(ready) => self.execute_in(w, i, s, ready),
             Err(message) => {
-                self.host.print(
-                    self.window,
-                    true,
-                    &format!("jsprof: failed to load script {message}"),
-                );
+                self.host
+                    .print(w, true, &format!("jsprof: failed to load script {message}"));
                 self.js.call_hook(
-                    self.window,
+                    w,
                     c"fireScriptEvent",
                     &[Arg::Num(i as f64), Arg::Str("error")],
                 );
@@ -792,14 +859,14 @@ impl Page {
         }
     }
 
-    /// execute the script element (https://html.spec.whatwg.org/#execute-the-script-element).
-    fn execute(&mut self, i: usize, ready: Ready) {
+    /// execute the script element (https://html.spec.whatwg.org/#execute-the-script-element)
+    /// number `i` of window `w`'s document.
+    fn execute_in(&mut self, w: usize, i: usize, s: &ScriptElement, ready: Ready) {
         if self.expired() {
             return;
         }
-        let w = self.window;
-        let kind = self.scripts[i].kind;
-        let external = self.scripts[i].src.is_some();
+        let kind = s.kind;
+        let external = s.src.is_some();
         self.host.registry.register(
             &ready.url,
             &ready.source,
@@ -840,6 +907,121 @@ impl Page {
             );
             self.checkpoint();
         }
+    }
+
+    /// Creates the child browsing context of `parent`'s iframe number `index` from its
+    /// document's response, runs the document's scripts, and fires `load` at the iframe.
+    /// (A child document's scripts run in document order, fetched one after the other on
+    /// the event loop's thread: a simplification of the parser-driven model of the top
+    /// document.)
+    fn load_frame(&mut self, parent: usize, index: u32, result: Result<Response, LoadError>) {
+        let response = match result {
+            Ok(r) if r.ok() => r,
+            Ok(r) => {
+                self.host.print(
+                    parent,
+                    true,
+                    &format!("jsprof: iframe {}: HTTP status {}", r.url, r.status),
+                );
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+            Err(e) => {
+                self.host
+                    .print(parent, true, &format!("jsprof: iframe: {e}"));
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+        };
+        let doc = document::parse(&response.text());
+        let url = response.url.clone();
+        self.host.docs.borrow_mut().push(Doc::of(&response));
+        let init = init_json(
+            &response,
+            &doc,
+            self.host.docs.borrow().last().expect("pushed"),
+        );
+        let child = match self.js.new_window(PRELUDE, &init) {
+            Ok(w) => w,
+            Err(e) => {
+                self.host
+                    .print(parent, true, &format!("jsprof: iframe {url}: {e}"));
+                return;
+            }
+        };
+        self.js.attach_frame(parent, index, child);
+        self.js.call_hook(child, c"startFrames", &[]);
+        for (i, s) in doc.scripts.iter().enumerate() {
+            if s.index == usize::MAX || self.expired() {
+                continue;
+            }
+            let ready = match &s.src {
+                None => Ok(Ready {
+                    source: s.text.clone(),
+                    url: url.to_string(),
+                    line: s.line,
+                    column: s.column,
+                    muted: false,
+                }),
+                Some(src) => {
+                    let fetched = url
+                        .join(src)
+                        .map_err(|e| LoadError::BadUrl {
+                            input: src.clone(),
+                            cause: e.to_string(),
+                        })
+                        .and_then(|u| self.host.loader.fetch(&u));
+                    ready_from(&url, s, fetched)
+                }
+            };
+            self.execute_or_fail(child, i, s, ready);
+        }
+        for (hook, arg) in [
+            (c"setReadyState", Some("interactive")),
+            (c"fireDOMContentLoaded", None),
+            (c"setReadyState", Some("complete")),
+            (c"fireLoad", None),
+        ] {
+            let args: Vec<Arg> = arg.into_iter().map(Arg::Str).collect();
+            self.js.call_hook(child, hook, &args);
+            self.checkpoint();
+        }
+        self.js
+            .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+        self.checkpoint();
+    }
+}
+
+/// An external script's response as something to run, or why it cannot run (an HTTP error,
+/// a failed CORS check for `crossorigin`).
+fn ready_from(
+    document: &Url,
+    s: &ScriptElement,
+    result: Result<Response, LoadError>,
+) -> Result<Ready, String> {
+    match result {
+        Ok(r) if r.ok() => {
+            let cross_origin = !same_origin(document, &r.url);
+            if cross_origin && s.crossorigin.is_some() && !cors_allows(document, &r) {
+                Err(format!(
+                    "{}: blocked by CORS (no matching Access-Control-Allow-Origin)",
+                    r.url
+                ))
+            } else {
+                Ok(Ready {
+                    source: r.text(),
+                    url: r.url.to_string(),
+                    line: 1,
+                    column: 1,
+                    // A no-CORS cross-origin classic script has muted errors.
+                    muted: cross_origin && s.crossorigin.is_none() && s.kind == ScriptKind::Classic,
+                })
+            }
+        }
+        Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -12,6 +12,8 @@
   const defineGetter = (obj, name, get, set) =>
     Object.defineProperty(obj, name, { get, set, configurable: true, enumerable: true });
   const ILLEGAL = Symbol("illegal constructor");
+  // Set once the parser's tree is built: from then on, connecting an iframe loads it.
+  let documentReady = false;
   const tag = (cls, name) =>
     Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
 
@@ -324,6 +326,7 @@
       if (i < 0) this._children.push(node); else this._children.splice(i, 0, node);
       node._parent = this;
       parentOf.set(node, this);
+      if (typeof connected === "function" && documentReady) connected(node);
       return node;
     }
     removeChild(node) {
@@ -387,8 +390,36 @@
     get text() { return this.textContent; }
   }
   tag(HTMLScriptElement, "HTMLScriptElement");
-  class HTMLIFrameElement extends HTMLElement {}
+  // iframes (https://html.spec.whatwg.org/#the-iframe-element): an <iframe src> in the
+  // document gets a child browsing context from the engine (host.loadFrame); its window
+  // arrives through hooks.attachFrame and its load through hooks.frameLoaded.
+  const frameState = new WeakMap();
+  const childFrames = [];
+  class HTMLIFrameElement extends HTMLElement {
+    get src() { const s = this.getAttribute("src"); if (s === null) return ""; try { return new URL(s, document.baseURI).href; } catch { return s; } }
+    set src(v) { this.setAttribute("src", v); }
+    setAttribute(n, v) { super.setAttribute(n, v); if (String(n).toLowerCase() === "src") loadFrame(this); }
+    get contentWindow() { const f = frameState.get(this); return f ? f.window : null; }
+    get contentDocument() { const w = this.contentWindow; return w ? w.document : null; }
+  }
   tag(HTMLIFrameElement, "HTMLIFrameElement");
+  function loadFrame(el) {
+    if (!(el instanceof HTMLIFrameElement) || frameState.has(el) || !document.contains(el)) return;
+    const src = el.getAttribute("src");
+    if (src === null || src === "") return;
+    let url;
+    try { url = new URL(src, document.baseURI).href; } catch { return; }
+    const index = childFrames.length;
+    childFrames.push(el);
+    frameState.set(el, { index, window: null });
+    host.loadFrame(index, url);
+  }
+  // Connecting a subtree with iframes in it starts their loads.
+  function connected(node) {
+    if (!document.contains(node)) return;
+    if (node instanceof HTMLIFrameElement) loadFrame(node);
+    if (node._descendants) for (const e of node._descendants()) if (e instanceof HTMLIFrameElement) loadFrame(e);
+  }
   const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement };
 
   // Selectors: compound selectors (type, #id, .class, [attr], [attr=value], *), the
@@ -483,6 +514,7 @@
   }
   const document = new Document(ILLEGAL);
   for (const c of init.tree.c) build(c, document);
+  documentReady = true;
 
   // ---------------------------------------------------------------------------------------
   // The Window (https://html.spec.whatwg.org/#the-window-object)
@@ -614,7 +646,7 @@
     if (memory.has(value)) return memory.get(value);
     let out;
     const tagOf = Object.prototype.toString.call(value);
-    if (value instanceof MessagePort) {
+    if (isPort(value)) {
       if (!transfer.includes(value)) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");
       out = value;
     } else if (value instanceof Blob) {
@@ -658,7 +690,7 @@
   function structuredCloneWithTransfer(value, transfer = []) {
     transfer = Array.from(transfer);
     for (const t of transfer) {
-      if (!(t instanceof MessagePort)) throw new DOMException("Only MessagePorts can be transferred.", "DataCloneError");
+      if (!isPort(t)) throw new DOMException("Only MessagePorts can be transferred.", "DataCloneError");
       if (transferredPorts.has(t) || portState.get(t).closed) throw new DOMException("A MessagePort was transferred twice or is closed.", "DataCloneError");
     }
     const data = cloneValue(value, new Map(), transfer);
@@ -680,14 +712,18 @@
     get ports() { return this._m.ports; }
   }
   tag(MessageEvent, "MessageEvent");
-  const portState = new WeakMap();
+  // A port's state sits on the port under a registered symbol, shared by every realm: a
+  // port can be transferred to (and used from) another window's realm.
+  const PORT = Symbol.for("jsprof.MessagePort");
+  const isPort = (v) => v !== null && typeof v === "object" && PORT in v;
+  const portState = { get: (port) => port[PORT], set: (port, state) => Object.defineProperty(port, PORT, { value: state }) };
   // Runs `f` as a task (the posted message task source).
   const queueTask = (f) => addTimer(f, 0, [], false);
   class MessagePort extends EventTarget {
     constructor(key) {
       if (key !== ILLEGAL) throw new TypeError("Illegal constructor");
       super();
-      portState.set(this, { other: null, queue: [], started: false, closed: false, onmessage: null });
+      portState.set(this, { other: null, queue: [], started: false, closed: false, onmessage: null, deliver });
     }
     postMessage(message, transfer = []) {
       if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];
@@ -697,7 +733,7 @@
       const target = s.other;
       if (!target || s.closed) return;
       portState.get(target).queue.push({ data, ports: Array.from(transfer) });
-      deliver(target);
+      portState.get(target).deliver(target);
     }
     start() {
       const s = portState.get(this);
@@ -845,7 +881,7 @@
   }
 
   const api = {
-    window: global, self: global, frames: global, parent: global, top: global, opener: null,
+    window: global, self: global, frames: global, opener: null,
     document, location, console, performance, name: "", length: 0, closed: false,
     origin: locationParts.origin, isSecureContext: locationParts.protocol === "https:" || /^(localhost|127\.0\.0\.1)$/.test(locationParts.hostname) || locationParts.protocol === "file:",
     crossOriginIsolated: !!init.crossOriginIsolated,
@@ -867,8 +903,14 @@
     btoa(s) { s = String(s); if (/[^\0-\xff]/.test(s)) throw new DOMException("btoa: character out of range", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let o = ""; for (let i = 0; i < s.length; i += 3) { const n = (s.charCodeAt(i) << 16) | ((s.charCodeAt(i + 1) || 0) << 8) | (s.charCodeAt(i + 2) || 0); o += k[n >> 18] + k[(n >> 12) & 63] + (i + 1 < s.length ? k[(n >> 6) & 63] : "=") + (i + 2 < s.length ? k[n & 63] : "="); } return o; },
     atob(s) { s = String(s).replace(/[\t\n\f\r ]/g, ""); if (s.length % 4 === 0) s = s.replace(/==?$/, ""); if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw new DOMException("atob: invalid base64", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let bits = 0, n = 0, o = ""; for (const c of s) { n = (n << 6) | k.indexOf(c); bits += 6; if (bits >= 8) { bits -= 8; o += String.fromCharCode((n >> bits) & 255); } } return o; },
   };
+  // parent and top: this window until the engine attaches it to its parent (an iframe's).
+  let parentWindow = null;
+  Object.defineProperty(global, "parent", { get: () => parentWindow || global, enumerable: true, configurable: true });
+  Object.defineProperty(global, "top", { get: () => (parentWindow ? parentWindow.top : global), enumerable: true, configurable: false });
+  Object.defineProperty(global, "length", { get: () => childFrames.filter((el) => frameState.get(el).window).length, enumerable: true, configurable: true });
+  delete api.length;
   for (const [name, value] of Object.entries(api)) {
-    const readonly = ["window", "self", "document", "location", "top"].includes(name);
+    const readonly = ["window", "self", "document", "location"].includes(name);
     Object.defineProperty(global, name, readonly
       ? { value, enumerable: true, configurable: false, writable: false }
       : { value, enumerable: typeof value !== "function", configurable: true, writable: true });
@@ -885,6 +927,19 @@
     // The realm's original DOMException, for exceptions thrown by generated bindings.
     DOMException,
     fireEvent(target, type) { fire(target, type); },
+    // This window's iframe number `index` has its window (frames[index]).
+    attachFrame(win, index) {
+      const el = childFrames[index];
+      if (!el) return;
+      frameState.get(el).window = win;
+      Object.defineProperty(global, String(index), { get: () => frameState.get(el).window, enumerable: true, configurable: true });
+    },
+    // This window is an iframe's: `parent` and `top` follow.
+    attachParent(win) { parentWindow = win; },
+    // This window's iframe number `index` has loaded.
+    frameLoaded(index) { const el = childFrames[index]; if (el) fire(el, "load"); },
+    // Starts the loads of the iframes the parser put in the document.
+    startFrames() { for (const e of document._descendants()) if (e instanceof HTMLIFrameElement) loadFrame(e); },
     fetchDone(id, status, url, headersJSON, body, error) {
       const f = fetches.get(id);
       fetches.delete(id);

@@ -13,4 +13,6 @@ promise_test(async () => {
   assert_equals(iframe.contentWindow.top, window);
   assert_not_equals(iframe.contentWindow.Array, Array, "its own realm");
   assert_equals(typeof iframe.contentWindow.iframeSpin, "function");
+  assert_equals(iframe.contentDocument, iframe.contentWindow.document);
+  assert_equals(top, window, "the top window is its own top");
 }, "an iframe gets its own document and realm, on the parent's event loop");

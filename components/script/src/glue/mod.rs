@@ -53,6 +53,8 @@ pub(crate) trait Host {
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
+    /// Loads the document of the window's iframe number `index` (a child browsing context).
+    fn load_frame(&self, window: usize, index: u32, url: &str);
     /// Starts `fetch()` number `id` of the window: the result comes back as a task calling
     /// the prelude's `fetchDone`.
     fn fetch_start(&self, window: usize, id: u32, url: &str);
@@ -317,6 +319,10 @@ impl Js {
             );
             jsapi::JS::SetModuleLoadHook(jsapi::JS_GetRuntime(cx), Some(load_imported_module));
             assert!(jsapi::JS_AddInterruptCallback(cx, Some(on_interrupt)));
+            // Windows (an iframe and its parent) are realms in separate compartments: objects
+            // cross through transparent cross-compartment wrappers.
+            jsapi::JS_SetWrapObjectCallbacks(cx, &WRAP_CALLBACKS);
+            jsapi::JS_InitDestroyPrincipalsCallback(cx, Some(destroy_principals));
         }
         Js {
             windows: Vec::new(),
@@ -362,10 +368,16 @@ impl Js {
         // SAFETY: every GC pointer below is rooted before the next call that can GC; natives
         // are `extern "C"` functions of the JSNative signature.
         unsafe {
+            // Each window's realm has its own principals, carrying the window's index: stack
+            // captures record them per frame, which is how a sample tells realms apart.
+            let principals = mozjs::glue::CreateRustJSPrincipals(
+                &PRINCIPALS_CALLBACKS,
+                (index + 1) as *mut c_void,
+            );
             rooted!(in(cx) let global = jsapi::JS_NewGlobalObject(
                 cx,
                 &SIMPLE_GLOBAL_CLASS,
-                ptr::null_mut(),
+                principals,
                 OnNewGlobalHookOption::FireOnNewGlobalHook,
                 &*options,
             ));
@@ -378,7 +390,7 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 8] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 9] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -386,6 +398,7 @@ impl Js {
                 (c"clearTimer", Some(native_clear_timer), 1),
                 (c"parseURL", Some(native_parse_url), 2),
                 (c"fetchStart", Some(native_fetch_start), 2),
+                (c"loadFrame", Some(native_load_frame), 2),
                 (c"watchPromise", Some(native_noop), 1),
             ];
             for (name, f, nargs) in natives {
@@ -682,6 +695,20 @@ impl Js {
         }
     }
 
+    /// Makes window `child` the window of `parent`'s iframe number `index`: `frames[index]`
+    /// and `contentWindow` in the parent, `parent` and `top` in the child.
+    pub fn attach_frame(&mut self, parent: usize, index: u32, child: usize) {
+        let child_global = ObjectValue(self.windows[child].global.get());
+        self.call_hook_with_value(
+            parent,
+            c"attachFrame",
+            child_global,
+            &[Arg::Num(f64::from(index))],
+        );
+        let parent_global = ObjectValue(self.windows[parent].global.get());
+        self.call_hook_with_value(child, c"attachParent", parent_global, &[]);
+    }
+
     /// Fires a trusted event named `type_` at `target` (if it is still rooted).
     pub fn fire_event(&mut self, w: usize, target: RootRef, type_: &str) {
         let obj = bindings::object_of(target);
@@ -702,15 +729,19 @@ impl Js {
         // SAFETY: the hooks object is rooted by the window; `first` is rooted right away and
         // every argument value is rooted in `argv` before the call.
         let ok = unsafe {
-            rooted!(in(cx) let first = first);
+            rooted!(in(cx) let mut first = first);
+            // A value from another window's compartment (its global) crosses as a wrapper.
+            let wrapped = jsapi::JS_WrapValue(cx, first.handle_mut().into());
             rooted!(in(cx) let hooks = self.windows[w].hooks.get());
             rooted!(in(cx) let mut f = UndefinedValue());
-            if !jsapi::JS_GetProperty(
-                cx,
-                hooks.handle().into(),
-                name.as_ptr(),
-                f.handle_mut().into(),
-            ) {
+            if !wrapped
+                || !jsapi::JS_GetProperty(
+                    cx,
+                    hooks.handle().into(),
+                    name.as_ptr(),
+                    f.handle_mut().into(),
+                )
+            {
                 false
             } else {
                 rooted!(in(cx) let argv = mozjs::gc::ValueArray::<6>::new([UndefinedValue(); 6]));
@@ -971,6 +1002,7 @@ const SLOT_LINE: u32 = 2;
 const SLOT_COLUMN: u32 = 3;
 const SLOT_ASYNCCAUSE: u32 = 5;
 const SLOT_PARENT: u32 = 6;
+const SLOT_PRINCIPALS: u32 = 7;
 
 /// The fast path of [`capture_stack`], innermost frame first: reads each SavedFrame's reserved
 /// slots directly instead of calling four accessors (each entering the frame's realm) per
@@ -1018,12 +1050,22 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
                 let source = slot(obj, SLOT_SOURCE);
                 source.is_string().then(|| source.to_string())
             };
-            out.push(agent.raw_frame(
+            let mut frame = agent.raw_frame(
                 source_id.to_int32() as u32,
                 line.to_int32() as u32,
                 column.to_int32() as u32,
                 source,
-            )?);
+            )?;
+            // The frame's realm: its principals (bit 0 is the muted-errors flag).
+            let principals = slot(obj, SLOT_PRINCIPALS);
+            if !principals.is_undefined() {
+                let p = (principals.to_private() as usize & !1) as *mut jsapi::JSPrincipals;
+                let window = mozjs::glue::GetRustJSPrincipalsPrivate(p) as usize;
+                if window > 0 {
+                    frame.realm = RealmId(window as u32);
+                }
+            }
+            out.push(frame);
             let parent = slot(obj, SLOT_PARENT);
             obj = if parent.is_object() {
                 parent.to_object()
@@ -1035,6 +1077,58 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
         }
     }
     Some(out)
+}
+
+static WRAP_CALLBACKS: jsapi::JSWrapObjectCallbacks = jsapi::JSWrapObjectCallbacks {
+    wrap: Some(wrap_object),
+    preWrap: Some(pre_wrap),
+};
+
+/// Wraps an object for another compartment: a transparent cross-compartment wrapper (every
+/// window is same-origin to the others it can reach, which today are its own frames).
+unsafe extern "C" fn wrap_object(
+    cx: *mut JSContext,
+    _existing: jsapi::HandleObject,
+    obj: jsapi::HandleObject,
+) -> *mut JSObject {
+    // SAFETY: called by SpiderMonkey with a live context and a rooted object.
+    unsafe {
+        mozjs::glue::WrapperNew(
+            cx,
+            obj,
+            mozjs::glue::GetCrossCompartmentWrapper(),
+            ptr::null(),
+        )
+    }
+}
+
+unsafe extern "C" fn pre_wrap(
+    _cx: *mut JSContext,
+    _scope: jsapi::HandleObject,
+    _orig: jsapi::HandleObject,
+    obj: jsapi::HandleObject,
+    _passed: jsapi::HandleObject,
+    ret: jsapi::MutableHandleObject,
+) {
+    // No preparation: the object itself is what gets wrapped.
+    ret.set(obj.get())
+}
+
+static PRINCIPALS_CALLBACKS: mozjs::glue::JSPrincipalsCallbacks =
+    mozjs::glue::JSPrincipalsCallbacks {
+        write: None,
+        isSystemPrincipal: Some(not_system_principal),
+        isAddonPrincipal: Some(not_system_principal),
+    };
+
+unsafe extern "C" fn not_system_principal(_p: *mut jsapi::JSPrincipals) -> bool {
+    false
+}
+
+unsafe extern "C" fn destroy_principals(p: *mut jsapi::JSPrincipals) {
+    // SAFETY: SpiderMonkey calls this once, when the last reference to principals made by
+    // `CreateRustJSPrincipals` goes.
+    unsafe { mozjs::glue::DestroyRustJSPrincipals(p) }
 }
 
 static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {
@@ -1441,6 +1535,18 @@ unsafe extern "C" fn native_fetch_start(cx: *mut JSContext, argc: u32, vp: *mut 
         let id = arg_number(cx, &args, 0);
         let url = arg_string(cx, &args, 1).unwrap_or_default();
         host().fetch_start(current_window(cx), id as u32, &url);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let index = arg_number(cx, &args, 0);
+        let url = arg_string(cx, &args, 1).unwrap_or_default();
+        host().load_frame(current_window(cx), index as u32, &url);
         args.rval().set(UndefinedValue());
     }
     true
