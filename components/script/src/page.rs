@@ -23,6 +23,7 @@ use jsprof_profiler::{
 };
 
 use crate::document::{self, ScriptElement, ScriptKind};
+use crate::dom::bindings::runtime::GlobalKind;
 use crate::dom::{Task, TaskSender};
 use crate::glue::{Arg, Host, Js, SamplingStats};
 use crate::policy::{self, Init, ProfilingPolicy};
@@ -160,6 +161,42 @@ struct PageHost {
     agent: RefCell<Option<AgentHandle>>,
     tasks: TaskSender,
     traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
+    /// How the page was run (workers are run the same way).
+    options: RunOptions,
+    /// For a worker's event loop: its creator.
+    parent: Option<WorkerParent>,
+    /// The dedicated workers this loop's windows started, by id.
+    workers: RefCell<HashMap<u32, WorkerHandle>>,
+    /// Set to end this loop (a worker's `terminate()`/`close()`): checked between tasks, and
+    /// by the interrupt callback to stop a running script.
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// A worker's creator: where its messages and errors go.
+#[derive(Debug, Clone)]
+struct WorkerParent {
+    tasks: TaskSender,
+    window: usize,
+    id: u32,
+}
+
+/// A running dedicated worker, seen from its creator.
+struct WorkerHandle {
+    tasks: TaskSender,
+    closed: Arc<std::sync::atomic::AtomicBool>,
+    interrupter: mozjs::rust::ThreadSafeJSContext,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    /// Ends the worker's loop (and a script it is running) and waits for its thread.
+    fn terminate(self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.tasks.queue(Box::new(|_| {}));
+        self.interrupter.request_interrupt_callback();
+        let _ = self.thread.join();
+    }
 }
 
 impl Host for PageHost {
@@ -265,6 +302,95 @@ impl Host for PageHost {
         });
     }
 
+    fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>) {
+        let Ok(url) = Url::parse(url) else {
+            return;
+        };
+        let creator = self.doc(window);
+        let options = self.options.clone();
+        let parent = WorkerParent {
+            tasks: self.tasks.clone(),
+            window,
+            id,
+        };
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name(format!("jsprof-worker-{id}"))
+            .spawn(move || run_worker(url, source, creator, options, parent, ready_tx));
+        let Ok(thread) = thread else {
+            self.print(window, true, "jsprof: cannot start a worker thread");
+            return;
+        };
+        // The worker's loop exists (messages posted now wait in its queue) once it says so.
+        match ready_rx.recv() {
+            Ok((tasks, closed, interrupter)) => {
+                self.workers.borrow_mut().insert(
+                    id,
+                    WorkerHandle {
+                        tasks,
+                        closed,
+                        interrupter,
+                        thread,
+                    },
+                );
+            }
+            Err(_) => {
+                let _ = thread.join();
+            }
+        }
+    }
+
+    fn worker_post(&self, window: usize, id: i64, data: &str) {
+        let data = data.to_owned();
+        if id < 0 {
+            // From a worker's global to its Worker object in the creator's realm.
+            if let Some(p) = &self.parent {
+                let (w, id) = (p.window, p.id);
+                p.tasks.queue(Box::new(move |js| {
+                    js.call_hook(
+                        w,
+                        c"workerMessage",
+                        &[Arg::Num(f64::from(id)), Arg::Str(&data)],
+                    );
+                }));
+            }
+        } else if let Some(worker) = self.workers.borrow().get(&(id as u32)) {
+            let _ = window;
+            worker.tasks.queue(Box::new(move |js| {
+                js.call_hook(0, c"workerMessage", &[Arg::Num(0.0), Arg::Str(&data)]);
+            }));
+        }
+    }
+
+    fn worker_terminate(&self, _window: usize, id: i64) {
+        if id < 0 {
+            self.closed
+                .store(true, std::sync::atomic::Ordering::Release);
+        } else if let Some(worker) = self.workers.borrow_mut().remove(&(id as u32)) {
+            worker.terminate();
+        }
+    }
+
+    fn worker_error(&self, _window: usize, message: &str, filename: &str, line: u32, column: u32) {
+        if let Some(p) = &self.parent {
+            let (w, id) = (p.window, p.id);
+            let (message, filename) = (message.to_owned(), filename.to_owned());
+            p.tasks.queue(Box::new(move |js| {
+                js.call_hook(
+                    w,
+                    c"workerError",
+                    &[
+                        Arg::Num(f64::from(id)),
+                        Arg::Str(&message),
+                        Arg::Str(&filename),
+                        Arg::Num(f64::from(line)),
+                        Arg::Num(f64::from(column)),
+                    ],
+                );
+            }));
+        }
+    }
+
     fn pref_enabled(&self, name: &str) -> bool {
         self.prefs.get_bool(name).unwrap_or(false)
     }
@@ -333,6 +459,45 @@ fn realm_of(window: usize) -> RealmId {
 }
 
 impl PageHost {
+    /// The host of one event loop: a page's (and its iframes'), or a worker's (`parent`: its
+    /// creator).
+    fn new(
+        options: &RunOptions,
+        doc: Doc,
+        origin: Nanos,
+        origin_unix_ms: f64,
+        tx: mpsc::Sender<Message>,
+        parent: Option<WorkerParent>,
+    ) -> Rc<PageHost> {
+        let task_tx = tx.clone();
+        Rc::new(PageHost {
+            clock: MonotonicClock,
+            origin,
+            origin_unix_ms,
+            loader: options.loader.clone(),
+            docs: RefCell::new(vec![doc]),
+            frames_loading: Cell::new(0),
+            messages_tx: tx,
+            timers: RefCell::default(),
+            timer_keys: RefCell::default(),
+            timer_seq: Cell::new(0),
+            clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
+            imports_pending: Cell::new(false),
+            registry: ScriptRegistry::new(),
+            prefs: options.prefs.clone(),
+            interrupter: OnceCell::new(),
+            agent: RefCell::new(None),
+            tasks: TaskSender::new(move |task| {
+                let _ = task_tx.send(Message::Task(task));
+            }),
+            traces: options.collect_traces.then(Arc::default),
+            options: options.clone(),
+            parent,
+            workers: RefCell::default(),
+            closed: Arc::default(),
+        })
+    }
+
     /// Window `window`'s document.
     fn doc(&self, window: usize) -> Doc {
         self.docs.borrow()[window].clone()
@@ -442,6 +607,8 @@ struct Page {
     async_left: Vec<usize>,
     deadline: Option<Instant>,
     timed_out: bool,
+    /// A worker's loop waits for messages even with nothing else to do, until closed.
+    keep_alive: bool,
 }
 
 /// Loads the page at `url` and runs it to completion.
@@ -461,31 +628,16 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     }
     let doc = document::parse(&response.text());
     let (tx, messages) = mpsc::channel();
-    let task_tx = tx.clone();
     let top_doc = Doc::of(&response);
     let policy = top_doc.policy;
-    let host = Rc::new(PageHost {
-        clock,
+    let host = PageHost::new(
+        options,
+        top_doc.clone(),
         origin,
         origin_unix_ms,
-        loader: options.loader.clone(),
-        docs: RefCell::new(vec![top_doc.clone()]),
-        frames_loading: Cell::new(0),
-        messages_tx: tx.clone(),
-        timers: RefCell::default(),
-        timer_keys: RefCell::default(),
-        timer_seq: Cell::new(0),
-        clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
-        imports_pending: Cell::new(false),
-        registry: ScriptRegistry::new(),
-        prefs: options.prefs.clone(),
-        interrupter: OnceCell::new(),
-        agent: RefCell::new(None),
-        tasks: TaskSender::new(move |task| {
-            let _ = task_tx.send(Message::Task(task));
-        }),
-        traces: options.collect_traces.then(Arc::default),
-    });
+        tx.clone(),
+        None,
+    );
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
     let init = init_json(&response, &doc, &top_doc);
@@ -562,6 +714,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         arrived: HashMap::new(),
         deadline: options.timeout.map(|t| Instant::now() + t),
         timed_out: false,
+        keep_alive: false,
     };
     // A script that never returns cannot be stopped between tasks: at the deadline a
     // watchdog interrupts it, and the interrupt callback terminates it.
@@ -580,6 +733,17 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         })
     });
     page.run();
+    // The page is done: so are its workers (and theirs).
+    let workers: Vec<WorkerHandle> = page
+        .host
+        .workers
+        .borrow_mut()
+        .drain()
+        .map(|(_, w)| w)
+        .collect();
+    for w in workers {
+        w.terminate();
+    }
     drop(watchdog_stop);
     if let Some(w) = watchdog {
         let _ = w.join();
@@ -731,6 +895,9 @@ impl Page {
     /// One turn of the event loop: a task (a load, a timer or a dynamic import), or a wait for
     /// one. False once `--timeout` has passed.
     fn turn(&mut self) -> bool {
+        if self.host.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return false;
+        }
         let now = Instant::now();
         if self.deadline.is_some_and(|d| now >= d) {
             self.timed_out = true;
@@ -755,7 +922,11 @@ impl Page {
             .into_iter()
             .flatten()
             .min();
-        if wake.is_none() && self.loads_outstanding == 0 && self.host.tasks.pending() == 0 {
+        if wake.is_none()
+            && self.loads_outstanding == 0
+            && self.host.tasks.pending() == 0
+            && !self.keep_alive
+        {
             // Try what is already queued; beyond that nothing can arrive and nothing is due:
             // the page is stuck waiting.
             return match self.messages.try_recv() {
@@ -1054,5 +1225,127 @@ fn cors_allows(document: &Url, response: &Response) -> bool {
         Some("*") => true,
         Some(origin) => origin == document.origin().ascii_serialization(),
         None => false,
+    }
+}
+
+/// A dedicated worker's thread: its own runtime, realm (a DedicatedWorkerGlobalScope) and
+/// event loop (<https://html.spec.whatwg.org/#run-a-worker>). The script comes from `source`
+/// (a `blob:` URL's text) or from `url` (also `data:`); its Document-Policy is its response's
+/// header, and a `blob:` or `data:` worker inherits its creator's (decision 2). The loop runs
+/// until the worker is terminated, closes itself, or its creator's page ends.
+fn run_worker(
+    url: Url,
+    source: Option<String>,
+    creator: Doc,
+    options: RunOptions,
+    parent: WorkerParent,
+    ready: mpsc::SyncSender<(
+        TaskSender,
+        Arc<std::sync::atomic::AtomicBool>,
+        mozjs::rust::ThreadSafeJSContext,
+    )>,
+) {
+    let clock = MonotonicClock;
+    let origin = clock.now();
+    let origin_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let script: Result<(String, Option<Response>), String> = match source {
+        Some(text) => Ok((text, None)),
+        None => match options.loader.fetch(&url) {
+            Ok(r) if r.ok() => Ok((r.text(), Some(r))),
+            Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
+            Err(e) => Err(e.to_string()),
+        },
+    };
+    let doc = match &script {
+        Ok((_, Some(r))) if r.url.scheme() != "data" => Doc::of(r),
+        _ => Doc {
+            url: url.clone(),
+            ..creator
+        },
+    };
+    let (tx, messages) = mpsc::channel();
+    let host = PageHost::new(
+        &options,
+        doc.clone(),
+        origin,
+        origin_unix_ms,
+        tx,
+        Some(parent),
+    );
+    let mut js = Js::new(host.clone());
+    let _ = host.interrupter.set(js.interrupter());
+    js.terminate_on_interrupt(host.closed.clone());
+    if ready
+        .send((host.tasks.clone(), host.closed.clone(), js.interrupter()))
+        .is_err()
+    {
+        return;
+    }
+    let init = serde_json::json!({
+        "url": url.as_str(),
+        "tree": { "c": [] },
+        "crossOriginIsolated": doc.cross_origin_isolated,
+        "worker": true,
+    })
+    .to_string();
+    let window = match js.new_window_of_kind(PRELUDE, &init, GlobalKind::DedicatedWorker) {
+        Ok(w) => w,
+        Err(e) => {
+            host.worker_error(
+                0,
+                &format!("cannot start the worker: {e}"),
+                url.as_str(),
+                0,
+                0,
+            );
+            return;
+        }
+    };
+    if doc.policy == ProfilingPolicy::Allowed(Init::Eager) {
+        let _ = host.sampling_agent(window);
+    }
+    match script {
+        Ok((text, _)) => {
+            host.registry
+                .register(url.as_str(), &text, 1, 1, false, false);
+            js.run_classic(window, &text, url.as_str(), 1, 1, false);
+            js.perform_microtask_checkpoint();
+        }
+        Err(message) => {
+            host.worker_error(
+                window,
+                &format!("failed to load the worker script {message}"),
+                url.as_str(),
+                0,
+                0,
+            );
+        }
+    }
+    let mut page = Page {
+        js,
+        host,
+        window,
+        url,
+        scripts: Vec::new(),
+        messages,
+        loads_outstanding: 0,
+        arrived: HashMap::new(),
+        async_left: Vec::new(),
+        deadline: None,
+        timed_out: false,
+        keep_alive: true,
+    };
+    while page.turn() {}
+    let workers: Vec<WorkerHandle> = page
+        .host
+        .workers
+        .borrow_mut()
+        .drain()
+        .map(|(_, w)| w)
+        .collect();
+    for w in workers {
+        w.terminate();
     }
 }

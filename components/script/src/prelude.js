@@ -532,8 +532,9 @@
   tag(Location, "Location");
   const location = new Location(ILLEGAL);
 
+  // A worker's global is a DedicatedWorkerGlobalScope (init.worker), a page's a Window.
   class Window extends EventTarget {}
-  tag(Window, "Window");
+  tag(Window, init.worker ? "DedicatedWorkerGlobalScope" : "Window");
   for (const name of ["load", "error", "unhandledrejection", "rejectionhandled", "message", "DOMContentLoaded"]) {
     if (name !== "DOMContentLoaded") defineHandler(Window.prototype, name);
   }
@@ -629,7 +630,9 @@
     const event = new ErrorEvent("error", { cancelable: true, message, filename, lineno: line, colno: column, error });
     eventState.get(event).trusted = true;
     const notHandled = global.dispatchEvent(event);
-    if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
+    // A worker's unhandled exceptions go to its Worker object in the creator's realm.
+    if (notHandled && init.worker) host.workerError(String(message), String(filename), line, column);
+    else if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
   }
 
   // ---------------------------------------------------------------------------------------
@@ -834,6 +837,87 @@
   };
   URL.revokeObjectURL = function revokeObjectURL(url) { blobURLs.delete(String(url)); };
 
+  // Messages between threads (a worker and its creator) cross as text: a structured clone
+  // serialised to JSON with tags for what JSON lacks (undefined, NaN/Infinity, Date, RegExp,
+  // Map, Set, typed arrays, shared references and cycles).
+  function serialize(value) {
+    const seen = new Map();
+    const enc = (v) => {
+      if (v === undefined) return { $: "u" };
+      if (typeof v === "number" && !Number.isFinite(v)) return { $: "n", v: String(v) };
+      if (typeof v === "bigint") return { $: "b", v: String(v) };
+      if (v === null || typeof v !== "object") return v;
+      if (seen.has(v)) return { $: "r", v: seen.get(v) };
+      const id = seen.size;
+      seen.set(v, id);
+      const t = Object.prototype.toString.call(v);
+      if (t === "[object Date]") return { $: "d", i: id, v: v.getTime() };
+      if (t === "[object RegExp]") return { $: "x", i: id, v: v.source, f: v.flags };
+      if (t === "[object Map]") return { $: "m", i: id, v: [...v].map(([k, x]) => [enc(k), enc(x)]) };
+      if (t === "[object Set]") return { $: "s", i: id, v: [...v].map(enc) };
+      if (ArrayBuffer.isView(v)) return { $: "t", i: id, c: v.constructor.name, v: Array.from(v) };
+      if (Array.isArray(v)) return { $: "a", i: id, v: v.map(enc) };
+      if (v instanceof Error) return { $: "e", i: id, n: v.name, v: v.message };
+      if (t !== "[object Object]") throw new DOMException(`${t.slice(8, -1)} object could not be cloned.`, "DataCloneError");
+      return { $: "o", i: id, v: Object.keys(v).map((k) => [k, enc(v[k])]) };
+    };
+    structuredCloneWithTransfer(value, []);
+    return JSON.stringify(enc(value));
+  }
+  function deserialize(text) {
+    const made = [];
+    const dec = (v) => {
+      if (v === null || typeof v !== "object") return v;
+      switch (v.$) {
+        case "u": return undefined;
+        case "n": return Number(v.v);
+        case "b": return BigInt(v.v);
+        case "r": return made[v.v];
+        case "d": return (made[v.i] = new Date(v.v));
+        case "x": return (made[v.i] = new RegExp(v.v, v.f));
+        case "m": { const m = (made[v.i] = new Map()); for (const [k, x] of v.v) m.set(dec(k), dec(x)); return m; }
+        case "s": { const st = (made[v.i] = new Set()); for (const x of v.v) st.add(dec(x)); return st; }
+        case "t": return (made[v.i] = new global[v.c](v.v));
+        case "a": { const a = (made[v.i] = []); for (const x of v.v) a.push(dec(x)); return a; }
+        case "e": return (made[v.i] = new (global[v.n] && global[v.n].prototype instanceof Error ? global[v.n] : Error)(v.v));
+        case "o": { const o = (made[v.i] = {}); for (const [k, x] of v.v) o[k] = dec(x); return o; }
+      }
+      return v;
+    };
+    return dec(JSON.parse(text));
+  }
+
+  // Dedicated workers (https://html.spec.whatwg.org/#dedicated-workers-and-the-worker-interface):
+  // each runs on its own thread, with its own runtime and realm, started by the engine
+  // (host.workerStart); messages cross as serialised text (host.workerPost).
+  const workers = new Map();
+  let nextWorker = 1;
+  class Worker extends EventTarget {
+    constructor(scriptURL, options = {}) {
+      super();
+      const url = new URL(String(scriptURL), location.href);
+      let source = null;
+      if (url.protocol === "blob:") {
+        const blob = blobURLs.get(url.href);
+        if (!blob) throw new DOMException(`${url.href} is not a live blob URL`, "SecurityError");
+        source = blobData.get(blob);
+      }
+      const id = nextWorker++;
+      defineValue(this, "_id", id);
+      workers.set(id, this);
+      host.workerStart(id, url.href, source === null ? "" : source, source === null ? 0 : 1);
+    }
+    postMessage(message, transfer = []) {
+      host.workerPost(this._id, serialize(message));
+    }
+    terminate() {
+      workers.delete(this._id);
+      host.workerTerminate(this._id);
+    }
+  }
+  tag(Worker, "Worker");
+  for (const name of ["message", "error", "messageerror"]) defineHandler(Worker.prototype, name);
+
   // fetch() (https://fetch.spec.whatwg.org/#fetch-method): GET through the engine's loader,
   // on another thread; the response comes back as a task (hooks.fetchDone).
   const fetches = new Map();
@@ -903,11 +987,21 @@
     btoa(s) { s = String(s); if (/[^\0-\xff]/.test(s)) throw new DOMException("btoa: character out of range", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let o = ""; for (let i = 0; i < s.length; i += 3) { const n = (s.charCodeAt(i) << 16) | ((s.charCodeAt(i + 1) || 0) << 8) | (s.charCodeAt(i + 2) || 0); o += k[n >> 18] + k[(n >> 12) & 63] + (i + 1 < s.length ? k[(n >> 6) & 63] : "=") + (i + 2 < s.length ? k[n & 63] : "="); } return o; },
     atob(s) { s = String(s).replace(/[\t\n\f\r ]/g, ""); if (s.length % 4 === 0) s = s.replace(/==?$/, ""); if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw new DOMException("atob: invalid base64", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let bits = 0, n = 0, o = ""; for (const c of s) { n = (n << 6) | k.indexOf(c); bits += 6; if (bits >= 8) { bits -= 8; o += String.fromCharCode((n >> bits) & 255); } } return o; },
   };
+  if (init.worker) {
+    // A worker's global: no document, no window; postMessage and close go to the engine.
+    for (const name of ["window", "document", "frames", "opener", "Window", "Node", "Element", "HTMLElement",
+      "HTMLScriptElement", "HTMLIFrameElement", "Text", "Document"]) delete api[name];
+    api.postMessage = function postMessage(message) { host.workerPost(-1, serialize(message)); };
+    api.close = function close() { host.workerTerminate(-1); };
+    api.importScripts = function importScripts() { throw new DOMException("importScripts is not supported by jsprof", "NotSupportedError"); };
+    for (const name of ["message", "messageerror"]) defineHandler(Window.prototype, name);
+  }
+  api.Worker = Worker;
   // parent and top: this window until the engine attaches it to its parent (an iframe's).
   let parentWindow = null;
-  Object.defineProperty(global, "parent", { get: () => parentWindow || global, enumerable: true, configurable: true });
-  Object.defineProperty(global, "top", { get: () => (parentWindow ? parentWindow.top : global), enumerable: true, configurable: false });
-  Object.defineProperty(global, "length", { get: () => childFrames.filter((el) => frameState.get(el).window).length, enumerable: true, configurable: true });
+  if (!init.worker) Object.defineProperty(global, "parent", { get: () => parentWindow || global, enumerable: true, configurable: true });
+  if (!init.worker) Object.defineProperty(global, "top", { get: () => (parentWindow ? parentWindow.top : global), enumerable: true, configurable: false });
+  if (!init.worker) Object.defineProperty(global, "length", { get: () => childFrames.filter((el) => frameState.get(el).window).length, enumerable: true, configurable: true });
   delete api.length;
   for (const [name, value] of Object.entries(api)) {
     const readonly = ["window", "self", "document", "location"].includes(name);
@@ -927,6 +1021,25 @@
     // The realm's original DOMException, for exceptions thrown by generated bindings.
     DOMException,
     fireEvent(target, type) { fire(target, type); },
+    // A message for this worker's global from its creator, or (id > 0) for a Worker object
+    // of this realm from its worker.
+    workerMessage(id, data) {
+      const target = id > 0 ? workers.get(id) : global;
+      if (!target) return;
+      let value;
+      try { value = deserialize(data); } catch { fire(target, "messageerror"); return; }
+      const e = new MessageEvent("message", { data: value });
+      eventState.get(e).trusted = true;
+      target.dispatchEvent(e);
+    },
+    // Worker `id` of this realm reported an uncaught exception.
+    workerError(id, message, filename, lineno, colno) {
+      const target = workers.get(id);
+      if (!target) return;
+      const e = new ErrorEvent("error", { cancelable: true, message, filename, lineno, colno });
+      eventState.get(e).trusted = true;
+      if (target.dispatchEvent(e)) host.print(1, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
+    },
     // This window's iframe number `index` has its window (frames[index]).
     attachFrame(win, index) {
       const el = childFrames[index];

@@ -53,6 +53,16 @@ pub(crate) trait Host {
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
+    /// Starts dedicated worker `id` of the window: a script from `url`, or `source` (the
+    /// text of a `blob:` URL).
+    fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>);
+    /// Posts serialised `data` to worker `id`, or (`id` < 0, from a worker's global) to the
+    /// worker's Worker object.
+    fn worker_post(&self, window: usize, id: i64, data: &str);
+    /// Terminates worker `id`, or (`id` < 0) closes the worker this runs in.
+    fn worker_terminate(&self, window: usize, id: i64);
+    /// A worker's uncaught exception, for its Worker object's `error` event.
+    fn worker_error(&self, window: usize, message: &str, filename: &str, line: u32, column: u32);
     /// Loads the document of the window's iframe number `index` (a child browsing context).
     fn load_frame(&self, window: usize, index: u32, url: &str);
     /// Starts `fetch()` number `id` of the window: the result comes back as a task calling
@@ -362,6 +372,17 @@ impl Js {
     /// Creates window `index`'s realm and runs `prelude` in it: a function expression
     /// `(host, global, init) => hooks`, whose result is kept as the window's hooks.
     pub fn new_window(&mut self, prelude: &str, init_json: &str) -> Result<usize, String> {
+        self.new_window_of_kind(prelude, init_json, GlobalKind::Window)
+    }
+
+    /// [`Js::new_window`] for a global of `kind` (a worker's global takes the interfaces
+    /// exposed on DedicatedWorkerGlobalScope).
+    pub fn new_window_of_kind(
+        &mut self,
+        prelude: &str,
+        init_json: &str,
+        kind: GlobalKind,
+    ) -> Result<usize, String> {
         let index = self.windows.len();
         let cx = self.cx();
         let options = RealmOptions::default();
@@ -390,7 +411,7 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 9] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 13] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -399,6 +420,10 @@ impl Js {
                 (c"parseURL", Some(native_parse_url), 2),
                 (c"fetchStart", Some(native_fetch_start), 2),
                 (c"loadFrame", Some(native_load_frame), 2),
+                (c"workerStart", Some(native_worker_start), 4),
+                (c"workerPost", Some(native_worker_post), 2),
+                (c"workerTerminate", Some(native_worker_terminate), 1),
+                (c"workerError", Some(native_worker_error), 4),
                 (c"watchPromise", Some(native_noop), 1),
             ];
             for (name, f, nargs) in natives {
@@ -460,7 +485,7 @@ impl Js {
                 cx,
                 global.handle().into(),
                 dom_exception.handle().into(),
-                GlobalKind::Window,
+                kind,
             )?;
             self.windows.push(Window {
                 global: RootedTraceableBox::from_box(Heap::boxed(global.get())),
@@ -1547,6 +1572,61 @@ unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut V
         let index = arg_number(cx, &args, 0);
         let url = arg_string(cx, &args, 1).unwrap_or_default();
         host().load_frame(current_window(cx), index as u32, &url);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_worker_start(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let id = arg_number(cx, &args, 0) as u32;
+        let url = arg_string(cx, &args, 1).unwrap_or_default();
+        let source = arg_string(cx, &args, 2).unwrap_or_default();
+        let has_source = arg_number(cx, &args, 3) == 1.0;
+        host().worker_start(current_window(cx), id, &url, has_source.then_some(source));
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_worker_post(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let id = arg_number(cx, &args, 0) as i64;
+        let data = arg_string(cx, &args, 1).unwrap_or_default();
+        host().worker_post(current_window(cx), id, &data);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_worker_terminate(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let id = arg_number(cx, &args, 0) as i64;
+        host().worker_terminate(current_window(cx), id);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+unsafe extern "C" fn native_worker_error(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let message = arg_string(cx, &args, 0).unwrap_or_default();
+        let filename = arg_string(cx, &args, 1).unwrap_or_default();
+        let line = arg_number(cx, &args, 2) as u32;
+        let column = arg_number(cx, &args, 3) as u32;
+        host().worker_error(current_window(cx), &message, &filename, line, column);
         args.rval().set(UndefinedValue());
     }
     true
