@@ -15,9 +15,10 @@ import os
 def ini_path(metadata_root, test_path):
     """`/a/b.window.html` -> wpt-metadata/a/b.window.js.ini (named after the source file)."""
     rel = test_path.lstrip("/")
-    for suffix in (".window.html", ".any.html"):
+    for suffix, source in ((".window.html", ".window.js"), (".any.worker.html", ".any.js"), (".any.html", ".any.js")):
         if rel.endswith(suffix):
-            rel = rel[: -len(".html")] + ".js"
+            rel = rel[: -len(suffix)] + source
+            break
     return os.path.join(metadata_root, rel + ".ini")
 
 
@@ -85,21 +86,29 @@ def render(name, status, harness_comments, subtests):
 
 def update(metadata_root, results):
     """Rewrites expectation files from a run's results (wptreport JSON `results`), keeping the
-    reasons already written. Returns the files written and removed."""
-    written, removed = [], []
+    reasons already written; one file holds every variant of a source (x.any.js.ini has
+    [x.any.html] and [x.any.worker.html]). Returns the files written and removed."""
+    files = {}
     for r in results:
-        path = ini_path(metadata_root, r["test"])
-        name = os.path.basename(r["test"])
-        old = load(metadata_root, r["test"])
-        bad = [(s["name"], s["status"]) for s in r["subtests"] if s["status"] != "PASS"]
-        if r["status"] == "OK" and not bad:
+        files.setdefault(ini_path(metadata_root, r["test"]), []).append(r)
+    written, removed = [], []
+    for path, rs in sorted(files.items()):
+        sections = []
+        for r in rs:
+            name = os.path.basename(r["test"])
+            old = load(metadata_root, r["test"])
+            bad = [(s["name"], s["status"]) for s in r["subtests"] if s["status"] != "PASS"]
+            if r["status"] == "OK" and not bad:
+                continue
+            subs = [(n, st, old.subtests.get(n, (None, []))[1]) for n, st in bad]
+            sections.append(render(name, r["status"], old.comments, subs))
+        if not sections:
             if os.path.isfile(path):
                 os.remove(path)
                 removed.append(path)
             continue
-        subs = [(n, st, old.subtests.get(n, (None, []))[1]) for n, st in bad]
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
-            f.write(render(name, r["status"], old.comments, subs))
+            f.write("\n".join(sections))
         written.append(path)
     return written, removed

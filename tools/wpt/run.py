@@ -51,7 +51,13 @@ def discover(tree, paths, include_tentative):
             if name.endswith(".window.js"):
                 found.append(rel[: -len(".js")] + ".html")
             elif name.endswith(".any.js"):
-                found.append(rel[: -len(".js")] + ".html")
+                from serve import any_globals
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    scopes = any_globals(f.read())
+                if "window" in scopes:
+                    found.append(rel[: -len(".js")] + ".html")
+                if "dedicatedworker" in scopes:
+                    found.append(rel[: -len(".js")] + ".worker.html")
             elif name.endswith((".html", ".htm")) and "-ref" not in name:
                 with open(path, encoding="utf-8", errors="replace") as f:
                     if "/resources/testharness.js" in f.read():
@@ -60,6 +66,8 @@ def discover(tree, paths, include_tentative):
 
 
 def source_of(tree, test):
+    if test.endswith(".any.worker.html"):
+        return os.path.join(tree, test.lstrip("/")[: -len(".worker.html")] + ".js")
     for suffix in (".window.html", ".any.html"):
         if test.endswith(suffix):
             return os.path.join(tree, test.lstrip("/")[: -len(".html")] + ".js")

@@ -90,6 +90,8 @@ def make_routes(tree):
         def h(request, response):
             path = request.url_parts.path
             js = path[: -len(".html")] + ".js"
+            if kind == "worker":
+                js = path[: -len(".worker.html")] + ".js"
             source_path = os.path.join(tree, js.lstrip("/"))
             if not os.path.isfile(source_path):
                 return 404, [], "no such test"
@@ -100,6 +102,19 @@ def make_routes(tree):
             return headers, wrapper_page(os.path.basename(js), source, kind)
         return h
 
+    @handlers.handler
+    def worker_script(request, response):
+        # X.any.worker.js: the worker side of X.any.worker.html.
+        path = request.url_parts.path
+        js = path[: -len(".worker.js")] + ".js"
+        source_path = os.path.join(tree, js.lstrip("/"))
+        if not os.path.isfile(source_path):
+            return 404, [], "no such test"
+        with open(source_path, encoding="utf-8") as f:
+            source = f.read()
+        headers = [("Content-Type", "text/javascript")] + handlers.load_headers(request, source_path)
+        return headers, worker_script_for(os.path.basename(js), source)
+
     return [
         ("GET", "/resources/testharnessreport.js", report),
         ("GET", "/resources/testharness.js", harness_file("testharness.js")),
@@ -108,11 +123,50 @@ def make_routes(tree):
         ("GET", "/interfaces/*.idl", interfaces),
         ("*", "/common/redirect.py", redirect),
         ("GET", "*.window.html", wrapper("window")),
+        ("GET", "*.any.worker.html", wrapper("worker")),
+        ("GET", "*.any.worker.js", worker_script),
         ("GET", "*.any.html", wrapper("any")),
     ] + [(m, p, SizedFileHandler() if p == "*" else h) for (m, p, h) in default_routes]
 
 
 META = re.compile(r"^//\s*META:\s*(\w+)=(.*)$")
+
+
+def metas(source):
+    """The `// META: key=value` lines at the top of a test's source."""
+    out = []
+    for line in source.splitlines():
+        m = META.match(line.strip())
+        if not m:
+            if line.strip() and not line.strip().startswith("//"):
+                break
+            continue
+        out.append((m.group(1), m.group(2).strip()))
+    return out
+
+
+def any_globals(source):
+    """The scopes a .any.js test runs in that this engine has ("window", "dedicatedworker"),
+    from `// META: global=` (WPT's default: window and dedicated worker)."""
+    wanted = set()
+    values = [v for k, v in metas(source) if k == "global"]
+    for v in values:
+        for g in v.split(","):
+            g = g.strip()
+            if g in ("window", "dedicatedworker"):
+                wanted.add(g)
+            elif g == "worker":
+                wanted.add("dedicatedworker")
+    return wanted if values else {"window", "dedicatedworker"}
+
+
+def worker_script_for(script_name, source):
+    """X.any.worker.js: testharness.js, the META scripts and the test, in a worker."""
+    lines = ['importScripts("/resources/testharness.js");',
+             "self.GLOBAL = { isWindow: () => false, isWorker: () => true, isShadowRealm: () => false };"]
+    lines += [f"importScripts({s!r});" for k, s in metas(source) if k == "script"]
+    lines += [f"importScripts({script_name!r});", "done();"]
+    return "\n".join(lines) + "\n"
 
 
 def wrapper_page(script_name, source, kind):
@@ -140,6 +194,10 @@ def wrapper_page(script_name, source, kind):
         head.append(f"<title>{title}</title>")
     head += ['<script src="/resources/testharness.js"></script>',
              '<script src="/resources/testharnessreport.js"></script>']
+    if kind == "worker":
+        worker = script_name[: -len(".js")] + ".worker.js"
+        head.append(f'<div id="log"></div>\n<script>fetch_tests_from_worker(new Worker("{worker}"));</script>')
+        return "\n".join(head) + "\n"
     if kind == "any":
         head.append("<script>self.GLOBAL = { isWindow: () => true, isWorker: () => false, isShadowRealm: () => false };</script>")
     head += [f'<script src="{s}"></script>' for s in scripts]

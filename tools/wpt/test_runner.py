@@ -64,6 +64,14 @@ class Wrapper(unittest.TestCase):
         self.assertTrue(page.rstrip().endswith('<script src="x.window.js"></script>'))
 
 
+class AnyVariants(unittest.TestCase):
+    def test_any_variants_by_meta_global(self):
+        self.assertEqual(serve.any_globals("// META: global=window,dedicatedworker\n"), {"window", "dedicatedworker"})
+        self.assertEqual(serve.any_globals("// META: global=worker\n"), {"dedicatedworker"})
+        self.assertEqual(serve.any_globals("test(() => {});\n"), {"window", "dedicatedworker"})
+        self.assertEqual(metadata.ini_path("/m", "/a/x.any.worker.html"), "/m/a/x.any.js.ini")
+
+
 class Discover(unittest.TestCase):
     def test_finds_tests_and_skips_support_files(self):
         with tempfile.TemporaryDirectory() as d:
@@ -79,7 +87,7 @@ class Discover(unittest.TestCase):
             for name, text in files.items():
                 with open(os.path.join(d, name), "w") as f:
                     f.write(text)
-            self.assertEqual(run.discover(d, [], False), ["/a/n.any.html", "/a/t.html", "/a/w.window.html"])
+            self.assertEqual(run.discover(d, [], False), ["/a/n.any.html", "/a/n.any.worker.html", "/a/t.html", "/a/w.window.html"])
             self.assertIn("/a/x.tentative.window.html", run.discover(d, ["a"], True))
 
 

@@ -302,6 +302,18 @@ impl Host for PageHost {
         });
     }
 
+    fn fetch_classic(&self, _window: usize, url: &str) -> Result<(String, String), String> {
+        let url = Url::parse(url).map_err(|e| e.to_string())?;
+        let response = self.loader.fetch(&url).map_err(|e| e.to_string())?;
+        if !response.ok() {
+            return Err(format!("{}: HTTP status {}", response.url, response.status));
+        }
+        let source = response.text();
+        self.registry
+            .register(response.url.as_str(), &source, 1, 1, false, false);
+        Ok((source, response.url.to_string()))
+    }
+
     fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>) {
         let Ok(url) = Url::parse(url) else {
             return;

@@ -993,7 +993,14 @@
       "HTMLScriptElement", "HTMLIFrameElement", "Text", "Document"]) delete api[name];
     api.postMessage = function postMessage(message) { host.workerPost(-1, serialize(message)); };
     api.close = function close() { host.workerTerminate(-1); };
-    api.importScripts = function importScripts() { throw new DOMException("importScripts is not supported by jsprof", "NotSupportedError"); };
+    // https://html.spec.whatwg.org/#dom-workerglobalscope-importscripts: fetched and run in
+    // order, synchronously.
+    api.importScripts = function importScripts(...urls) {
+      const resolved = urls.map((u) => new URL(String(u), location.href).href);
+      for (const u of resolved) host.importScript(u);
+    };
+    api.DedicatedWorkerGlobalScope = Window;
+    api.WorkerGlobalScope = Window;
     for (const name of ["message", "messageerror"]) defineHandler(Window.prototype, name);
   }
   api.Worker = Worker;

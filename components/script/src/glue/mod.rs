@@ -53,6 +53,9 @@ pub(crate) trait Host {
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
+    /// Fetches a classic script synchronously (a worker's `importScripts`): `(source, final
+    /// URL)` or an error message; the script is registered for the profiler.
+    fn fetch_classic(&self, window: usize, url: &str) -> Result<(String, String), String>;
     /// Starts dedicated worker `id` of the window: a script from `url`, or `source` (the
     /// text of a `blob:` URL).
     fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>);
@@ -411,7 +414,7 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 13] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 14] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -421,6 +424,7 @@ impl Js {
                 (c"fetchStart", Some(native_fetch_start), 2),
                 (c"loadFrame", Some(native_load_frame), 2),
                 (c"workerStart", Some(native_worker_start), 4),
+                (c"importScript", Some(native_import_script), 1),
                 (c"workerPost", Some(native_worker_post), 2),
                 (c"workerTerminate", Some(native_worker_terminate), 1),
                 (c"workerError", Some(native_worker_error), 4),
@@ -1572,6 +1576,40 @@ unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut V
         let index = arg_number(cx, &args, 0);
         let url = arg_string(cx, &args, 1).unwrap_or_default();
         host().load_frame(current_window(cx), index as u32, &url);
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
+/// `importScript(url)`: fetches a classic script and runs it in the current realm, with its
+/// URL as its file name (a worker's `importScripts`). Its exceptions propagate.
+unsafe extern "C" fn native_import_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the script is rooted
+    // before it runs, in the caller's realm.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let url = arg_string(cx, &args, 0).unwrap_or_default();
+        let (source, final_url) = match host().fetch_classic(current_window(cx), &url) {
+            Ok(x) => x,
+            Err(e) => {
+                let mut wrapper =
+                    mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
+                let message = cstring(&format!("importScripts: {e}"));
+                mozjs::error::throw_type_error(&mut wrapper, &message);
+                return false;
+            }
+        };
+        let wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
+        let opts = compile_options(&wrapper, &final_url, 1, 1);
+        let mut src = transform_str_to_source_text(&source);
+        rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
+        if script.get().is_null() {
+            return false;
+        }
+        rooted!(in(cx) let mut rval = UndefinedValue());
+        if !jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into()) {
+            return false;
+        }
         args.rval().set(UndefinedValue());
     }
     true
