@@ -1120,6 +1120,7 @@ impl Page {
         };
         let doc = document::parse(&response.text());
         let url = response.url.clone();
+        // The window's document comes first: the prelude asks the host about it as it runs.
         self.host.docs.borrow_mut().push(Doc::of(&response));
         let init = init_json(
             &response,
@@ -1129,8 +1130,12 @@ impl Page {
         let child = match self.js.new_window(PRELUDE, &init) {
             Ok(w) => w,
             Err(e) => {
+                // Windows and documents share indices: the failed window's document goes.
+                self.host.docs.borrow_mut().pop();
                 self.host
                     .print(parent, true, &format!("jsprof: iframe {url}: {e}"));
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
                 return;
             }
         };
