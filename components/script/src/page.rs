@@ -510,6 +510,15 @@ impl PageHost {
         })
     }
 
+    /// Ends every worker this loop started (and theirs), waiting for their threads.
+    fn terminate_workers(&self) {
+        let workers: Vec<WorkerHandle> =
+            self.workers.borrow_mut().drain().map(|(_, w)| w).collect();
+        for w in workers {
+            w.terminate();
+        }
+    }
+
     /// Window `window`'s document.
     fn doc(&self, window: usize) -> Doc {
         self.docs.borrow()[window].clone()
@@ -746,16 +755,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     });
     page.run();
     // The page is done: so are its workers (and theirs).
-    let workers: Vec<WorkerHandle> = page
-        .host
-        .workers
-        .borrow_mut()
-        .drain()
-        .map(|(_, w)| w)
-        .collect();
-    for w in workers {
-        w.terminate();
-    }
+    page.host.terminate_workers();
     drop(watchdog_stop);
     if let Some(w) = watchdog {
         let _ = w.join();
@@ -1355,14 +1355,5 @@ fn run_worker(
         keep_alive: true,
     };
     while page.turn() {}
-    let workers: Vec<WorkerHandle> = page
-        .host
-        .workers
-        .borrow_mut()
-        .drain()
-        .map(|(_, w)| w)
-        .collect();
-    for w in workers {
-        w.terminate();
-    }
+    page.host.terminate_workers();
 }

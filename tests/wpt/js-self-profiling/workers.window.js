@@ -9,19 +9,22 @@ function outcome(worker) {
   });
 }
 
+// The same script with and without a Document-Policy header (wptserve's header pipe).
+const withPolicy = "resources/worker-profile.js?pipe=header(Document-Policy,js-profiling)";
+
 async function source() {
   return (await fetch("resources/worker-profile.js")).text();
 }
 
 promise_test(async () => {
   assert_implements(window.Worker, "Worker");
-  const r = await outcome(new Worker("resources/worker-profile.js"));
+  const r = await outcome(new Worker(withPolicy));
   assert_true(r.names.includes("workerSpin"), JSON.stringify(r));
 }, "a worker whose script response allows js-profiling profiles itself");
 
 promise_test(async () => {
   assert_implements(window.Worker, "Worker");
-  const r = await outcome(new Worker("resources/worker-profile-nopolicy.js"));
+  const r = await outcome(new Worker("resources/worker-profile.js"));
   assert_equals(r.error, "NotAllowedError");
 }, "a worker whose script response has no Document-Policy cannot");
 

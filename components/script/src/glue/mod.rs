@@ -1502,6 +1502,47 @@ unsafe fn arg_string(cx: *mut JSContext, args: &CallArgs, i: u32) -> Option<Stri
     unsafe { to_rust_string(cx, args.get(i)) }
 }
 
+/// A native's arguments, read with ToNumber/ToString.
+struct NativeArgs<'a> {
+    cx: *mut JSContext,
+    args: &'a CallArgs,
+}
+
+impl NativeArgs<'_> {
+    fn num(&self, i: u32) -> f64 {
+        // SAFETY: `cx` and `args` are the running native's.
+        unsafe { arg_number(self.cx, self.args, i) }
+    }
+
+    fn string(&self, i: u32) -> String {
+        // SAFETY: `cx` and `args` are the running native's.
+        unsafe { arg_string(self.cx, self.args, i) }.unwrap_or_default()
+    }
+}
+
+/// The body of a native that hands its arguments to the host and returns `undefined`.
+///
+/// # Safety
+/// Called from a JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+unsafe fn host_call(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+    f: impl FnOnce(&dyn Host, usize, &NativeArgs),
+) -> bool {
+    // SAFETY: per the contract.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        f(
+            &*host(),
+            current_window(cx),
+            &NativeArgs { cx, args: &args },
+        );
+        args.rval().set(UndefinedValue());
+    }
+    true
+}
+
 unsafe extern "C" fn native_print(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
@@ -1547,38 +1588,30 @@ unsafe extern "C" fn native_set_timer(cx: *mut JSContext, argc: u32, vp: *mut Va
 }
 
 unsafe extern "C" fn native_clear_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: as `native_print`.
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let id = arg_number(cx, &args, 0);
-        host().clear_timer(current_window(cx), id as u32);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.clear_timer(w, a.num(0) as u32)
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_fetch_start(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let id = arg_number(cx, &args, 0);
-        let url = arg_string(cx, &args, 1).unwrap_or_default();
-        host().fetch_start(current_window(cx), id as u32, &url);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.fetch_start(w, a.num(0) as u32, &a.string(1))
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let index = arg_number(cx, &args, 0);
-        let url = arg_string(cx, &args, 1).unwrap_or_default();
-        host().load_frame(current_window(cx), index as u32, &url);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.load_frame(w, a.num(0) as u32, &a.string(1))
+        })
     }
-    true
 }
 
 /// `importScript(url)`: fetches a classic script and runs it in the current realm, with its
@@ -1618,27 +1651,20 @@ unsafe extern "C" fn native_import_script(cx: *mut JSContext, argc: u32, vp: *mu
 unsafe extern "C" fn native_worker_start(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let id = arg_number(cx, &args, 0) as u32;
-        let url = arg_string(cx, &args, 1).unwrap_or_default();
-        let source = arg_string(cx, &args, 2).unwrap_or_default();
-        let has_source = arg_number(cx, &args, 3) == 1.0;
-        host().worker_start(current_window(cx), id, &url, has_source.then_some(source));
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            let source = (a.num(3) == 1.0).then(|| a.string(2));
+            host.worker_start(w, a.num(0) as u32, &a.string(1), source)
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_worker_post(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let id = arg_number(cx, &args, 0) as i64;
-        let data = arg_string(cx, &args, 1).unwrap_or_default();
-        host().worker_post(current_window(cx), id, &data);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.worker_post(w, a.num(0) as i64, &a.string(1))
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_worker_terminate(
@@ -1648,26 +1674,25 @@ unsafe extern "C" fn native_worker_terminate(
 ) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let id = arg_number(cx, &args, 0) as i64;
-        host().worker_terminate(current_window(cx), id);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.worker_terminate(w, a.num(0) as i64)
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_worker_error(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let message = arg_string(cx, &args, 0).unwrap_or_default();
-        let filename = arg_string(cx, &args, 1).unwrap_or_default();
-        let line = arg_number(cx, &args, 2) as u32;
-        let column = arg_number(cx, &args, 3) as u32;
-        host().worker_error(current_window(cx), &message, &filename, line, column);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.worker_error(
+                w,
+                &a.string(0),
+                &a.string(1),
+                a.num(2) as u32,
+                a.num(3) as u32,
+            )
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_noop(_cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
