@@ -85,35 +85,27 @@ def make_routes(tree):
         location = request.GET.first(b"location").decode()
         return status, [("Location", location), ("Content-Type", "text/plain")], f"Redirecting to {location}"
 
-    def wrapper(kind):
+    def generated(strip, content_type, make):
+        """A file generated from a test's source: the request's path minus `strip`, plus
+        `.js`, names the source; the source's headers files apply to what is generated."""
         @handlers.handler
         def h(request, response):
-            path = request.url_parts.path
-            js = path[: -len(".html")] + ".js"
-            if kind == "worker":
-                js = path[: -len(".worker.html")] + ".js"
+            js = request.url_parts.path[: -len(strip)] + ".js"
             source_path = os.path.join(tree, js.lstrip("/"))
             if not os.path.isfile(source_path):
                 return 404, [], "no such test"
             with open(source_path, encoding="utf-8") as f:
                 source = f.read()
-            # The test's headers files (X.window.js.headers, __dir__.headers) apply to its page.
-            headers = [("Content-Type", "text/html")] + handlers.load_headers(request, source_path)
-            return headers, wrapper_page(os.path.basename(js), source, kind)
+            headers = [("Content-Type", content_type)] + handlers.load_headers(request, source_path)
+            return headers, make(os.path.basename(js), source)
         return h
 
-    @handlers.handler
-    def worker_script(request, response):
-        # X.any.worker.js: the worker side of X.any.worker.html.
-        path = request.url_parts.path
-        js = path[: -len(".worker.js")] + ".js"
-        source_path = os.path.join(tree, js.lstrip("/"))
-        if not os.path.isfile(source_path):
-            return 404, [], "no such test"
-        with open(source_path, encoding="utf-8") as f:
-            source = f.read()
-        headers = [("Content-Type", "text/javascript")] + handlers.load_headers(request, source_path)
-        return headers, worker_script_for(os.path.basename(js), source)
+    def wrapper(kind):
+        strip = ".worker.html" if kind == "worker" else ".html"
+        return generated(strip, "text/html", lambda name, source: wrapper_page(name, source, kind))
+
+    # X.any.worker.js: the worker side of X.any.worker.html.
+    worker_script = generated(".worker.js", "text/javascript", worker_script_for)
 
     return [
         ("GET", "/resources/testharnessreport.js", report),
