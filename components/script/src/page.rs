@@ -102,10 +102,22 @@ struct Timer {
     repeat: bool,
 }
 
+/// Now, as a time origin: on the monotonic clock, and in Unix ms.
+fn navigation_start() -> (Nanos, f64) {
+    let unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    (MonotonicClock.now(), unix_ms)
+}
+
 /// What the host knows of one window's document.
 #[derive(Debug, Clone)]
 struct Doc {
     url: Url,
+    /// The time origin (<https://w3c.github.io/hr-time/#dfn-time-origin>): when this
+    /// document's navigation started, on the monotonic clock and in Unix ms.
+    origin: Nanos,
+    origin_unix_ms: f64,
     /// The document's `js-profiling` policy (decision 2).
     policy: ProfilingPolicy,
     /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
@@ -113,9 +125,12 @@ struct Doc {
 }
 
 impl Doc {
-    fn of(response: &Response) -> Doc {
+    /// The document of `response`, whose navigation started at `origin`.
+    fn of(response: &Response, origin: (Nanos, f64)) -> Doc {
         Doc {
             url: response.url.clone(),
+            origin: origin.0,
+            origin_unix_ms: origin.1,
             policy: policy::js_profiling(
                 response.headers.get_combined("document-policy").as_deref(),
             ),
@@ -138,9 +153,6 @@ fn init_json(response: &Response, doc: &document::Document, d: &Doc) -> String {
 /// while the event loop is inside a call into JS.
 struct PageHost {
     clock: MonotonicClock,
-    /// The document's time origin on the monotonic clock, and in Unix ms.
-    origin: Nanos,
-    origin_unix_ms: f64,
     loader: Loader,
     /// Each window's document, by window index.
     docs: RefCell<Vec<Doc>>,
@@ -211,11 +223,11 @@ impl Host for PageHost {
 
     fn now(&self, window: usize) -> f64 {
         self.resolution(window)
-            .relative_ms(self.clock.now(), self.origin)
+            .relative_ms(self.clock.now(), self.doc(window).origin)
     }
 
-    fn time_origin(&self, _window: usize) -> f64 {
-        self.origin_unix_ms
+    fn time_origin(&self, window: usize) -> f64 {
+        self.doc(window).origin_unix_ms
     }
 
     fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool) {
@@ -417,6 +429,8 @@ impl Host for PageHost {
         let loader = self.loader.clone();
         let tx = self.messages_tx.clone();
         let url = url.to_owned();
+        // The iframe's navigation starts now: its document's time origin.
+        let started = navigation_start();
         std::thread::spawn(move || {
             let result = Url::parse(&url)
                 .map_err(|e| LoadError::BadUrl {
@@ -427,6 +441,7 @@ impl Host for PageHost {
             let _ = tx.send(Message::Frame {
                 parent: window,
                 index,
+                started,
                 result,
                 _pending: pending,
             });
@@ -448,7 +463,7 @@ impl Host for PageHost {
                 realm: realm_of(window),
                 sample_interval,
                 max_buffer_size,
-                time_origin: self.origin,
+                time_origin: self.doc(window).origin,
                 cross_origin_isolated: self.doc(window).cross_origin_isolated,
                 symbolizer: self.registry.clone(),
                 on_buffer_full: Some(on_buffer_full),
@@ -476,16 +491,12 @@ impl PageHost {
     fn new(
         options: &RunOptions,
         doc: Doc,
-        origin: Nanos,
-        origin_unix_ms: f64,
         tx: mpsc::Sender<Message>,
         parent: Option<WorkerParent>,
     ) -> Rc<PageHost> {
         let task_tx = tx.clone();
         Rc::new(PageHost {
             clock: MonotonicClock,
-            origin,
-            origin_unix_ms,
             loader: options.loader.clone(),
             docs: RefCell::new(vec![doc]),
             frames_loading: Cell::new(0),
@@ -597,6 +608,8 @@ enum Message {
     Frame {
         parent: usize,
         index: u32,
+        /// When its navigation started (the child document's time origin).
+        started: (Nanos, f64),
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
         _pending: crate::dom::PendingTask,
@@ -636,10 +649,8 @@ struct Page {
 pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError> {
     let clock = MonotonicClock;
     // The time origin: when navigation started (https://w3c.github.io/hr-time/#dfn-time-origin).
-    let origin = clock.now();
-    let origin_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let started = navigation_start();
+    let origin = started.0;
     let response = options.loader.fetch(url)?;
     if !response.ok() {
         return Err(PageError::Status {
@@ -649,16 +660,9 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     }
     let doc = document::parse(&response.text());
     let (tx, messages) = mpsc::channel();
-    let top_doc = Doc::of(&response);
+    let top_doc = Doc::of(&response, started);
     let policy = top_doc.policy;
-    let host = PageHost::new(
-        options,
-        top_doc.clone(),
-        origin,
-        origin_unix_ms,
-        tx.clone(),
-        None,
-    );
+    let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
     let init = init_json(&response, &doc, &top_doc);
@@ -983,10 +987,11 @@ impl Page {
             Message::Frame {
                 parent,
                 index,
+                started,
                 result,
                 _pending,
             } => {
-                self.load_frame(parent, index, result);
+                self.load_frame(parent, index, started, result);
                 self.host
                     .frames_loading
                     .set(self.host.frames_loading.get() - 1);
@@ -1097,7 +1102,13 @@ impl Page {
     /// (A child document's scripts run in document order, fetched one after the other on
     /// the event loop's thread: a simplification of the parser-driven model of the top
     /// document.)
-    fn load_frame(&mut self, parent: usize, index: u32, result: Result<Response, LoadError>) {
+    fn load_frame(
+        &mut self,
+        parent: usize,
+        index: u32,
+        started: (Nanos, f64),
+        result: Result<Response, LoadError>,
+    ) {
         let response = match result {
             Ok(r) if r.ok() => r,
             Ok(r) => {
@@ -1121,7 +1132,10 @@ impl Page {
         let doc = document::parse(&response.text());
         let url = response.url.clone();
         // The window's document comes first: the prelude asks the host about it as it runs.
-        self.host.docs.borrow_mut().push(Doc::of(&response));
+        self.host
+            .docs
+            .borrow_mut()
+            .push(Doc::of(&response, started));
         let init = init_json(
             &response,
             &doc,
@@ -1262,11 +1276,7 @@ fn run_worker(
         mozjs::rust::ThreadSafeJSContext,
     )>,
 ) {
-    let clock = MonotonicClock;
-    let origin = clock.now();
-    let origin_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    let started = navigation_start();
     let script: Result<(String, Option<Response>), String> = match source {
         Some(text) => Ok((text, None)),
         None => match options.loader.fetch(&url) {
@@ -1276,21 +1286,16 @@ fn run_worker(
         },
     };
     let doc = match &script {
-        Ok((_, Some(r))) if r.url.scheme() != "data" => Doc::of(r),
+        Ok((_, Some(r))) if r.url.scheme() != "data" => Doc::of(r, started),
         _ => Doc {
             url: url.clone(),
+            origin: started.0,
+            origin_unix_ms: started.1,
             ..creator
         },
     };
     let (tx, messages) = mpsc::channel();
-    let host = PageHost::new(
-        &options,
-        doc.clone(),
-        origin,
-        origin_unix_ms,
-        tx,
-        Some(parent),
-    );
+    let host = PageHost::new(&options, doc.clone(), tx, Some(parent));
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
     js.terminate_on_interrupt(host.closed.clone());

@@ -15,4 +15,7 @@ promise_test(async () => {
   assert_equals(typeof iframe.contentWindow.iframeSpin, "function");
   assert_equals(iframe.contentDocument, iframe.contentWindow.document);
   assert_equals(top, window, "the top window is its own top");
+  // Its navigation started after ours: its own time origin.
+  assert_greater_than(iframe.contentWindow.performance.timeOrigin, performance.timeOrigin);
+  assert_less_than(iframe.contentWindow.performance.now(), performance.now());
 }, "an iframe gets its own document and realm, on the parent's event loop");
