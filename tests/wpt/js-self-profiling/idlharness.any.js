@@ -1,4 +1,5 @@
 // META: title=The Profiler interface matches its IDL
+// META: global=window,dedicatedworker
 // META: script=/resources/WebIDLParser.js
 // META: script=/resources/idlharness.js
 "use strict";
