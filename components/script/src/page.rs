@@ -140,11 +140,12 @@ impl Doc {
 }
 
 /// The prelude's `init`: the document's URL, its tree and what the window needs to know.
-fn init_json(response: &Response, doc: &document::Document, d: &Doc) -> String {
+fn init_json(response: &Response, doc: &document::Document, d: &Doc, window: usize) -> String {
     serde_json::json!({
         "url": response.url.as_str(),
         "tree": doc.tree,
         "crossOriginIsolated": d.cross_origin_isolated,
+        "windowIndex": window,
     })
     .to_string()
 }
@@ -665,7 +666,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
-    let init = init_json(&response, &doc, &top_doc);
+    let init = init_json(&response, &doc, &top_doc, 0);
     let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
     // The parser's iframes start loading (their documents arrive as messages).
     js.call_hook(window, c"startFrames", &[]);
@@ -1136,11 +1137,15 @@ impl Page {
             .docs
             .borrow_mut()
             .push(Doc::of(&response, started));
-        let init = init_json(
-            &response,
-            &doc,
-            self.host.docs.borrow().last().expect("pushed"),
-        );
+        let init = {
+            let docs = self.host.docs.borrow();
+            init_json(
+                &response,
+                &doc,
+                docs.last().expect("pushed"),
+                docs.len() - 1,
+            )
+        };
         let child = match self.js.new_window(PRELUDE, &init) {
             Ok(w) => w,
             Err(e) => {
@@ -1310,6 +1315,7 @@ fn run_worker(
         "tree": { "c": [] },
         "crossOriginIsolated": doc.cross_origin_isolated,
         "worker": true,
+        "windowIndex": 0,
     })
     .to_string();
     let window = match js.new_window_of_kind(PRELUDE, &init, GlobalKind::DedicatedWorker) {

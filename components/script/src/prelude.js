@@ -784,7 +784,13 @@
   }
   tag(MessageChannel, "MessageChannel");
   // window.postMessage (https://html.spec.whatwg.org/#dom-window-postmessage), to this window.
+  // The windows this one knows by the engine's index (itself, its parent, its iframes'):
+  // a message's `source` is the window whose script called postMessage.
+  const windowsByIndex = new Map([[init.windowIndex, global]]);
   function postMessage(message, options = "/", transfer = []) {
+    const caller = host.callerWindow();
+    const source = caller >= 0 ? (windowsByIndex.get(caller) ?? null) : null;
+    const sourceOrigin = source ? source.location.origin : location.origin;
     let targetOrigin = options;
     if (options && typeof options === "object") { targetOrigin = options.targetOrigin ?? "/"; transfer = options.transfer ?? []; }
     targetOrigin = String(targetOrigin);
@@ -796,7 +802,7 @@
     const data = structuredCloneWithTransfer(message, transfer);
     const ports = Array.from(transfer);
     queueTask(() => {
-      const e = new MessageEvent("message", { data, ports, origin: location.origin, source: global });
+      const e = new MessageEvent("message", { data, ports, origin: sourceOrigin, source });
       eventState.get(e).trusted = true;
       global.dispatchEvent(e);
     });
@@ -1048,14 +1054,15 @@
       if (target.dispatchEvent(e)) host.print(1, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
     },
     // This window's iframe number `index` has its window (frames[index]).
-    attachFrame(win, index) {
+    attachFrame(win, index, windowIndex) {
       const el = childFrames[index];
       if (!el) return;
       frameState.get(el).window = win;
+      windowsByIndex.set(windowIndex, win);
       Object.defineProperty(global, String(index), { get: () => frameState.get(el).window, enumerable: true, configurable: true });
     },
     // This window is an iframe's: `parent` and `top` follow.
-    attachParent(win) { parentWindow = win; },
+    attachParent(win, windowIndex) { parentWindow = win; windowsByIndex.set(windowIndex, win); },
     // This window's iframe number `index` has loaded.
     frameLoaded(index) { const el = childFrames[index]; if (el) fire(el, "load"); },
     // Starts the loads of the iframes the parser put in the document.

@@ -19,3 +19,19 @@ promise_test(async () => {
   assert_greater_than(iframe.contentWindow.performance.timeOrigin, performance.timeOrigin);
   assert_less_than(iframe.contentWindow.performance.now(), performance.now());
 }, "an iframe gets its own document and realm, on the parent's event loop");
+
+promise_test(async () => {
+  const iframe = document.createElement("iframe");
+  const first = new Promise((resolve) => window.addEventListener("message", resolve, { once: true }));
+  iframe.src = "resources/post-to-parent.html";
+  document.body.appendChild(iframe);
+  const e = await first;
+  assert_equals(e.data, "hello from the iframe");
+  assert_equals(e.source, iframe.contentWindow, "source: the window whose script posted");
+  assert_equals(e.origin, location.origin);
+  const answer = new Promise((resolve) => window.addEventListener("message", resolve, { once: true }));
+  iframe.contentWindow.postMessage("ping", "*");
+  const r = (await answer).data;
+  assert_true(r.sourceIsParent, "the iframe saw its parent as the source");
+  assert_equals(r.data, "ping");
+}, "postMessage between windows: source and origin are the sender's");

@@ -414,7 +414,7 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 14] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 15] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -425,6 +425,7 @@ impl Js {
                 (c"loadFrame", Some(native_load_frame), 2),
                 (c"workerStart", Some(native_worker_start), 4),
                 (c"importScript", Some(native_import_script), 1),
+                (c"callerWindow", Some(native_caller_window), 0),
                 (c"workerPost", Some(native_worker_post), 2),
                 (c"workerTerminate", Some(native_worker_terminate), 1),
                 (c"workerError", Some(native_worker_error), 4),
@@ -732,10 +733,15 @@ impl Js {
             parent,
             c"attachFrame",
             child_global,
-            &[Arg::Num(f64::from(index))],
+            &[Arg::Num(f64::from(index)), Arg::Num(child as f64)],
         );
         let parent_global = ObjectValue(self.windows[parent].global.get());
-        self.call_hook_with_value(child, c"attachParent", parent_global, &[]);
+        self.call_hook_with_value(
+            child,
+            c"attachParent",
+            parent_global,
+            &[Arg::Num(parent as f64)],
+        );
     }
 
     /// Fires a trusted event named `type_` at `target` (if it is still rooted).
@@ -1612,6 +1618,55 @@ unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut V
             host.load_frame(w, a.num(0) as u32, &a.string(1))
         })
     }
+}
+
+/// `callerWindow()`: the window index of the realm whose script called the prelude function
+/// that calls this (the incumbent of `postMessage`), from the principals of the second
+/// youngest frame of the stack; -1 if there is none.
+unsafe extern "C" fn native_caller_window(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the captured stack is
+    // rooted while its slots are read (class-checked first).
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let mut window = -1.0;
+        let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
+        jsapi::JS_StackCapture_MaxFrames(2, capture.as_mut_ptr());
+        rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
+        rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
+        if jsapi::JS::CaptureCurrentStack(
+            cx,
+            stack.handle_mut().into(),
+            capture.as_mut_ptr(),
+            no_start.handle().into(),
+        ) {
+            let slot = |obj: *mut JSObject, index: u32| {
+                let mut v = UndefinedValue();
+                mozjs::glue::JS_GetReservedSlot(obj, index, &mut v);
+                v
+            };
+            let is_saved_frame = |obj: *mut JSObject| {
+                let class = mozjs::rust::get_object_class(obj);
+                !obj.is_null() && !class.is_null() && CStr::from_ptr((*class).name) == c"SavedFrame"
+            };
+            if is_saved_frame(stack.get()) {
+                let parent = slot(stack.get(), SLOT_PARENT);
+                if parent.is_object() && is_saved_frame(parent.to_object()) {
+                    let principals = slot(parent.to_object(), SLOT_PRINCIPALS);
+                    if !principals.is_undefined() {
+                        let p = (principals.to_private() as usize & !1) as *mut jsapi::JSPrincipals;
+                        let index = mozjs::glue::GetRustJSPrincipalsPrivate(p) as usize;
+                        if index > 0 {
+                            window = (index - 1) as f64;
+                        }
+                    }
+                }
+            }
+        } else {
+            jsapi::JS_ClearPendingException(cx);
+        }
+        args.rval().set(DoubleValue(window));
+    }
+    true
 }
 
 /// `importScript(url)`: fetches a classic script and runs it in the current realm, with its
