@@ -1,11 +1,14 @@
 //! Running a page: the event loop (<https://html.spec.whatwg.org/#event-loops>) and the
 //! script processing model (<https://html.spec.whatwg.org/#scripting>).
 //!
-//! One thread, one runtime, one window. Network loads run on helper threads and come back as
-//! messages; timers sit in a deadline queue; every task is followed by a microtask checkpoint.
-//! Parser-blocking scripts run in document order (the event loop keeps turning while one
-//! loads), `defer` and module scripts after parsing in order, `async` ones as they arrive;
-//! `DOMContentLoaded` follows the deferred scripts and `load` waits for every script.
+//! One thread, one runtime, one event loop: the top window and its iframes' windows (each a
+//! realm with its own document: [`Doc`]). Network loads run on helper threads and come back
+//! as messages ([`Message`]); timers sit in a deadline queue; every task is followed by a
+//! microtask checkpoint. Parser-blocking scripts run in document order (the event loop keeps
+//! turning while one loads), `defer` and module scripts after parsing in order, `async` ones
+//! as they arrive; `DOMContentLoaded` follows the deferred scripts and `load` waits for every
+//! script and iframe. A dedicated worker ([`run_worker`]) is another such loop on its own
+//! thread, with its own runtime, host and realm.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
