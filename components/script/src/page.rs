@@ -188,6 +188,34 @@ struct PageHost {
     closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Message ports whose two ends live on different threads (one was transferred to a worker):
+/// pair id -> the loops holding each end, and messages waiting for an end to arrive.
+static PORT_PAIRS: std::sync::Mutex<BTreeMap<u64, PortPair>> =
+    std::sync::Mutex::new(BTreeMap::new());
+static NEXT_PORT_PAIR: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+#[derive(Default)]
+struct PortPair {
+    ends: [Option<(TaskSender, usize)>; 2],
+    waiting: [Vec<String>; 2],
+}
+
+/// Delivers `data` to end `end` of pair `pid` (a task of the loop holding it).
+fn deliver_port_message(holder: &(TaskSender, usize), pid: u64, end: u8, data: String) {
+    let window = holder.1;
+    holder.0.queue(Box::new(move |js| {
+        js.call_hook(
+            window,
+            c"portMessage",
+            &[
+                Arg::Num(pid as f64),
+                Arg::Num(f64::from(end)),
+                Arg::Str(&data),
+            ],
+        );
+    }));
+}
+
 /// A worker's creator: where its messages and errors go.
 #[derive(Debug, Clone)]
 struct WorkerParent {
@@ -365,6 +393,36 @@ impl Host for PageHost {
             Err(_) => {
                 let _ = thread.join();
             }
+        }
+    }
+
+    fn port_open(&self, window: usize) -> u64 {
+        let pid = NEXT_PORT_PAIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
+        pairs.entry(pid).or_default().ends[0] = Some((self.tasks.clone(), window));
+        pid
+    }
+
+    fn port_attach(&self, window: usize, pid: u64, end: u8) {
+        let end = usize::from(end.min(1));
+        let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
+        let pair = pairs.entry(pid).or_default();
+        let holder = (self.tasks.clone(), window);
+        for data in std::mem::take(&mut pair.waiting[end]) {
+            deliver_port_message(&holder, pid, end as u8, data);
+        }
+        pair.ends[end] = Some(holder);
+    }
+
+    fn port_send(&self, _window: usize, pid: u64, end: u8, data: &str) {
+        let to = 1 - usize::from(end.min(1));
+        let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(pair) = pairs.get_mut(&pid) else {
+            return;
+        };
+        match &pair.ends[to] {
+            Some(holder) => deliver_port_message(holder, pid, to as u8, data.to_owned()),
+            None => pair.waiting[to].push(data.to_owned()),
         }
     }
 

@@ -732,6 +732,10 @@
       if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];
       const s = portState.get(this);
       if (transfer.includes(this)) throw new DOMException("A port cannot transfer itself.", "DataCloneError");
+      if (s.remote) {
+        if (!s.closed) host.portSend(s.remote.pid, s.remote.end, serialize(message, transfer));
+        return;
+      }
       const data = structuredCloneWithTransfer(message, transfer);
       const target = s.other;
       if (!target || s.closed) return;
@@ -846,9 +850,29 @@
   // Messages between threads (a worker and its creator) cross as text: a structured clone
   // serialised to JSON with tags for what JSON lacks (undefined, NaN/Infinity, Date, RegExp,
   // Map, Set, typed arrays, shared references and cycles).
-  function serialize(value) {
+  // Ports in the transfer list move to the other thread: each becomes one end of a pair the
+  // engine routes between threads (host.portOpen/portSend/portAttach); its entangled port,
+  // which stays here, then sends through the engine.
+  const remotePorts = new Map();
+  function serialize(value, transfer = []) {
+    transfer = Array.from(transfer);
+    structuredCloneWithTransfer(value, transfer);
+    const pids = transfer.map((port) => {
+      const st = portState.get(port);
+      const pid = host.portOpen();
+      const kept = st.other;
+      if (kept) {
+        portState.get(kept).other = null;
+        portState.get(kept).remote = { pid, end: 0 };
+        remotePorts.set(`${pid}:0`, kept);
+      }
+      st.other = null;
+      st.closed = true;
+      return pid;
+    });
     const seen = new Map();
     const enc = (v) => {
+      if (isPort(v) && transfer.includes(v)) return { $: "p", v: pids[transfer.indexOf(v)] };
       if (v === undefined) return { $: "u" };
       if (typeof v === "number" && !Number.isFinite(v)) return { $: "n", v: String(v) };
       if (typeof v === "bigint") return { $: "b", v: String(v) };
@@ -867,14 +891,27 @@
       if (t !== "[object Object]") throw new DOMException(`${t.slice(8, -1)} object could not be cloned.`, "DataCloneError");
       return { $: "o", i: id, v: Object.keys(v).map((k) => [k, enc(v[k])]) };
     };
-    structuredCloneWithTransfer(value, []);
-    return JSON.stringify(enc(value));
+    return JSON.stringify({ d: enc(value), p: pids });
+  }
+  // A port of this realm that is the far end of pair `pid`.
+  function remotePort(pid) {
+    const key = `${pid}:1`;
+    if (!remotePorts.has(key)) {
+      const port = new MessagePort(ILLEGAL);
+      portState.get(port).remote = { pid, end: 1 };
+      remotePorts.set(key, port);
+      host.portAttach(pid, 1);
+    }
+    return remotePorts.get(key);
   }
   function deserialize(text) {
+    const { d, p } = JSON.parse(text);
+    const ports = p.map(remotePort);
     const made = [];
     const dec = (v) => {
       if (v === null || typeof v !== "object") return v;
       switch (v.$) {
+        case "p": return remotePort(v.v);
         case "u": return undefined;
         case "n": return Number(v.v);
         case "b": return BigInt(v.v);
@@ -890,7 +927,7 @@
       }
       return v;
     };
-    return dec(JSON.parse(text));
+    return { data: dec(d), ports };
   }
 
   // Dedicated workers (https://html.spec.whatwg.org/#dedicated-workers-and-the-worker-interface):
@@ -914,7 +951,8 @@
       host.workerStart(id, url.href, source === null ? "" : source, source === null ? 0 : 1);
     }
     postMessage(message, transfer = []) {
-      host.workerPost(this._id, serialize(message));
+      if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];
+      host.workerPost(this._id, serialize(message, transfer));
     }
     terminate() {
       workers.delete(this._id);
@@ -997,7 +1035,10 @@
     // A worker's global: no document, no window; postMessage and close go to the engine.
     for (const name of ["window", "document", "frames", "opener", "Window", "Node", "Element", "HTMLElement",
       "HTMLScriptElement", "HTMLIFrameElement", "Text", "Document"]) delete api[name];
-    api.postMessage = function postMessage(message) { host.workerPost(-1, serialize(message)); };
+    api.postMessage = function postMessage(message, transfer = []) {
+      if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];
+      host.workerPost(-1, serialize(message, transfer));
+    };
     api.close = function close() { host.workerTerminate(-1); };
     // https://html.spec.whatwg.org/#dom-workerglobalscope-importscripts: fetched and run in
     // order, synchronously.
@@ -1041,9 +1082,18 @@
       if (!target) return;
       let value;
       try { value = deserialize(data); } catch { fire(target, "messageerror"); return; }
-      const e = new MessageEvent("message", { data: value });
+      const e = new MessageEvent("message", { data: value.data, ports: value.ports });
       eventState.get(e).trusted = true;
       target.dispatchEvent(e);
+    },
+    // A message from another thread for this realm's end of port pair `pid`.
+    portMessage(pid, end, data) {
+      const port = remotePorts.get(`${pid}:${end}`);
+      if (!port) return;
+      let value;
+      try { value = deserialize(data); } catch { fire(port, "messageerror"); return; }
+      portState.get(port).queue.push({ data: value.data, ports: value.ports });
+      portState.get(port).deliver(port);
     },
     // Worker `id` of this realm reported an uncaught exception.
     workerError(id, message, filename, lineno, colno) {

@@ -68,3 +68,24 @@ promise_test(async () => {
   await new Promise((r) => setTimeout(r, 60));
   assert_equals(msgs[0], "before");
 }, "close() ends a worker from inside");
+
+promise_test(async () => {
+  const w = workerFrom(`
+    onmessage = (e) => {
+      const port = e.ports[0];
+      port.onmessage = (m) => port.postMessage({ doubled: m.data * 2, viaPort: true });
+      port.postMessage("port ready");
+    };
+  `);
+  const { port1, port2 } = new MessageChannel();
+  const next = () => new Promise((resolve) => { port1.onmessage = (m) => resolve(m.data); });
+  let got = next();
+  w.postMessage({ here: port2 }, [port2]);
+  assert_equals(await got, "port ready");
+  got = next();
+  port1.postMessage(21);
+  const r = await got;
+  assert_equals(r.doubled, 42);
+  assert_true(r.viaPort);
+  w.terminate();
+}, "a MessagePort transferred to a worker carries messages both ways");

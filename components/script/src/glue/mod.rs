@@ -56,6 +56,12 @@ pub(crate) trait Host {
     /// Fetches a classic script synchronously (a worker's `importScripts`): `(source, final
     /// URL)` or an error message; the script is registered for the profiler.
     fn fetch_classic(&self, window: usize, url: &str) -> Result<(String, String), String>;
+    /// Opens a pair of message-port ends across threads; this window holds end 0.
+    fn port_open(&self, window: usize) -> u64;
+    /// This window holds end `end` of port pair `pid` from now on.
+    fn port_attach(&self, window: usize, pid: u64, end: u8);
+    /// Sends serialised `data` from end `end` of pair `pid` to the other end.
+    fn port_send(&self, window: usize, pid: u64, end: u8, data: &str);
     /// Starts dedicated worker `id` of the window: a script from `url`, or `source` (the
     /// text of a `blob:` URL).
     fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>);
@@ -414,7 +420,7 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 15] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 18] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -426,6 +432,9 @@ impl Js {
                 (c"workerStart", Some(native_worker_start), 4),
                 (c"importScript", Some(native_import_script), 1),
                 (c"callerWindow", Some(native_caller_window), 0),
+                (c"portOpen", Some(native_port_open), 0),
+                (c"portAttach", Some(native_port_attach), 2),
+                (c"portSend", Some(native_port_send), 3),
                 (c"workerPost", Some(native_worker_post), 2),
                 (c"workerTerminate", Some(native_worker_terminate), 1),
                 (c"workerError", Some(native_worker_error), 4),
@@ -1667,6 +1676,34 @@ unsafe extern "C" fn native_caller_window(cx: *mut JSContext, argc: u32, vp: *mu
         args.rval().set(DoubleValue(window));
     }
     true
+}
+
+unsafe extern "C" fn native_port_open(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let pid = host().port_open(current_window(cx));
+        args.rval().set(DoubleValue(pid as f64));
+    }
+    true
+}
+
+unsafe extern "C" fn native_port_attach(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.port_attach(w, a.num(0) as u64, a.num(1) as u8)
+        })
+    }
+}
+
+unsafe extern "C" fn native_port_send(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.port_send(w, a.num(0) as u64, a.num(1) as u8, &a.string(2))
+        })
+    }
 }
 
 /// `importScript(url)`: fetches a classic script and runs it in the current realm, with its
