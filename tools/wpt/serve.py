@@ -163,22 +163,10 @@ def worker_script_for(script_name, source):
 
 def wrapper_page(script_name, source, kind):
     """The generated page of a .window.js or .any.js test (window scope), as WPT serves it."""
-    scripts, title, timeout = [], None, None
-    for line in source.splitlines():
-        m = META.match(line.strip())
-        if not m:
-            if line.strip() and not line.strip().startswith("//"):
-                break
-            continue
-        key, value = m.group(1), m.group(2).strip()
-        if key == "script":
-            scripts.append(value)
-        elif key == "title":
-            title = value
-        elif key == "timeout" and value == "long":
-            timeout = "long"
-        elif key == "global":
-            pass
+    meta = metas(source)
+    scripts = [v for k, v in meta if k == "script"]
+    title = next((v for k, v in meta if k == "title"), None)
+    timeout = "long" if ("timeout", "long") in meta else None
     head = ['<!doctype html>', '<meta charset="utf-8">']
     if timeout:
         head.append('<meta name="timeout" content="long">')
