@@ -128,6 +128,15 @@ struct Doc {
 }
 
 impl Doc {
+    /// The coarsening of the document's clock (<https://w3c.github.io/hr-time/#dfn-coarsen-time>).
+    fn resolution(&self) -> Resolution {
+        if self.cross_origin_isolated {
+            Resolution::Isolated
+        } else {
+            Resolution::Coarse
+        }
+    }
+
     /// The document of `response`, whose navigation started at `origin`.
     fn of(response: &Response, origin: (Nanos, f64)) -> Doc {
         Doc {
@@ -254,8 +263,8 @@ impl Host for PageHost {
     }
 
     fn now(&self, window: usize) -> f64 {
-        self.resolution(window)
-            .relative_ms(self.clock.now(), self.doc(window).origin)
+        let doc = self.doc(window);
+        doc.resolution().relative_ms(self.clock.now(), doc.origin)
     }
 
     fn time_origin(&self, window: usize) -> f64 {
@@ -281,15 +290,20 @@ impl Host for PageHost {
         }
     }
 
-    fn fetch_module(&self, _window: usize, url: &str) -> Result<(String, String), String> {
+    fn fetch_script(
+        &self,
+        _window: usize,
+        url: &str,
+        module: bool,
+    ) -> Result<(String, String), String> {
         let url = Url::parse(url).map_err(|e| e.to_string())?;
         let response = self.loader.fetch(&url).map_err(|e| e.to_string())?;
         if !response.ok() {
-            return Err(format!("HTTP status {}", response.status));
+            return Err(format!("{}: HTTP status {}", response.url, response.status));
         }
         let source = response.text();
         self.registry
-            .register(response.url.as_str(), &source, 1, 1, true, false);
+            .register(response.url.as_str(), &source, 1, 1, module, false);
         Ok((source, response.url.to_string()))
     }
 
@@ -300,7 +314,7 @@ impl Host for PageHost {
     fn fetch_start(&self, window: usize, id: u32, url: &str) {
         let pending = self.tasks.expect();
         let loader = self.loader.clone();
-        let document = self.doc(window).url;
+        let document = self.doc(window).url.clone();
         let url = url.to_owned();
         std::thread::spawn(move || {
             let outcome = Url::parse(&url)
@@ -346,23 +360,11 @@ impl Host for PageHost {
         });
     }
 
-    fn fetch_classic(&self, _window: usize, url: &str) -> Result<(String, String), String> {
-        let url = Url::parse(url).map_err(|e| e.to_string())?;
-        let response = self.loader.fetch(&url).map_err(|e| e.to_string())?;
-        if !response.ok() {
-            return Err(format!("{}: HTTP status {}", response.url, response.status));
-        }
-        let source = response.text();
-        self.registry
-            .register(response.url.as_str(), &source, 1, 1, false, false);
-        Ok((source, response.url.to_string()))
-    }
-
     fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>) {
         let Ok(url) = Url::parse(url) else {
             return;
         };
-        let creator = self.doc(window);
+        let creator = self.doc(window).clone();
         let options = self.options.clone();
         let parent = WorkerParent {
             tasks: self.tasks.clone(),
@@ -519,14 +521,15 @@ impl Host for PageHost {
     ) -> Result<Session, String> {
         let agent = self.sampling_agent(window)?;
         let group = profiler_group(&self.prefs).map_err(|e| e.to_string())?;
+        let doc = self.doc(window);
         group
             .start_session(SessionOptions {
                 agent,
                 realm: realm_of(window),
                 sample_interval,
                 max_buffer_size,
-                time_origin: self.doc(window).origin,
-                cross_origin_isolated: self.doc(window).cross_origin_isolated,
+                time_origin: doc.origin,
+                cross_origin_isolated: doc.cross_origin_isolated,
                 symbolizer: self.registry.clone(),
                 on_buffer_full: Some(on_buffer_full),
             })
@@ -592,18 +595,9 @@ impl PageHost {
         }
     }
 
-    /// Window `window`'s document.
-    fn doc(&self, window: usize) -> Doc {
-        self.docs.borrow()[window].clone()
-    }
-
-    /// The coarsening of a window's clock (<https://w3c.github.io/hr-time/#dfn-coarsen-time>).
-    fn resolution(&self, window: usize) -> Resolution {
-        if self.doc(window).cross_origin_isolated {
-            Resolution::Isolated
-        } else {
-            Resolution::Coarse
-        }
+    /// Window `window`'s document (borrowed: `performance.now()` reads it on every call).
+    fn doc(&self, window: usize) -> std::cell::Ref<'_, Doc> {
+        std::cell::Ref::map(self.docs.borrow(), |docs| &docs[window])
     }
 
     /// Initialises sampling support (once): registers the page's event loop as an agent of

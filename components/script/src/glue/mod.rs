@@ -48,14 +48,18 @@ pub(crate) trait Host {
     fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool);
     /// Disarms timer `id`.
     fn clear_timer(&self, window: usize, id: u32);
-    /// Fetches a module script: `(source, final URL)` or an error message.
-    fn fetch_module(&self, window: usize, url: &str) -> Result<(String, String), String>;
+    /// Fetches a script synchronously (a module's import, or a classic script for a worker's
+    /// `importScripts`): `(source, final URL)` or an error message; the script is registered
+    /// for the profiler.
+    fn fetch_script(
+        &self,
+        window: usize,
+        url: &str,
+        module: bool,
+    ) -> Result<(String, String), String>;
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
-    /// Fetches a classic script synchronously (a worker's `importScripts`): `(source, final
-    /// URL)` or an error message; the script is registered for the profiler.
-    fn fetch_classic(&self, window: usize, url: &str) -> Result<(String, String), String>;
     /// Opens a pair of message-port ends across threads; this window holds end 0.
     fn port_open(&self, window: usize) -> u64;
     /// This window holds end `end` of port pair `pid` from now on.
@@ -960,6 +964,78 @@ unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
     true
 }
 
+/// Captures at most `max_frames` frames of the current stack into `out` (the youngest
+/// SavedFrame, or null). False, with no exception left pending, if the capture failed.
+///
+/// # Safety
+/// `cx` must be this thread's context, at a point where it may GC.
+unsafe fn capture_current_stack(
+    cx: *mut JSContext,
+    max_frames: u32,
+    out: mozjs::rust::MutableHandleObject,
+) -> bool {
+    // SAFETY: the capture options are initialised by JS_StackCapture_MaxFrames before use;
+    // `out` is a rooted location.
+    unsafe {
+        let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
+        jsapi::JS_StackCapture_MaxFrames(max_frames, capture.as_mut_ptr());
+        rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
+        if !jsapi::JS::CaptureCurrentStack(
+            cx,
+            out.into(),
+            capture.as_mut_ptr(),
+            no_start.handle().into(),
+        ) {
+            jsapi::JS_ClearPendingException(cx);
+            return false;
+        }
+    }
+    true
+}
+
+/// Reserved slot `index` of a SavedFrame.
+///
+/// # Safety
+/// `obj` must be a live SavedFrame (class-checked by the caller).
+unsafe fn saved_frame_slot(obj: *mut JSObject, index: u32) -> Value {
+    let mut v = UndefinedValue();
+    // SAFETY: per the contract; `index` is below the class's slot count (SLOT_* constants).
+    unsafe { mozjs::glue::JS_GetReservedSlot(obj, index, &mut v) };
+    v
+}
+
+/// Whether `obj` is a SavedFrame (by class name; `frames_from_slots` caches the class).
+///
+/// # Safety
+/// `obj` must be null or a live object.
+unsafe fn is_saved_frame(obj: *mut JSObject) -> bool {
+    // SAFETY: per the contract; a class's name is a static C string.
+    unsafe {
+        !obj.is_null() && {
+            let class = mozjs::rust::get_object_class(obj);
+            !class.is_null() && CStr::from_ptr((*class).name) == c"SavedFrame"
+        }
+    }
+}
+
+/// The window whose realm a SavedFrame was captured in: its principals (bit 0 of the slot
+/// is the muted-errors flag) carry the window's index + 1.
+///
+/// # Safety
+/// `obj` must be a live SavedFrame.
+unsafe fn saved_frame_window(obj: *mut JSObject) -> Option<usize> {
+    // SAFETY: per the contract; every realm's principals are RustJSPrincipals made in
+    // `new_window_of_kind`.
+    unsafe {
+        let principals = saved_frame_slot(obj, SLOT_PRINCIPALS);
+        if principals.is_undefined() {
+            return None;
+        }
+        let p = (principals.to_private() as usize & !1) as *mut jsapi::JSPrincipals;
+        (mozjs::glue::GetRustJSPrincipalsPrivate(p) as usize).checked_sub(1)
+    }
+}
+
 /// Captures the current stack as raw frames, outermost first: per frame its script (by
 /// SpiderMonkey source id, cached) and current line/column. Self-hosted frames are excluded.
 ///
@@ -968,20 +1044,10 @@ unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
 unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> {
     use jsapi::JS::{SavedFrameResult, SavedFrameSelfHosted::Exclude};
     let mut frames = Vec::new();
-    // SAFETY: the capture options are initialised by JS_StackCapture_MaxFrames before use;
-    // every frame object is rooted while accessors run on it.
+    // SAFETY: every frame object is rooted while accessors run on it.
     unsafe {
-        let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
-        jsapi::JS_StackCapture_MaxFrames(agent.max_frames, capture.as_mut_ptr());
         rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
-        rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
-        if !jsapi::JS::CaptureCurrentStack(
-            cx,
-            stack.handle_mut().into(),
-            capture.as_mut_ptr(),
-            no_start.handle().into(),
-        ) {
-            jsapi::JS_ClearPendingException(cx);
+        if !capture_current_stack(cx, agent.max_frames, stack.handle_mut()) {
             return frames;
         }
         if let Some(mut fast) = frames_from_slots(stack.get(), agent) {
@@ -1065,15 +1131,11 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
     let mut first = true;
     // SAFETY: as the function's contract; the class check comes before any slot read.
     unsafe {
-        let slot = |obj: *mut JSObject, index: u32| {
-            let mut v = UndefinedValue();
-            mozjs::glue::JS_GetReservedSlot(obj, index, &mut v);
-            v
-        };
+        let slot = |obj: *mut JSObject, index: u32| saved_frame_slot(obj, index);
         while !obj.is_null() {
             let class = mozjs::rust::get_object_class(obj);
             if class != agent.saved_frame_class {
-                if class.is_null() || CStr::from_ptr((*class).name) != c"SavedFrame" {
+                if !is_saved_frame(obj) {
                     return None;
                 }
                 agent.saved_frame_class = class;
@@ -1100,14 +1162,8 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
                 column.to_int32() as u32,
                 source,
             )?;
-            // The frame's realm: its principals (bit 0 is the muted-errors flag).
-            let principals = slot(obj, SLOT_PRINCIPALS);
-            if !principals.is_undefined() {
-                let p = (principals.to_private() as usize & !1) as *mut jsapi::JSPrincipals;
-                let window = mozjs::glue::GetRustJSPrincipalsPrivate(p) as usize;
-                if window > 0 {
-                    frame.realm = RealmId(window as u32);
-                }
+            if let Some(window) = saved_frame_window(obj) {
+                frame.realm = RealmId(window as u32 + 1);
             }
             out.push(frame);
             let parent = slot(obj, SLOT_PARENT);
@@ -1327,7 +1383,7 @@ unsafe fn load_module(
         if existing.get().is_object() {
             return existing.get().to_object();
         }
-        match host().fetch_module(w, url) {
+        match host().fetch_script(w, url, true) {
             Ok((source, final_url)) => {
                 let module = compile_module(cx, modules, &source, &final_url, 1, 1);
                 if !module.is_null() && final_url != url {
@@ -1561,17 +1617,14 @@ unsafe fn host_call(
 unsafe extern "C" fn native_print(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let to_stderr = arg_number(cx, &args, 0) == 1.0;
-        let text = arg_string(cx, &args, 1).unwrap_or_default();
-        host().print(current_window(cx), to_stderr, &text);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.print(w, a.num(0) == 1.0, &a.string(1))
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_now(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: as `native_print`.
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
         let args = CallArgs::from_vp(vp, argc);
         args.rval().set(DoubleValue(host().now(current_window(cx))));
@@ -1580,7 +1633,7 @@ unsafe extern "C" fn native_now(cx: *mut JSContext, argc: u32, vp: *mut Value) -
 }
 
 unsafe extern "C" fn native_time_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: as `native_print`.
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
         let args = CallArgs::from_vp(vp, argc);
         args.rval()
@@ -1590,16 +1643,12 @@ unsafe extern "C" fn native_time_origin(cx: *mut JSContext, argc: u32, vp: *mut 
 }
 
 unsafe extern "C" fn native_set_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: as `native_print`.
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let id = arg_number(cx, &args, 0);
-        let delay = arg_number(cx, &args, 1);
-        let repeat = arg_number(cx, &args, 2) == 1.0;
-        host().set_timer(current_window(cx), id as u32, delay, repeat);
-        args.rval().set(UndefinedValue());
+        host_call(cx, argc, vp, |host, w, a| {
+            host.set_timer(w, a.num(0) as u32, a.num(1), a.num(2) == 1.0)
+        })
     }
-    true
 }
 
 unsafe extern "C" fn native_clear_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
@@ -1638,40 +1687,14 @@ unsafe extern "C" fn native_caller_window(cx: *mut JSContext, argc: u32, vp: *mu
     unsafe {
         let args = CallArgs::from_vp(vp, argc);
         let mut window = -1.0;
-        let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
-        jsapi::JS_StackCapture_MaxFrames(2, capture.as_mut_ptr());
         rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
-        rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
-        if jsapi::JS::CaptureCurrentStack(
-            cx,
-            stack.handle_mut().into(),
-            capture.as_mut_ptr(),
-            no_start.handle().into(),
-        ) {
-            let slot = |obj: *mut JSObject, index: u32| {
-                let mut v = UndefinedValue();
-                mozjs::glue::JS_GetReservedSlot(obj, index, &mut v);
-                v
-            };
-            let is_saved_frame = |obj: *mut JSObject| {
-                let class = mozjs::rust::get_object_class(obj);
-                !obj.is_null() && !class.is_null() && CStr::from_ptr((*class).name) == c"SavedFrame"
-            };
-            if is_saved_frame(stack.get()) {
-                let parent = slot(stack.get(), SLOT_PARENT);
-                if parent.is_object() && is_saved_frame(parent.to_object()) {
-                    let principals = slot(parent.to_object(), SLOT_PRINCIPALS);
-                    if !principals.is_undefined() {
-                        let p = (principals.to_private() as usize & !1) as *mut jsapi::JSPrincipals;
-                        let index = mozjs::glue::GetRustJSPrincipalsPrivate(p) as usize;
-                        if index > 0 {
-                            window = (index - 1) as f64;
-                        }
-                    }
+        if capture_current_stack(cx, 2, stack.handle_mut()) && is_saved_frame(stack.get()) {
+            let parent = saved_frame_slot(stack.get(), SLOT_PARENT);
+            if parent.is_object() && is_saved_frame(parent.to_object()) {
+                if let Some(w) = saved_frame_window(parent.to_object()) {
+                    window = w as f64;
                 }
             }
-        } else {
-            jsapi::JS_ClearPendingException(cx);
         }
         args.rval().set(DoubleValue(window));
     }
@@ -1714,7 +1737,7 @@ unsafe extern "C" fn native_import_script(cx: *mut JSContext, argc: u32, vp: *mu
     unsafe {
         let args = CallArgs::from_vp(vp, argc);
         let url = arg_string(cx, &args, 0).unwrap_or_default();
-        let (source, final_url) = match host().fetch_classic(current_window(cx), &url) {
+        let (source, final_url) = match host().fetch_script(current_window(cx), &url, false) {
             Ok(x) => x,
             Err(e) => {
                 let mut wrapper =
