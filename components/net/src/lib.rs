@@ -127,6 +127,16 @@ impl Loader {
         Ok(Loader { client })
     }
 
+    /// Fetches the absolute URL `url` (a string a page gave), following redirects; a string
+    /// that does not parse is a `BadUrl`.
+    pub fn fetch_str(&self, url: &str) -> Result<Response, LoadError> {
+        let parsed = Url::parse(url).map_err(|e| LoadError::BadUrl {
+            input: url.to_owned(),
+            cause: e.to_string(),
+        })?;
+        self.fetch(&parsed)
+    }
+
     /// Fetches `url`, following redirects.
     pub fn fetch(&self, url: &Url) -> Result<Response, LoadError> {
         match url.scheme() {

@@ -152,9 +152,9 @@ impl Doc {
 }
 
 /// The prelude's `init`: the document's URL, its tree and what the window needs to know.
-fn init_json(response: &Response, doc: &document::Document, d: &Doc, window: usize) -> String {
+fn init_json(doc: &document::Document, d: &Doc, window: usize) -> String {
     serde_json::json!({
-        "url": response.url.as_str(),
+        "url": d.url.as_str(),
         "tree": doc.tree,
         "crossOriginIsolated": d.cross_origin_isolated,
         "windowIndex": window,
@@ -166,7 +166,6 @@ fn init_json(response: &Response, doc: &document::Document, d: &Doc, window: usi
 /// while the event loop is inside a call into JS.
 struct PageHost {
     clock: MonotonicClock,
-    loader: Loader,
     /// Each window's document, by window index.
     docs: RefCell<Vec<Doc>>,
     /// iframes whose documents are being fetched (the top document's load event waits).
@@ -179,14 +178,13 @@ struct PageHost {
     clamp: Duration,
     imports_pending: Cell<bool>,
     registry: Arc<ScriptRegistry>,
-    prefs: Prefs,
     /// Interrupts this page's runtime (the sampler's way in), once the runtime exists.
     interrupter: OnceCell<mozjs::rust::ThreadSafeJSContext>,
     /// The page's agent in the ProfilerGroup, once sampling support is initialised.
     agent: RefCell<Option<AgentHandle>>,
     tasks: TaskSender,
     traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
-    /// How the page was run (workers are run the same way).
+    /// How the page was run (its loader and prefs; workers are run the same way).
     options: RunOptions,
     /// For a worker's event loop: its creator.
     parent: Option<WorkerParent>,
@@ -296,8 +294,11 @@ impl Host for PageHost {
         url: &str,
         module: bool,
     ) -> Result<(String, String), String> {
-        let url = Url::parse(url).map_err(|e| e.to_string())?;
-        let response = self.loader.fetch(&url).map_err(|e| e.to_string())?;
+        let response = self
+            .options
+            .loader
+            .fetch_str(url)
+            .map_err(|e| e.to_string())?;
         if !response.ok() {
             return Err(format!("{}: HTTP status {}", response.url, response.status));
         }
@@ -313,13 +314,13 @@ impl Host for PageHost {
 
     fn fetch_start(&self, window: usize, id: u32, url: &str) {
         let pending = self.tasks.expect();
-        let loader = self.loader.clone();
+        let loader = self.options.loader.clone();
         let document = self.doc(window).url.clone();
         let url = url.to_owned();
         std::thread::spawn(move || {
-            let outcome = Url::parse(&url)
-                .map_err(|e| format!("{url}: {e}"))
-                .and_then(|u| loader.fetch(&u).map_err(|e| e.to_string()))
+            let outcome = loader
+                .fetch_str(&url)
+                .map_err(|e| e.to_string())
                 .and_then(|r| {
                     // Mode "cors" (fetch's default): a cross-origin response needs
                     // Access-Control-Allow-Origin.
@@ -428,22 +429,18 @@ impl Host for PageHost {
         }
     }
 
-    fn worker_post(&self, window: usize, id: i64, data: &str) {
+    fn worker_post(&self, _window: usize, id: i64, data: &str) {
         let data = data.to_owned();
         if id < 0 {
             // From a worker's global to its Worker object in the creator's realm.
-            if let Some(p) = &self.parent {
-                let (w, id) = (p.window, p.id);
-                p.tasks.queue(Box::new(move |js| {
-                    js.call_hook(
-                        w,
-                        c"workerMessage",
-                        &[Arg::Num(f64::from(id)), Arg::Str(&data)],
-                    );
-                }));
-            }
+            self.to_worker_object(move |js, w, id| {
+                js.call_hook(
+                    w,
+                    c"workerMessage",
+                    &[Arg::Num(f64::from(id)), Arg::Str(&data)],
+                );
+            });
         } else if let Some(worker) = self.workers.borrow().get(&(id as u32)) {
-            let _ = window;
             worker.tasks.queue(Box::new(move |js| {
                 js.call_hook(0, c"workerMessage", &[Arg::Num(0.0), Arg::Str(&data)]);
             }));
@@ -460,27 +457,24 @@ impl Host for PageHost {
     }
 
     fn worker_error(&self, _window: usize, message: &str, filename: &str, line: u32, column: u32) {
-        if let Some(p) = &self.parent {
-            let (w, id) = (p.window, p.id);
-            let (message, filename) = (message.to_owned(), filename.to_owned());
-            p.tasks.queue(Box::new(move |js| {
-                js.call_hook(
-                    w,
-                    c"workerError",
-                    &[
-                        Arg::Num(f64::from(id)),
-                        Arg::Str(&message),
-                        Arg::Str(&filename),
-                        Arg::Num(f64::from(line)),
-                        Arg::Num(f64::from(column)),
-                    ],
-                );
-            }));
-        }
+        let (message, filename) = (message.to_owned(), filename.to_owned());
+        self.to_worker_object(move |js, w, id| {
+            js.call_hook(
+                w,
+                c"workerError",
+                &[
+                    Arg::Num(f64::from(id)),
+                    Arg::Str(&message),
+                    Arg::Str(&filename),
+                    Arg::Num(f64::from(line)),
+                    Arg::Num(f64::from(column)),
+                ],
+            );
+        });
     }
 
     fn pref_enabled(&self, name: &str) -> bool {
-        self.prefs.get_bool(name).unwrap_or(false)
+        self.options.prefs.get_bool(name).unwrap_or(false)
     }
 
     fn js_profiling(&self, window: usize) -> ProfilingPolicy {
@@ -490,18 +484,13 @@ impl Host for PageHost {
     fn load_frame(&self, window: usize, index: u32, url: &str) {
         self.frames_loading.set(self.frames_loading.get() + 1);
         let pending = self.tasks.expect();
-        let loader = self.loader.clone();
+        let loader = self.options.loader.clone();
         let tx = self.messages_tx.clone();
         let url = url.to_owned();
         // The iframe's navigation starts now: its document's time origin.
         let started = navigation_start();
         std::thread::spawn(move || {
-            let result = Url::parse(&url)
-                .map_err(|e| LoadError::BadUrl {
-                    input: url.clone(),
-                    cause: e.to_string(),
-                })
-                .and_then(|u| loader.fetch(&u));
+            let result = loader.fetch_str(&url);
             let _ = tx.send(Message::Frame {
                 parent: window,
                 index,
@@ -517,10 +506,10 @@ impl Host for PageHost {
         window: usize,
         sample_interval: f64,
         max_buffer_size: u32,
-        on_buffer_full: Box<dyn FnOnce() + Send>,
+        on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String> {
         let agent = self.sampling_agent(window)?;
-        let group = profiler_group(&self.prefs).map_err(|e| e.to_string())?;
+        let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
         let doc = self.doc(window);
         group
             .start_session(SessionOptions {
@@ -531,7 +520,7 @@ impl Host for PageHost {
                 time_origin: doc.origin,
                 cross_origin_isolated: doc.cross_origin_isolated,
                 symbolizer: self.registry.clone(),
-                on_buffer_full: Some(on_buffer_full),
+                on_buffer_full,
             })
             .map_err(|e| format!("sampleInterval {sample_interval}: {e}"))
     }
@@ -562,7 +551,6 @@ impl PageHost {
         let task_tx = tx.clone();
         Rc::new(PageHost {
             clock: MonotonicClock,
-            loader: options.loader.clone(),
             docs: RefCell::new(vec![doc]),
             frames_loading: Cell::new(0),
             messages_tx: tx,
@@ -572,7 +560,6 @@ impl PageHost {
             clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
             imports_pending: Cell::new(false),
             registry: ScriptRegistry::new(),
-            prefs: options.prefs.clone(),
             interrupter: OnceCell::new(),
             agent: RefCell::new(None),
             tasks: TaskSender::new(move |task| {
@@ -584,6 +571,15 @@ impl PageHost {
             workers: RefCell::default(),
             closed: Arc::default(),
         })
+    }
+
+    /// For a worker's loop: runs `f` as a task of its creator's loop, with the window and id
+    /// of its Worker object there.
+    fn to_worker_object(&self, f: impl FnOnce(&mut Js, usize, u32) + Send + 'static) {
+        if let Some(p) = &self.parent {
+            let (w, id) = (p.window, p.id);
+            p.tasks.queue(Box::new(move |js| f(js, w, id)));
+        }
     }
 
     /// Ends every worker this loop started (and theirs), waiting for their threads.
@@ -606,14 +602,18 @@ impl PageHost {
         if let Some(agent) = self.agent.borrow().as_ref() {
             return Ok(agent.clone());
         }
-        let group = profiler_group(&self.prefs).map_err(|e| e.to_string())?;
+        let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
         let interrupter = self
             .interrupter
             .get()
             .cloned()
             .ok_or("the page has no runtime yet")?;
         let agent = group.register_agent(move || interrupter.request_interrupt_callback());
-        let max_frames = self.prefs.int("js.stack_capture_max_frames").clamp(1, 4096) as u32;
+        let max_frames = self
+            .options
+            .prefs
+            .int("js.stack_capture_max_frames")
+            .clamp(1, 4096) as u32;
         crate::glue::install_agent(
             agent.clone(),
             realm_of(window),
@@ -721,7 +721,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
-    let init = init_json(&response, &doc, &top_doc, 0);
+    let init = init_json(&doc, &top_doc, 0);
     let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
     // The parser's iframes start loading (their documents arrive as messages).
     js.call_hook(window, c"startFrames", &[]);
@@ -732,23 +732,10 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     }
     // Profiling from outside: one session for the window's realm, for the whole run.
     let session = match options.profile_interval {
-        Some(interval) => {
-            let group = profiler_group(&options.prefs)?;
-            let agent = host.sampling_agent(window).map_err(PageError::Engine)?;
-            let session = group
-                .start_session(SessionOptions {
-                    agent,
-                    realm: realm_of(window),
-                    sample_interval: interval,
-                    max_buffer_size: u32::MAX,
-                    time_origin: origin,
-                    cross_origin_isolated: top_doc.cross_origin_isolated,
-                    symbolizer: host.registry.clone(),
-                    on_buffer_full: None,
-                })
-                .map_err(|e| PageError::Engine(format!("profile interval {interval}: {e}")))?;
-            Some(session)
-        }
+        Some(interval) => Some(
+            host.start_profiling(window, interval, u32::MAX, None)
+                .map_err(|e| PageError::Engine(format!("--profile-interval: {e}")))?,
+        ),
         None => None,
     };
     // Fetch every external script now, in parallel (as a preload scanner would).
@@ -1194,12 +1181,7 @@ impl Page {
             .push(Doc::of(&response, started));
         let init = {
             let docs = self.host.docs.borrow();
-            init_json(
-                &response,
-                &doc,
-                docs.last().expect("pushed"),
-                docs.len() - 1,
-            )
+            init_json(&doc, docs.last().expect("pushed"), docs.len() - 1)
         };
         let child = match self.js.new_window(PRELUDE, &init) {
             Ok(w) => w,
@@ -1234,7 +1216,7 @@ impl Page {
                             input: src.clone(),
                             cause: e.to_string(),
                         })
-                        .and_then(|u| self.host.loader.fetch(&u));
+                        .and_then(|u| self.host.options.loader.fetch(&u));
                     ready_from(&url, s, fetched)
                 }
             };

@@ -89,7 +89,7 @@ impl ProfilerMethods for Profiler {
                 global.window,
                 options.sample_interval,
                 options.max_buffer_size,
-                on_buffer_full,
+                Some(on_buffer_full),
             )
             .map_err(|e| Error::Type(format!("Failed to construct 'Profiler': {e}")))?;
         // Step 4. Return a new Profiler associated with the newly created profiling session.

@@ -92,7 +92,7 @@ pub(crate) trait Host {
         window: usize,
         sample_interval: f64,
         max_buffer_size: u32,
-        on_buffer_full: Box<dyn FnOnce() + Send>,
+        on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String>;
     /// Where the window's tasks go (from any thread).
     fn tasks(&self, window: usize) -> TaskSender;
