@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 use jsprof_profiler::{ProfilerTrace, Session};
 
 use crate::dom::bindings::generated::{ProfilerInitOptions, ProfilerMethods};
-use crate::dom::bindings::runtime::{
-    DomObject, Error, Fallible, Global, ObjectRoot, Promise, Reflector, ToJs,
-};
+use crate::dom::bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector, ToJs};
 use crate::policy::ProfilingPolicy;
 
 thread_local! {
@@ -121,9 +119,8 @@ impl ProfilerMethods for Profiler {
         }
         let start = Instant::now();
         // The reflector stays alive until the promise settles (events already queued still
-        // reach it), then lets go.
-        let keep = self.reflector.get().and_then(ObjectRoot::duplicate);
-        self.reflector.release();
+        // reach it, through the same root), then lets go.
+        let keep = self.reflector.take();
         let pending = global.host.tasks(self.window).expect();
         let sink = global.host.trace_sink();
         let window = self.window;

@@ -122,12 +122,6 @@ impl ObjectRoot {
     pub fn as_ref(&self) -> RootRef {
         RootRef(self.id)
     }
-
-    /// Another root of the object `r` refers to, if it is still rooted.
-    pub fn duplicate(r: RootRef) -> Option<ObjectRoot> {
-        let obj = rooted_object(r);
-        (!obj.is_null()).then(|| ObjectRoot::new(obj))
-    }
 }
 
 impl Drop for ObjectRoot {

@@ -198,15 +198,15 @@ impl Reflector {
         *self.root.borrow_mut() = Some(root);
     }
 
-    /// The reflector, while held.
-    pub fn get(&self) -> Option<RootRef> {
-        self.root.borrow().as_ref().map(ObjectRoot::as_ref)
-    }
-
     /// Stops keeping the reflector alive.
     pub fn release(&self) {
-        let root = self.root.borrow_mut().take();
-        drop(root);
+        drop(self.take());
+    }
+
+    /// Hands over the hold on the reflector (to a task that must still reach it); the
+    /// reflector's handle keeps finding it while the returned root lives.
+    pub fn take(&self) -> Option<ObjectRoot> {
+        self.root.borrow_mut().take()
     }
 }
 
