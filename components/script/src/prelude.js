@@ -643,9 +643,7 @@
   const transferredPorts = new WeakSet();
   function cloneValue(value, memory, transfer) {
     if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) return value;
-    if (typeof value === "symbol" || typeof value === "function") {
-      throw new DOMException(`${typeof value === "symbol" ? "A symbol" : "A function"} could not be cloned.`, "DataCloneError");
-    }
+    if (typeof value === "symbol" || typeof value === "function") throw uncloneable(value);
     if (memory.has(value)) return memory.get(value);
     let out;
     const tagOf = Object.prototype.toString.call(value);
@@ -690,12 +688,18 @@
     memory.set(value, out);
     return out;
   }
-  function structuredCloneWithTransfer(value, transfer = []) {
-    transfer = Array.from(transfer);
+  const uncloneable = (value) =>
+    new DOMException(`${typeof value === "symbol" ? "A symbol" : "A function"} could not be cloned.`, "DataCloneError");
+  // The transfer list's checks (https://html.spec.whatwg.org/#structuredserializewithtransfer).
+  function checkTransfer(transfer) {
     for (const t of transfer) {
       if (!isPort(t)) throw new DOMException("Only MessagePorts can be transferred.", "DataCloneError");
       if (transferredPorts.has(t) || portState.get(t).closed) throw new DOMException("A MessagePort was transferred twice or is closed.", "DataCloneError");
     }
+  }
+  function structuredCloneWithTransfer(value, transfer = []) {
+    transfer = Array.from(transfer);
+    checkTransfer(transfer);
     const data = cloneValue(value, new Map(), transfer);
     for (const t of transfer) transferredPorts.add(t);
     return data;
@@ -856,23 +860,14 @@
   const remotePorts = new Map();
   function serialize(value, transfer = []) {
     transfer = Array.from(transfer);
-    structuredCloneWithTransfer(value, transfer);
-    const pids = transfer.map((port) => {
-      const st = portState.get(port);
-      const pid = host.portOpen();
-      const kept = st.other;
-      if (kept) {
-        portState.get(kept).other = null;
-        portState.get(kept).remote = { pid, end: 0 };
-        remotePorts.set(`${pid}:0`, kept);
-      }
-      st.other = null;
-      st.closed = true;
-      return pid;
-    });
+    checkTransfer(transfer);
     const seen = new Map();
     const enc = (v) => {
-      if (isPort(v) && transfer.includes(v)) return { $: "p", v: pids[transfer.indexOf(v)] };
+      if (isPort(v)) {
+        if (!transfer.includes(v)) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");
+        return { $: "p", v: transfer.indexOf(v) };
+      }
+      if (typeof v === "symbol" || typeof v === "function") throw uncloneable(v);
       if (v === undefined) return { $: "u" };
       if (typeof v === "number" && !Number.isFinite(v)) return { $: "n", v: String(v) };
       if (typeof v === "bigint") return { $: "b", v: String(v) };
@@ -891,7 +886,23 @@
       if (t !== "[object Object]") throw new DOMException(`${t.slice(8, -1)} object could not be cloned.`, "DataCloneError");
       return { $: "o", i: id, v: Object.keys(v).map((k) => [k, enc(v[k])]) };
     };
-    return JSON.stringify({ d: enc(value), p: pids });
+    // Encoded first: a value that cannot be cloned leaves the ports as they were.
+    const encoded = enc(value);
+    const pids = transfer.map((port) => {
+      transferredPorts.add(port);
+      const st = portState.get(port);
+      const pid = host.portOpen();
+      const kept = st.other;
+      if (kept) {
+        portState.get(kept).other = null;
+        portState.get(kept).remote = { pid, end: 0 };
+        remotePorts.set(`${pid}:0`, kept);
+      }
+      st.other = null;
+      st.closed = true;
+      return pid;
+    });
+    return JSON.stringify({ d: encoded, p: pids });
   }
   // A port of this realm that is the far end of pair `pid`.
   function remotePort(pid) {
@@ -911,7 +922,7 @@
     const dec = (v) => {
       if (v === null || typeof v !== "object") return v;
       switch (v.$) {
-        case "p": return remotePort(v.v);
+        case "p": return ports[v.v];
         case "u": return undefined;
         case "n": return Number(v.v);
         case "b": return BigInt(v.v);
