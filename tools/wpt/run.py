@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import metadata  # noqa: E402
+from serve import BROWSER_HOST, PORTS, Servers, all_hosts, any_globals  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SKIP_DIRS = {"resources", "support", "common", "tools", "interfaces", ".git", "node_modules"}
@@ -51,7 +52,6 @@ def discover(tree, paths, include_tentative):
             if name.endswith(".window.js"):
                 found.append(rel[: -len(".js")] + ".html")
             elif name.endswith(".any.js"):
-                from serve import any_globals
                 with open(path, encoding="utf-8", errors="replace") as f:
                     scopes = any_globals(f.read())
                 if "window" in scopes:
@@ -83,7 +83,6 @@ def timeout_of(tree, test):
 
 
 def url_of(test):
-    from serve import BROWSER_HOST, PORTS
     if ".https." in os.path.basename(test):
         return f"https://{BROWSER_HOST}:{PORTS['https'][0]}{test}"
     return f"http://{BROWSER_HOST}:{PORTS['http'][0]}{test}"
@@ -222,7 +221,6 @@ def main(argv):
         return 0
 
     if args.serve:
-        from serve import Servers, all_hosts
         with Servers(tree, os.path.join(os.environ["JSPROF_WPT_TOOLS"], "certs")) as servers:
             flags = " ".join(f"--host-override {h}" for h in all_hosts())
             print(f"serving {tree}\nrun a test with:\n  {args.jsprof} --certificate-path {servers.ca_path} {flags} URL", flush=True)
@@ -233,7 +231,6 @@ def main(argv):
     if not tests:
         print("test-wpt: no tests found", file=sys.stderr)
         return 1
-    from serve import Servers, all_hosts
     cert_dir = os.path.join(os.environ["JSPROF_WPT_TOOLS"], "certs")
     results, unexpected = [], []
     progress = Progress(len(tests))
