@@ -7,15 +7,19 @@
 
 #![forbid(unsafe_code)]
 
+mod fetch;
 mod headers;
+mod origin;
 
 use std::fs;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use fetch::{Credentials, Mode, Request, Tainting};
 pub use headers::{sidecar_headers, Headers};
-pub use url::{Origin, Url};
+pub use origin::{same_origin, OpaqueId, Origin};
+pub use url::Url;
 
 /// How many redirects a fetch follows before giving up (the Fetch standard's limit).
 pub const MAX_REDIRECTS: usize = 20;
@@ -41,6 +45,11 @@ pub enum LoadError {
     TooManyRedirects { url: Url },
     #[error("{url}: redirect without a valid Location header")]
     BadRedirect { url: Url },
+    /// A network error the Fetch standard's checks raise: a page loading a `file:` URL, a
+    /// failed CORS check, a cross-origin load in same-origin mode, a redirect to a
+    /// non-HTTP(S) URL.
+    #[error("{url}: blocked: {reason}")]
+    Blocked { url: Url, reason: String },
     #[error("{path}: cannot read certificate ({cause})")]
     Certificate { path: PathBuf, cause: String },
 }
@@ -56,6 +65,9 @@ pub struct Response {
     pub status: u16,
     pub headers: Headers,
     pub body: Vec<u8>,
+    /// How the fetch tainted the response (<https://fetch.spec.whatwg.org/#concept-request-response-tainting>):
+    /// an `Opaque` body must not reach the page (a classic script from it has muted errors).
+    pub tainting: Tainting,
 }
 
 impl Response {
@@ -67,6 +79,11 @@ impl Response {
     /// A 2xx status.
     pub fn ok(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+
+    /// Whether the response is opaque to its client (cross-origin without CORS).
+    pub fn is_opaque(&self) -> bool {
+        self.tainting == Tainting::Opaque
     }
 
     /// The body as text (UTF-8, invalid bytes replaced).
@@ -127,66 +144,65 @@ impl Loader {
         Ok(Loader { client })
     }
 
-    /// Fetches the absolute URL `url` (a string a page gave), following redirects; a string
-    /// that does not parse is a `BadUrl`.
+    /// Fetches the absolute URL `url` (a string a page gave) as the user would (a
+    /// navigation with no client origin), following redirects; a string that does not parse
+    /// is a `BadUrl`.
     pub fn fetch_str(&self, url: &str) -> Result<Response, LoadError> {
-        let parsed = Url::parse(url).map_err(|e| LoadError::BadUrl {
-            input: url.to_owned(),
-            cause: e.to_string(),
-        })?;
-        self.fetch(&parsed)
+        self.fetch(&parse_url(url)?)
     }
 
-    /// Fetches `url`, following redirects.
+    /// Fetches `url` as the user would: a navigation started from the shell, allowed to load
+    /// any scheme jsprof knows (`file:` included), following redirects.
     pub fn fetch(&self, url: &Url) -> Result<Response, LoadError> {
-        match url.scheme() {
-            "file" => load_file(url),
-            "data" => load_data(url),
-            "http" | "https" => self.fetch_http(url),
-            scheme => Err(LoadError::UnsupportedScheme {
-                url: url.clone(),
-                scheme: scheme.to_owned(),
-            }),
-        }
+        self.fetch_request(&Request::navigate(url.clone(), None))
     }
 
-    fn fetch_http(&self, url: &Url) -> Result<Response, LoadError> {
-        let mut url_list = vec![url.clone()];
-        loop {
-            let current = url_list.last().expect("never empty").clone();
-            let resp = self
-                .client
-                .get(current.clone())
-                .send()
-                .map_err(|e| classify(&current, &e))?;
-            let status = resp.status().as_u16();
-            let mut headers = Headers::default();
-            for (name, value) in resp.headers() {
-                headers.append(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
-            }
-            if matches!(status, 301 | 302 | 303 | 307 | 308) {
-                let next = headers
-                    .get("location")
-                    .and_then(|loc| current.join(loc).ok())
-                    .ok_or_else(|| LoadError::BadRedirect {
-                        url: current.clone(),
-                    })?;
-                if url_list.len() > MAX_REDIRECTS {
-                    return Err(LoadError::TooManyRedirects { url: url.clone() });
-                }
-                url_list.push(next);
-                continue;
-            }
-            let body = resp.bytes().map_err(|e| classify(&current, &e))?.to_vec();
-            return Ok(Response {
-                url: current,
-                url_list,
-                status,
-                headers,
-                body,
-            });
-        }
+    /// Fetches `request` (<https://fetch.spec.whatwg.org/#concept-main-fetch>), following
+    /// redirects hop by hop with the mode's checks, and says how the response is tainted.
+    pub fn fetch_request(&self, request: &Request) -> Result<Response, LoadError> {
+        fetch::main_fetch(self, request)
     }
+
+    /// One HTTP(S) request without following redirects: `origin` is sent as the `Origin`
+    /// header when given (CORS requests).
+    fn http_hop(&self, url: &Url, origin: Option<&str>) -> Result<Response, LoadError> {
+        let mut req = self.client.get(url.clone());
+        if let Some(origin) = origin {
+            req = req.header("Origin", origin);
+        }
+        let resp = req.send().map_err(|e| classify(url, &e))?;
+        let status = resp.status().as_u16();
+        let mut headers = Headers::default();
+        for (name, value) in resp.headers() {
+            headers.append(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
+        }
+        let body = if is_redirect(status) {
+            Vec::new()
+        } else {
+            resp.bytes().map_err(|e| classify(url, &e))?.to_vec()
+        };
+        Ok(Response {
+            url: url.clone(),
+            url_list: vec![url.clone()],
+            status,
+            headers,
+            body,
+            tainting: Tainting::Basic,
+        })
+    }
+}
+
+/// Parses a string a page gave as an absolute URL.
+pub fn parse_url(url: &str) -> Result<Url, LoadError> {
+    Url::parse(url).map_err(|e| LoadError::BadUrl {
+        input: url.to_owned(),
+        cause: e.to_string(),
+    })
+}
+
+/// A redirect status (<https://fetch.spec.whatwg.org/#redirect-status>).
+pub(crate) fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
 /// The innermost cause of an error, which is the one worth showing.
@@ -216,7 +232,7 @@ fn classify(url: &Url, e: &reqwest::Error) -> LoadError {
     }
 }
 
-fn load_file(url: &Url) -> Result<Response, LoadError> {
+pub(crate) fn load_file(url: &Url) -> Result<Response, LoadError> {
     let path = url.to_file_path().map_err(|()| LoadError::BadUrl {
         input: url.to_string(),
         cause: "not a local file path".into(),
@@ -248,11 +264,12 @@ fn load_file(url: &Url) -> Result<Response, LoadError> {
         status: 200,
         headers,
         body,
+        tainting: Tainting::Basic,
     })
 }
 
 /// A `data:` URL (<https://fetch.spec.whatwg.org/#data-url-processor>).
-fn load_data(url: &Url) -> Result<Response, LoadError> {
+pub(crate) fn load_data(url: &Url) -> Result<Response, LoadError> {
     use base64::Engine as _;
     let bad = |cause: &str| LoadError::BadUrl {
         input: url.to_string(),
@@ -294,6 +311,7 @@ fn load_data(url: &Url) -> Result<Response, LoadError> {
         status: 200,
         headers,
         body,
+        tainting: Tainting::Basic,
     })
 }
 
@@ -330,14 +348,4 @@ pub fn url_from_input(input: &str, cwd: &Path) -> Result<Url, LoadError> {
         }
         Err(e) => Err(bad(e.to_string())),
     }
-}
-
-/// Whether two URLs have the same origin (<https://html.spec.whatwg.org/#same-origin>).
-/// `file:` URLs have opaque origins in the URL standard; like browsers that allow it for local
-/// development, jsprof treats two `file:` URLs as same-origin.
-pub fn same_origin(a: &Url, b: &Url) -> bool {
-    if a.scheme() == "file" && b.scheme() == "file" {
-        return true;
-    }
-    a.origin() == b.origin()
 }
