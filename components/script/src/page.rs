@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use jsprof_net::{same_origin, LoadError, Loader, Response, Url};
+use jsprof_net::{Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url};
 use jsprof_profiler::{
     AgentHandle, Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, RealmId,
     Resolution, Session, SessionOptions,
@@ -117,14 +117,23 @@ fn navigation_start() -> (Nanos, f64) {
 #[derive(Debug, Clone)]
 struct Doc {
     url: Url,
+    /// The document's origin (<https://html.spec.whatwg.org/#concept-document-origin>): what
+    /// every load it makes, every frame it reaches and every message it sends is checked
+    /// against.
+    origin: Origin,
     /// The time origin (<https://w3c.github.io/hr-time/#dfn-time-origin>): when this
     /// document's navigation started, on the monotonic clock and in Unix ms.
-    origin: Nanos,
+    time_origin: Nanos,
     origin_unix_ms: f64,
     /// The document's `js-profiling` policy (decision 2).
     policy: ProfilingPolicy,
     /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
     cross_origin_isolated: bool,
+    /// The window whose iframe holds this document, if any.
+    parent: Option<usize>,
+    /// The windows of this document's iframes, by iframe number (in the order their loads
+    /// started), once their documents arrived.
+    frames: Vec<Option<usize>>,
 }
 
 impl Doc {
@@ -137,16 +146,24 @@ impl Doc {
         }
     }
 
-    /// The document of `response`, whose navigation started at `origin`.
-    fn of(response: &Response, origin: (Nanos, f64)) -> Doc {
+    /// The document of `response`, whose navigation started at `started`; its origin is
+    /// its URL's, or a fresh opaque one when `sandboxed`.
+    fn of(response: &Response, started: (Nanos, f64), sandboxed: bool) -> Doc {
         Doc {
             url: response.url.clone(),
-            origin: origin.0,
-            origin_unix_ms: origin.1,
+            origin: if sandboxed {
+                Origin::new_opaque()
+            } else {
+                Origin::of(&response.url)
+            },
+            time_origin: started.0,
+            origin_unix_ms: started.1,
             policy: policy::js_profiling(
                 response.headers.get_combined("document-policy").as_deref(),
             ),
             cross_origin_isolated: cross_origin_isolated(response),
+            parent: None,
+            frames: Vec::new(),
         }
     }
 }
@@ -170,6 +187,9 @@ struct PageHost {
     docs: RefCell<Vec<Doc>>,
     /// iframes whose documents are being fetched (the top document's load event waits).
     frames_loading: Cell<usize>,
+    /// Script elements inserted by script whose responses have not arrived (they delay the
+    /// load event too).
+    scripts_loading: Cell<usize>,
     /// Where other threads send the event loop what they have (a child document).
     messages_tx: mpsc::Sender<Message>,
     timers: RefCell<BTreeMap<(Instant, u64), Timer>>,
@@ -193,6 +213,9 @@ struct PageHost {
     /// Set to end this loop (a worker's `terminate()`/`close()`): checked between tasks, and
     /// by the interrupt callback to stop a running script.
     closed: Arc<std::sync::atomic::AtomicBool>,
+    /// For a worker's loop: held while it has work (its script, timers, loads, tasks), so
+    /// that its creator's page does not end before the worker has said what it had to say.
+    busy: RefCell<Option<crate::dom::PendingTask>>,
 }
 
 /// Message ports whose two ends live on different threads (one was transferred to a worker):
@@ -262,7 +285,8 @@ impl Host for PageHost {
 
     fn now(&self, window: usize) -> f64 {
         let doc = self.doc(window);
-        doc.resolution().relative_ms(self.clock.now(), doc.origin)
+        doc.resolution()
+            .relative_ms(self.clock.now(), doc.time_origin)
     }
 
     fn time_origin(&self, window: usize) -> f64 {
@@ -290,60 +314,76 @@ impl Host for PageHost {
 
     fn fetch_script(
         &self,
-        _window: usize,
+        window: usize,
         url: &str,
         module: bool,
-    ) -> Result<(String, String), String> {
+    ) -> Result<FetchedScript, String> {
+        // A module (a static or dynamic import) in CORS mode; a worker's importScripts in
+        // no-cors mode, whose opaque response gives a script with muted errors.
+        let url = jsprof_net::parse_url(url).map_err(|e| e.to_string())?;
+        let kind = if module {
+            ScriptKind::Module
+        } else {
+            ScriptKind::Classic
+        };
+        let request = script_request(url, &self.doc(window).origin, kind, None);
         let response = self
             .options
             .loader
-            .fetch_str(url)
+            .fetch_request(&request)
             .map_err(|e| e.to_string())?;
         if !response.ok() {
             return Err(format!("{}: HTTP status {}", response.url, response.status));
         }
-        let source = response.text();
-        self.registry
-            .register(response.url.as_str(), &source, 1, 1, module, false);
-        Ok((source, response.url.to_string()))
+        let muted = !module && response.is_opaque();
+        Ok(FetchedScript {
+            source: response.text(),
+            url: response.url.to_string(),
+            muted,
+        })
     }
 
     fn dynamic_import_pending(&self, _window: usize) {
         self.imports_pending.set(true);
     }
 
-    fn fetch_start(&self, window: usize, id: u32, url: &str) {
+    fn fetch_start(&self, window: usize, id: u32, url: &str, mode: &str, credentials: &str) {
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
-        let document = self.doc(window).url.clone();
+        // https://fetch.spec.whatwg.org/#dom-request: mode "cors" and credentials
+        // "same-origin" unless the page asks otherwise.
+        let mode = match mode {
+            "no-cors" => Mode::NoCors,
+            "same-origin" => Mode::SameOrigin,
+            _ => Mode::Cors,
+        };
+        let credentials = match credentials {
+            "include" => Credentials::Include,
+            "omit" => Credentials::Omit,
+            _ => Credentials::SameOrigin,
+        };
+        let origin = self.doc(window).origin.clone();
         let url = url.to_owned();
         std::thread::spawn(move || {
-            let outcome = loader
-                .fetch_str(&url)
-                .map_err(|e| e.to_string())
-                .and_then(|r| {
-                    // Mode "cors" (fetch's default): a cross-origin response needs
-                    // Access-Control-Allow-Origin.
-                    if same_origin(&document, &r.url) || cors_allows(&document, &r) {
-                        Ok(r)
-                    } else {
-                        Err(format!("{}: blocked by CORS", r.url))
-                    }
-                });
+            let outcome = jsprof_net::parse_url(&url)
+                .and_then(|u| loader.fetch_request(&Request::new(u, origin, mode, credentials)))
+                .map_err(|e| e.to_string());
             pending.queue(Box::new(move |js| {
-                let (status, final_url, headers, body, error) = match outcome {
+                // What the page may see of the response: its filtered response
+                // (https://fetch.spec.whatwg.org/#concept-filtered-response).
+                let (status, final_url, meta, body, error) = match outcome {
                     Ok(r) => {
-                        let headers: Vec<(&str, &str)> = r.headers.iter().collect();
-                        let headers = serde_json::to_string(&headers).expect("strings serialise");
+                        let (kind, headers, status, url, body) = filtered_response(&r, credentials);
+                        let meta = serde_json::json!({ "type": kind, "headers": headers });
                         (
-                            f64::from(r.status),
-                            r.url.to_string(),
-                            headers,
-                            r.text(),
+                            f64::from(status),
+                            url,
+                            meta.to_string(),
+                            body,
                             String::new(),
                         )
                     }
-                    Err(e) => (0.0, String::new(), "[]".into(), String::new(), e),
+                    Err(e) => (0.0, String::new(), "{}".into(), String::new(), e),
                 };
                 js.call_hook(
                     window,
@@ -352,12 +392,153 @@ impl Host for PageHost {
                         Arg::Num(f64::from(id)),
                         Arg::Num(status),
                         Arg::Str(&final_url),
-                        Arg::Str(&headers),
+                        Arg::Str(&meta),
                         Arg::Str(&body),
                         Arg::Str(&error),
                     ],
                 );
             }));
+        });
+    }
+
+    fn windows_same_origin(&self, a: usize, b: usize) -> bool {
+        let docs = self.docs.borrow();
+        match (docs.get(a), docs.get(b)) {
+            (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
+            _ => false,
+        }
+    }
+
+    fn frame_tree(&self, window: usize, what: i64) -> i64 {
+        let docs = self.docs.borrow();
+        let Some(doc) = docs.get(window) else {
+            return -1;
+        };
+        let index = |w: Option<usize>| w.map_or(-1, |w| w as i64);
+        match what {
+            -1 => index(doc.parent),
+            -2 => {
+                let mut top = window;
+                while let Some(p) = docs.get(top).and_then(|d| d.parent) {
+                    top = p;
+                }
+                top as i64
+            }
+            -3 => doc.frames.iter().flatten().count() as i64,
+            n if n >= 0 => index(doc.frames.get(n as usize).copied().flatten()),
+            _ => -1,
+        }
+    }
+
+    fn window_origin(&self, window: usize) -> String {
+        self.docs
+            .borrow()
+            .get(window)
+            .map_or("null".to_owned(), |d| d.origin.serialize())
+    }
+
+    fn window_post(&self, from: usize, to: usize, data: &str, target_origin: &str) {
+        // window.postMessage (https://html.spec.whatwg.org/#window-post-message-steps),
+        // steps 2-4: "*" allows any target; "/" the sender's own origin; any other value
+        // (already parsed by the caller) only that origin.
+        let allowed = {
+            let docs = self.docs.borrow();
+            let (Some(sender), Some(target)) = (docs.get(from), docs.get(to)) else {
+                return;
+            };
+            match target_origin {
+                "*" => true,
+                "/" => sender.origin.same_origin(&target.origin),
+                url => Url::parse(url).is_ok_and(|u| target.origin.same_origin_url(&u)),
+            }
+        };
+        if !allowed {
+            return;
+        }
+        let origin = self.window_origin(from);
+        let data = data.to_owned();
+        self.tasks.queue(Box::new(move |js| {
+            js.call_hook(
+                to,
+                c"windowMessage",
+                &[Arg::Str(&data), Arg::Num(from as f64), Arg::Str(&origin)],
+            );
+        }));
+    }
+
+    fn register_script(
+        &self,
+        source_id: u32,
+        url: &str,
+        source: &str,
+        line: u32,
+        column: u32,
+        module: bool,
+        muted: bool,
+    ) {
+        self.registry
+            .register(source_id, url, source, line, column, module, muted);
+    }
+
+    fn same_origin(&self, window: usize, url: &str) -> bool {
+        Url::parse(url).is_ok_and(|u| self.doc(window).origin.same_origin_url(&u))
+    }
+
+    fn load_script(
+        &self,
+        window: usize,
+        index: u32,
+        url: &str,
+        module: bool,
+        crossorigin: Option<String>,
+        inline: Option<String>,
+    ) {
+        let kind = if module {
+            ScriptKind::Module
+        } else {
+            ScriptKind::Classic
+        };
+        let element = ScriptElement {
+            index: index as usize,
+            kind,
+            src: inline.is_none().then(|| url.to_owned()),
+            is_async: true,
+            defer: false,
+            crossorigin,
+            text: String::new(),
+            line: 1,
+            column: 1,
+        };
+        self.scripts_loading.set(self.scripts_loading.get() + 1);
+        let pending = self.tasks.expect();
+        let loader = self.options.loader.clone();
+        let origin = self.doc(window).origin.clone();
+        let tx = self.messages_tx.clone();
+        let url = url.to_owned();
+        std::thread::spawn(move || {
+            let result = jsprof_net::parse_url(&url).and_then(|u| match inline {
+                // An inline module: its text, at its document's URL.
+                Some(text) => Ok(Response {
+                    url: u.clone(),
+                    url_list: vec![u],
+                    status: 200,
+                    headers: Default::default(),
+                    body: text.into_bytes(),
+                    tainting: jsprof_net::Tainting::Basic,
+                }),
+                None => loader.fetch_request(&script_request(
+                    u,
+                    &origin,
+                    element.kind,
+                    element.crossorigin.as_deref(),
+                )),
+            });
+            let _ = tx.send(Message::Script {
+                window,
+                element,
+                result,
+                _pending: pending,
+            });
         });
     }
 
@@ -481,20 +662,25 @@ impl Host for PageHost {
         self.doc(window).policy
     }
 
-    fn load_frame(&self, window: usize, index: u32, url: &str) {
+    fn load_frame(&self, window: usize, index: u32, url: &str, sandboxed: bool) {
         self.frames_loading.set(self.frames_loading.get() + 1);
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
         let tx = self.messages_tx.clone();
+        let origin = self.doc(window).origin.clone();
         let url = url.to_owned();
         // The iframe's navigation starts now: its document's time origin.
         let started = navigation_start();
         std::thread::spawn(move || {
-            let result = loader.fetch_str(&url);
+            // A navigation by the parent's document: any origin, but no file: URL for a
+            // web page.
+            let result = jsprof_net::parse_url(&url)
+                .and_then(|u| loader.fetch_request(&Request::navigate(u, Some(origin))));
             let _ = tx.send(Message::Frame {
                 parent: window,
                 index,
                 started,
+                sandboxed,
                 result,
                 _pending: pending,
             });
@@ -517,7 +703,7 @@ impl Host for PageHost {
                 realm: realm_of(window),
                 sample_interval,
                 max_buffer_size,
-                time_origin: doc.origin,
+                time_origin: doc.time_origin,
                 cross_origin_isolated: doc.cross_origin_isolated,
                 symbolizer: self.registry.clone(),
                 on_buffer_full,
@@ -549,10 +735,12 @@ impl PageHost {
         parent: Option<WorkerParent>,
     ) -> Rc<PageHost> {
         let task_tx = tx.clone();
+        let busy = RefCell::new(parent.as_ref().map(|p| p.tasks.expect()));
         Rc::new(PageHost {
             clock: MonotonicClock,
             docs: RefCell::new(vec![doc]),
             frames_loading: Cell::new(0),
+            scripts_loading: Cell::new(0),
             messages_tx: tx,
             timers: RefCell::default(),
             timer_keys: RefCell::default(),
@@ -570,7 +758,19 @@ impl PageHost {
             parent,
             workers: RefCell::default(),
             closed: Arc::default(),
+            busy,
         })
+    }
+
+    /// A worker's loop has work (`true`) or only waits for messages (`false`).
+    fn set_busy(&self, busy: bool) {
+        let Some(parent) = &self.parent else { return };
+        let mut token = self.busy.borrow_mut();
+        match (busy, token.is_some()) {
+            (true, false) => *token = Some(parent.tasks.expect()),
+            (false, true) => *token = None,
+            _ => {}
+        }
     }
 
     /// For a worker's loop: runs `f` as a task of its creator's loop, with the window and id
@@ -660,16 +860,36 @@ struct Fetched {
 enum Message {
     Fetched(Fetched),
     Task(Task),
+    /// A script element inserted by script (not by the parser): its response.
+    Script {
+        window: usize,
+        element: ScriptElement,
+        result: Result<Response, LoadError>,
+        /// Keeps the loop turning until this is handled.
+        _pending: crate::dom::PendingTask,
+    },
     /// The document of `parent`'s iframe number `index`.
     Frame {
         parent: usize,
         index: u32,
+        /// The iframe's `sandbox` attribute gives its document an opaque origin.
+        sandboxed: bool,
         /// When its navigation started (the child document's time origin).
         started: (Nanos, f64),
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
         _pending: crate::dom::PendingTask,
     },
+}
+
+/// A script a module import or `importScripts` fetched.
+#[derive(Debug)]
+pub(crate) struct FetchedScript {
+    pub source: String,
+    /// Its final URL.
+    pub url: String,
+    /// True for a classic script from an opaque response.
+    pub muted: bool,
 }
 
 /// A script ready to run.
@@ -716,13 +936,15 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     }
     let doc = document::parse(&response.text());
     let (tx, messages) = mpsc::channel();
-    let top_doc = Doc::of(&response, started);
+    let top_doc = Doc::of(&response, started, false);
     let policy = top_doc.policy;
     let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
     let mut js = Js::new(host.clone());
     let _ = host.interrupter.set(js.interrupter());
     let init = init_json(&doc, &top_doc, 0);
-    let window = js.new_window(PRELUDE, &init).map_err(PageError::Engine)?;
+    let window = js
+        .new_window(PRELUDE, &init, top_doc.origin.clone())
+        .map_err(PageError::Engine)?;
     // The parser's iframes start loading (their documents arrive as messages).
     js.call_hook(window, c"startFrames", &[]);
     // Document-Policy `js-profiling-mode=eager`: sampling support now, not with the first
@@ -745,15 +967,13 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             let tx = tx.clone();
             let loader = options.loader.clone();
             let index = s.index;
-            let target = response.url.join(src);
+            let target = join_src(&response.url, src);
+            let origin = top_doc.origin.clone();
+            let (kind, crossorigin) = (s.kind, s.crossorigin.clone());
             std::thread::spawn(move || {
-                let result = match target {
-                    Ok(u) => loader.fetch(&u),
-                    Err(e) => Err(LoadError::BadUrl {
-                        input: e.to_string(),
-                        cause: "bad src".into(),
-                    }),
-                };
+                let result = target.and_then(|u| {
+                    loader.fetch_request(&script_request(u, &origin, kind, crossorigin.as_deref()))
+                });
                 let _ = tx.send(Message::Fetched(Fetched { index, result }));
             });
             loads_outstanding += 1;
@@ -900,7 +1120,10 @@ impl Page {
         self.js.call_hook(self.window, c"fireDOMContentLoaded", &[]);
         self.checkpoint();
         // The load event waits for async scripts and for the iframes' documents.
-        while !self.async_left.is_empty() || self.host.frames_loading.get() > 0 {
+        while !self.async_left.is_empty()
+            || self.host.frames_loading.get() > 0
+            || self.host.scripts_loading.get() > 0
+        {
             if !self.turn() {
                 return;
             }
@@ -1004,9 +1227,18 @@ impl Page {
                 .messages
                 .recv_timeout(at.saturating_duration_since(now))
                 .ok(),
-            None => self.messages.recv().ok(),
+            None => {
+                // A worker with nothing left to do but wait for messages no longer keeps
+                // its creator's page running; it does again as soon as it has work.
+                let idle = self.host.tasks.pending() == 0 && self.loads_outstanding == 0;
+                if idle {
+                    self.host.set_busy(false);
+                }
+                self.messages.recv().ok()
+            }
         };
         if let Some(m) = message {
+            self.host.set_busy(true);
             self.handle(m);
         }
         true
@@ -1027,14 +1259,27 @@ impl Page {
                 task(&mut self.js);
                 self.checkpoint();
             }
+            Message::Script {
+                window,
+                element,
+                result,
+                _pending,
+            } => {
+                self.host
+                    .scripts_loading
+                    .set(self.host.scripts_loading.get() - 1);
+                let ready = ready_from(&element, result);
+                self.execute_or_fail(window, element.index, &element, ready);
+            }
             Message::Frame {
                 parent,
                 index,
                 started,
+                sandboxed,
                 result,
                 _pending,
             } => {
-                self.load_frame(parent, index, started, result);
+                self.load_frame(parent, index, started, sandboxed, result);
                 self.host
                     .frames_loading
                     .set(self.host.frames_loading.get() - 1);
@@ -1057,7 +1302,7 @@ impl Page {
     /// Runs a fetched external script, or fires `error` at its element if it could not be had.
     fn execute_fetched(&mut self, i: usize) {
         let result = self.arrived.remove(&i).expect("arrived before it runs");
-        let ready = ready_from(&self.url, &self.scripts[i], result);
+        let ready = ready_from(&self.scripts[i], result);
         let s = self.scripts[i].clone();
         self.execute_or_fail(self.window, i, &s, ready);
     }
@@ -1098,14 +1343,6 @@ impl Page {
         }
         let kind = s.kind;
         let external = s.src.is_some();
-        self.host.registry.register(
-            &ready.url,
-            &ready.source,
-            ready.line,
-            ready.column,
-            kind == ScriptKind::Module,
-            ready.muted,
-        );
         if kind == ScriptKind::Classic {
             self.js
                 .call_hook(w, c"setCurrentScript", &[Arg::Num(i as f64)]);
@@ -1150,6 +1387,7 @@ impl Page {
         parent: usize,
         index: u32,
         started: (Nanos, f64),
+        sandboxed: bool,
         result: Result<Response, LoadError>,
     ) {
         let response = match result {
@@ -1178,12 +1416,13 @@ impl Page {
         self.host
             .docs
             .borrow_mut()
-            .push(Doc::of(&response, started));
-        let init = {
+            .push(Doc::of(&response, started, sandboxed));
+        let (init, origin) = {
             let docs = self.host.docs.borrow();
-            init_json(&doc, docs.last().expect("pushed"), docs.len() - 1)
+            let d = docs.last().expect("pushed");
+            (init_json(&doc, d, docs.len() - 1), d.origin.clone())
         };
-        let child = match self.js.new_window(PRELUDE, &init) {
+        let child = match self.js.new_window(PRELUDE, &init, origin) {
             Ok(w) => w,
             Err(e) => {
                 // Windows and documents share indices: the failed window's document goes.
@@ -1195,6 +1434,15 @@ impl Page {
                 return;
             }
         };
+        {
+            let mut docs = self.host.docs.borrow_mut();
+            docs[child].parent = Some(parent);
+            let frames = &mut docs[parent].frames;
+            if frames.len() <= index as usize {
+                frames.resize(index as usize + 1, None);
+            }
+            frames[index as usize] = Some(child);
+        }
         self.js.attach_frame(parent, index, child);
         self.js.call_hook(child, c"startFrames", &[]);
         for (i, s) in doc.scripts.iter().enumerate() {
@@ -1210,14 +1458,16 @@ impl Page {
                     muted: false,
                 }),
                 Some(src) => {
-                    let fetched = url
-                        .join(src)
-                        .map_err(|e| LoadError::BadUrl {
-                            input: src.clone(),
-                            cause: e.to_string(),
-                        })
-                        .and_then(|u| self.host.options.loader.fetch(&u));
-                    ready_from(&url, s, fetched)
+                    let origin = self.host.doc(child).origin.clone();
+                    let fetched = join_src(&url, src).and_then(|u| {
+                        self.host.options.loader.fetch_request(&script_request(
+                            u,
+                            &origin,
+                            s.kind,
+                            s.crossorigin.as_deref(),
+                        ))
+                    });
+                    ready_from(s, fetched)
                 }
             };
             self.execute_or_fail(child, i, s, ready);
@@ -1239,33 +1489,100 @@ impl Page {
 }
 
 /// An external script's response as something to run, or why it cannot run (an HTTP error,
-/// a failed CORS check for `crossorigin`).
-fn ready_from(
-    document: &Url,
-    s: &ScriptElement,
-    result: Result<Response, LoadError>,
-) -> Result<Ready, String> {
+/// or a network error: a failed CORS check, a blocked `file:` URL).
+fn ready_from(s: &ScriptElement, result: Result<Response, LoadError>) -> Result<Ready, String> {
     match result {
-        Ok(r) if r.ok() => {
-            let cross_origin = !same_origin(document, &r.url);
-            if cross_origin && s.crossorigin.is_some() && !cors_allows(document, &r) {
-                Err(format!(
-                    "{}: blocked by CORS (no matching Access-Control-Allow-Origin)",
-                    r.url
-                ))
-            } else {
-                Ok(Ready {
-                    source: r.text(),
-                    url: r.url.to_string(),
-                    line: 1,
-                    column: 1,
-                    // A no-CORS cross-origin classic script has muted errors.
-                    muted: cross_origin && s.crossorigin.is_none() && s.kind == ScriptKind::Classic,
-                })
-            }
-        }
+        Ok(r) if r.ok() => Ok(Ready {
+            source: r.text(),
+            url: r.url.to_string(),
+            line: 1,
+            column: 1,
+            // A classic script from an opaque response (cross-origin without CORS,
+            // anywhere in its redirect chain) has muted errors
+            // (https://html.spec.whatwg.org/#fetch-a-classic-script).
+            muted: r.is_opaque() && s.kind == ScriptKind::Classic,
+        }),
         Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A script element's `src`, resolved against its document's URL.
+fn join_src(base: &Url, src: &str) -> Result<Url, LoadError> {
+    base.join(src).map_err(|e| LoadError::BadUrl {
+        input: src.to_owned(),
+        cause: e.to_string(),
+    })
+}
+
+/// The request a document of `origin` makes for a script
+/// (<https://html.spec.whatwg.org/#fetch-a-classic-script>,
+/// <https://html.spec.whatwg.org/#fetch-a-single-module-script>): a module, or a classic
+/// script with a `crossorigin` attribute, in CORS mode with the attribute's credentials
+/// mode (`use-credentials`: include; anything else: same-origin); any other classic script
+/// in no-cors mode.
+fn script_request(
+    url: Url,
+    origin: &Origin,
+    kind: ScriptKind,
+    crossorigin: Option<&str>,
+) -> Request {
+    let (mode, credentials) = match (kind, crossorigin) {
+        (_, Some(v)) if v.eq_ignore_ascii_case("use-credentials") => {
+            (Mode::Cors, Credentials::Include)
+        }
+        (ScriptKind::Module, _) | (_, Some(_)) => (Mode::Cors, Credentials::SameOrigin),
+        (ScriptKind::Classic, None) => (Mode::NoCors, Credentials::Include),
+    };
+    Request::new(url, origin.clone(), mode, credentials)
+}
+
+/// The response a page's `fetch()` may see (<https://fetch.spec.whatwg.org/#concept-filtered-response>):
+/// its type, headers, status, URL and body. An opaque response shows nothing; a CORS one
+/// only the safelisted headers and those `Access-Control-Expose-Headers` names.
+fn filtered_response(
+    r: &Response,
+    credentials: Credentials,
+) -> (&'static str, Vec<(String, String)>, u16, String, String) {
+    let all = || {
+        r.headers
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("set-cookie"))
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned()))
+    };
+    match r.tainting {
+        jsprof_net::Tainting::Opaque => ("opaque", Vec::new(), 0, String::new(), String::new()),
+        jsprof_net::Tainting::Basic => (
+            "basic",
+            all().collect(),
+            r.status,
+            r.url.to_string(),
+            r.text(),
+        ),
+        jsprof_net::Tainting::Cors => {
+            const SAFELISTED: [&str; 7] = [
+                "cache-control",
+                "content-language",
+                "content-length",
+                "content-type",
+                "expires",
+                "last-modified",
+                "pragma",
+            ];
+            let exposed: Vec<String> = r
+                .headers
+                .get_combined("access-control-expose-headers")
+                .unwrap_or_default()
+                .split(',')
+                .map(|h| h.trim().to_ascii_lowercase())
+                .filter(|h| !h.is_empty())
+                .collect();
+            let star = credentials != Credentials::Include && exposed.iter().any(|h| h == "*");
+            let headers = all()
+                .filter(|(n, _)| SAFELISTED.contains(&n.as_str()) || star || exposed.contains(n))
+                .collect();
+            ("cors", headers, r.status, r.url.to_string(), r.text())
+        }
     }
 }
 
@@ -1292,15 +1609,6 @@ fn cross_origin_isolated(response: &Response) -> bool {
         )
 }
 
-/// The CORS check (<https://fetch.spec.whatwg.org/#cors-check>) for an anonymous request.
-fn cors_allows(document: &Url, response: &Response) -> bool {
-    match response.headers.get("access-control-allow-origin") {
-        Some("*") => true,
-        Some(origin) => origin == document.origin().ascii_serialization(),
-        None => false,
-    }
-}
-
 /// A dedicated worker's thread: its own runtime, realm (a DedicatedWorkerGlobalScope) and
 /// event loop (<https://html.spec.whatwg.org/#run-a-worker>). The script comes from `source`
 /// (a `blob:` URL's text) or from `url` (also `data:`); its Document-Policy is its response's
@@ -1319,20 +1627,39 @@ fn run_worker(
     )>,
 ) {
     let started = navigation_start();
+    // https://html.spec.whatwg.org/#fetch-a-classic-worker-script: a same-origin request of
+    // the creator (a data: URL is allowed, and gives the worker an opaque origin).
     let script: Result<(String, Option<Response>), String> = match source {
         Some(text) => Ok((text, None)),
-        None => match options.loader.fetch(&url) {
-            Ok(r) if r.ok() => Ok((r.text(), Some(r))),
-            Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
-            Err(e) => Err(e.to_string()),
-        },
+        None => {
+            let request = Request::new(
+                url.clone(),
+                creator.origin.clone(),
+                Mode::SameOrigin,
+                Credentials::SameOrigin,
+            );
+            match options.loader.fetch_request(&request) {
+                Ok(r) if r.ok() => Ok((r.text(), Some(r))),
+                Ok(r) => Err(format!("{}: HTTP status {}", r.url, r.status)),
+                Err(e) => Err(e.to_string()),
+            }
+        }
     };
     let doc = match &script {
-        Ok((_, Some(r))) if r.url.scheme() != "data" => Doc::of(r, started),
+        Ok((_, Some(r))) if r.url.scheme() != "data" => Doc::of(r, started, false),
+        // A data: worker has an opaque origin; a blob: one its creator's. Both inherit the
+        // creator's policy (decision 2).
         _ => Doc {
             url: url.clone(),
-            origin: started.0,
+            origin: if url.scheme() == "data" {
+                Origin::new_opaque()
+            } else {
+                creator.origin.clone()
+            },
+            time_origin: started.0,
             origin_unix_ms: started.1,
+            parent: None,
+            frames: Vec::new(),
             ..creator
         },
     };
@@ -1355,7 +1682,12 @@ fn run_worker(
         "windowIndex": 0,
     })
     .to_string();
-    let window = match js.new_window_of_kind(PRELUDE, &init, GlobalKind::DedicatedWorker) {
+    let window = match js.new_window_of_kind(
+        PRELUDE,
+        &init,
+        doc.origin.clone(),
+        GlobalKind::DedicatedWorker,
+    ) {
         Ok(w) => w,
         Err(e) => {
             host.worker_error(
@@ -1373,8 +1705,6 @@ fn run_worker(
     }
     match script {
         Ok((text, _)) => {
-            host.registry
-                .register(url.as_str(), &text, 1, 1, false, false);
             js.run_classic(window, &text, url.as_str(), 1, 1, false);
             js.perform_microtask_checkpoint();
         }

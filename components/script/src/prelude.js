@@ -6,9 +6,45 @@
 // reporting). Frames of this file are engine frames: they never reach a page's trace.
 (function (host, global, init) {
   "use strict";
-  init = JSON.parse(init);
+  // ---------------------------------------------------------------------------------------
+  // Primordials: the built-ins the engine's own machinery uses, captured before any page
+  // script runs. A page may replace Array.prototype.push, WeakMap.prototype.get, JSON.parse,
+  // Promise.prototype.then or Function.prototype.call, or plant setters on Object.prototype
+  // and Array.prototype: nothing the engine does for it (events, timers, messages, promise
+  // jobs) may run them. Internal lists are null-prototype arrays (`list()`), filled by
+  // index, and property descriptors are null-prototype objects.
+  const ReflectApply = Reflect.apply;
+  const uncurry = (f) => function (self, ...args) { return ReflectApply(f, self, args); };
+  const ObjectDefineProperty = Object.defineProperty;
+  const ObjectSetPrototypeOf = Object.setPrototypeOf;
+  const ObjectFreeze = Object.freeze;
+  const WeakMapGet = uncurry(WeakMap.prototype.get);
+  const WeakMapSet = uncurry(WeakMap.prototype.set);
+  const WeakMapHas = uncurry(WeakMap.prototype.has);
+  const WeakMapDelete = uncurry(WeakMap.prototype.delete);
+  const MapGet = uncurry(Map.prototype.get);
+  const MapSet = uncurry(Map.prototype.set);
+  const MapHas = uncurry(Map.prototype.has);
+  const MapDelete = uncurry(Map.prototype.delete);
+  const PromisePrototypeThen = uncurry(Promise.prototype.then);
+  const PromiseResolve = (v) => new OriginalPromise((resolve) => resolve(v));
+  const OriginalPromise = Promise;
+  const JSONParse = JSON.parse;
+  const JSONStringify = JSON.stringify;
+  const StringCtor = String;
+  const NumberCtor = Number;
+  const IndirectEval = eval;
+  // An internal list: a null-prototype array, so that no setter planted on
+  // Array.prototype runs when it grows.
+  const list = () => ObjectSetPrototypeOf([], null);
+  const listPush = (l, v) => { l[l.length] = v; return l; };
+  const listCopy = (l) => { const out = list(); for (let i = 0; i < l.length; i++) out[i] = l[i]; return out; };
+  const listRemoveAt = (l, i) => { for (let j = i; j + 1 < l.length; j++) l[j] = l[j + 1]; l.length -= 1; };
+  const dataDescriptor = (value, writable, enumerable, configurable) =>
+    ({ __proto__: null, value, writable, enumerable, configurable });
+  init = JSONParse(init);
   const defineValue = (obj, name, value) =>
-    Object.defineProperty(obj, name, { value, writable: true, configurable: true, enumerable: false });
+    ObjectDefineProperty(obj, name, dataDescriptor(value, true, false, true));
   const defineGetter = (obj, name, get, set) =>
     Object.defineProperty(obj, name, { get, set, configurable: true, enumerable: true });
   const ILLEGAL = Symbol("illegal constructor");
@@ -53,158 +89,203 @@
   tag(DOMException, "DOMException");
 
   // ---------------------------------------------------------------------------------------
-  // Events (https://dom.spec.whatwg.org/#events)
+  // Events (https://dom.spec.whatwg.org/#events). State lives in WeakMaps, never on the
+  // objects; dictionaries the engine passes are null-prototype (NO_INIT, `eventInit`).
   const eventState = new WeakMap();
+  const eventExtra = new WeakMap(); // CustomEvent's detail, ErrorEvent's fields, …
+  const NO_INIT = ObjectFreeze({ __proto__: null });
+  const eventInit = (bubbles, cancelable) => ({ __proto__: null, bubbles, cancelable });
+  const stateOf = (event) => {
+    const s = WeakMapGet(eventState, event);
+    if (s === undefined) throw new TypeError("'this' is not an Event");
+    return s;
+  };
   class Event {
-    constructor(type, init = {}) {
+    constructor(type, init = NO_INIT) {
       if (arguments.length === 0) throw new TypeError("Event constructor: 1 argument required");
-      eventState.set(this, {
-        type: String(type), bubbles: !!init.bubbles, cancelable: !!init.cancelable,
+      if (init === null || init === undefined) init = NO_INIT;
+      WeakMapSet(eventState, this, {
+        __proto__: null,
+        type: StringCtor(type), bubbles: !!init.bubbles, cancelable: !!init.cancelable,
         composed: !!init.composed, target: null, currentTarget: null, canceled: false,
         stop: false, stopImmediate: false, phase: 0, trusted: false,
         timeStamp: host.now(),
       });
     }
-    get type() { return eventState.get(this).type; }
-    get target() { return eventState.get(this).target; }
-    get srcElement() { return eventState.get(this).target; }
-    get currentTarget() { return eventState.get(this).currentTarget; }
-    get eventPhase() { return eventState.get(this).phase; }
-    get bubbles() { return eventState.get(this).bubbles; }
-    get cancelable() { return eventState.get(this).cancelable; }
-    get composed() { return eventState.get(this).composed; }
-    get defaultPrevented() { return eventState.get(this).canceled; }
-    get isTrusted() { return eventState.get(this).trusted; }
-    get timeStamp() { return eventState.get(this).timeStamp; }
-    get returnValue() { return !eventState.get(this).canceled; }
-    set returnValue(v) { if (!v) this.preventDefault(); }
-    get cancelBubble() { return eventState.get(this).stop; }
-    set cancelBubble(v) { if (v) eventState.get(this).stop = true; }
-    preventDefault() { const s = eventState.get(this); if (s.cancelable) s.canceled = true; }
-    stopPropagation() { eventState.get(this).stop = true; }
-    stopImmediatePropagation() { const s = eventState.get(this); s.stop = s.stopImmediate = true; }
-    composedPath() { const s = eventState.get(this); return s.currentTarget ? [s.currentTarget] : []; }
+    get type() { return stateOf(this).type; }
+    get target() { return stateOf(this).target; }
+    get srcElement() { return stateOf(this).target; }
+    get currentTarget() { return stateOf(this).currentTarget; }
+    get eventPhase() { return stateOf(this).phase; }
+    get bubbles() { return stateOf(this).bubbles; }
+    get cancelable() { return stateOf(this).cancelable; }
+    get composed() { return stateOf(this).composed; }
+    get defaultPrevented() { return stateOf(this).canceled; }
+    get isTrusted() { return stateOf(this).trusted; }
+    get timeStamp() { return stateOf(this).timeStamp; }
+    get returnValue() { return !stateOf(this).canceled; }
+    set returnValue(v) { if (!v) cancel(stateOf(this)); }
+    get cancelBubble() { return stateOf(this).stop; }
+    set cancelBubble(v) { if (v) stateOf(this).stop = true; }
+    preventDefault() { cancel(stateOf(this)); }
+    stopPropagation() { stateOf(this).stop = true; }
+    stopImmediatePropagation() { const s = stateOf(this); s.stop = s.stopImmediate = true; }
+    composedPath() { const s = stateOf(this); return s.currentTarget ? [s.currentTarget] : []; }
   }
+  const cancel = (s) => { if (s.cancelable) s.canceled = true; };
   for (const [n, v] of [["NONE", 0], ["CAPTURING_PHASE", 1], ["AT_TARGET", 2], ["BUBBLING_PHASE", 3]]) {
-    Object.defineProperty(Event, n, { value: v, enumerable: true });
-    Object.defineProperty(Event.prototype, n, { value: v, enumerable: true });
+    ObjectDefineProperty(Event, n, dataDescriptor(v, false, true, false));
+    ObjectDefineProperty(Event.prototype, n, dataDescriptor(v, false, true, false));
   }
   tag(Event, "Event");
+  const extraOf = (event) => WeakMapGet(eventExtra, event) ?? NO_INIT;
   class CustomEvent extends Event {
-    constructor(type, init = {}) { super(type, init); defineValue(this, "_detail", init.detail ?? null); }
-    get detail() { return this._detail; }
+    constructor(type, init = NO_INIT) {
+      super(type, init);
+      WeakMapSet(eventExtra, this, { __proto__: null, detail: (init ?? NO_INIT).detail ?? null });
+    }
+    get detail() { return extraOf(this).detail; }
   }
   tag(CustomEvent, "CustomEvent");
   class ErrorEvent extends Event {
-    constructor(type, init = {}) {
+    constructor(type, init = NO_INIT) {
       super(type, init);
-      this._e = { message: String(init.message ?? ""), filename: String(init.filename ?? ""),
-        lineno: init.lineno >>> 0, colno: init.colno >>> 0, error: init.error };
+      init = init ?? NO_INIT;
+      WeakMapSet(eventExtra, this, { __proto__: null, message: StringCtor(init.message ?? ""),
+        filename: StringCtor(init.filename ?? ""), lineno: init.lineno >>> 0, colno: init.colno >>> 0,
+        error: init.error, isErrorEvent: true });
     }
-    get message() { return this._e.message; }
-    get filename() { return this._e.filename; }
-    get lineno() { return this._e.lineno; }
-    get colno() { return this._e.colno; }
-    get error() { return this._e.error; }
+    get message() { return extraOf(this).message; }
+    get filename() { return extraOf(this).filename; }
+    get lineno() { return extraOf(this).lineno; }
+    get colno() { return extraOf(this).colno; }
+    get error() { return extraOf(this).error; }
   }
   tag(ErrorEvent, "ErrorEvent");
   class PromiseRejectionEvent extends Event {
-    constructor(type, init) { super(type, init); this._p = init.promise; this._r = init.reason; }
-    get promise() { return this._p; }
-    get reason() { return this._r; }
+    constructor(type, init) {
+      super(type, init);
+      WeakMapSet(eventExtra, this, { __proto__: null, promise: init.promise, reason: init.reason });
+    }
+    get promise() { return extraOf(this).promise; }
+    get reason() { return extraOf(this).reason; }
   }
   tag(PromiseRejectionEvent, "PromiseRejectionEvent");
+  // A trusted event made by the engine, with no page-visible dictionary reads.
+  function trustedEvent(Kind, type, init) {
+    const e = new Kind(type, init);
+    stateOf(e).trusted = true;
+    return e;
+  }
 
-  const listeners = new WeakMap();
+  const listeners = new WeakMap(); // target -> internal list of {type, callback, capture, once, removed}
   const parentOf = new WeakMap(); // event path: node -> parent target
   function flattenOptions(options) {
-    if (typeof options === "boolean") return { capture: options, once: false, passive: false };
-    options = options || {};
-    return { capture: !!options.capture, once: !!options.once, passive: !!options.passive };
+    if (typeof options === "boolean") return { __proto__: null, capture: options, once: false };
+    options = options || NO_INIT;
+    return { __proto__: null, capture: !!options.capture, once: !!options.once };
   }
   function callListener(target, callback, event) {
     try {
-      if (typeof callback === "function") callback.call(target, event);
-      else if (callback && typeof callback.handleEvent === "function") callback.handleEvent(event);
+      if (typeof callback === "function") ReflectApply(callback, target, [event]);
+      else if (callback && typeof callback.handleEvent === "function") ReflectApply(callback.handleEvent, callback, [event]);
     } catch (e) {
       reportError(e);
     }
   }
+  // add an event listener (https://dom.spec.whatwg.org/#add-an-event-listener)
+  function addListener(target, type, callback, capture, once) {
+    let l = WeakMapGet(listeners, target);
+    if (!l) WeakMapSet(listeners, target, (l = list()));
+    for (let i = 0; i < l.length; i++) {
+      if (l[i].type === type && l[i].callback === callback && l[i].capture === capture) return;
+    }
+    listPush(l, { __proto__: null, type, callback, capture, once, removed: false });
+  }
+  function removeListener(target, type, callback, capture) {
+    const l = WeakMapGet(listeners, target);
+    if (!l) return;
+    for (let i = 0; i < l.length; i++) {
+      if (l[i].type === type && l[i].callback === callback && l[i].capture === capture) {
+        l[i].removed = true;
+        listRemoveAt(l, i);
+        return;
+      }
+    }
+  }
+  // dispatch (https://dom.spec.whatwg.org/#concept-event-dispatch), for the engine's events
+  // and for dispatchEvent().
+  function dispatch(target, event) {
+    const s = stateOf(event);
+    if (s.phase !== 0) throw new DOMException("The event is already being dispatched.", "InvalidStateError");
+    s.target = target;
+    s.stop = s.stopImmediate = false;
+    const path = list();
+    for (let t = WeakMapGet(parentOf, target); t; t = WeakMapGet(parentOf, t)) listPush(path, t);
+    const invoke = (current, phase) => {
+      if (s.stop && current !== target) return;
+      s.currentTarget = current;
+      s.phase = phase;
+      const ls = listCopy(WeakMapGet(listeners, current) ?? list());
+      for (let i = 0; i < ls.length; i++) {
+        const l = ls[i];
+        if (l.removed || l.type !== s.type) continue;
+        if (phase === 1 && !l.capture) continue;
+        if (phase === 3 && l.capture) continue;
+        if (l.once) removeListener(current, l.type, l.callback, l.capture);
+        callListener(current, l.callback, event);
+        if (s.stopImmediate) break;
+      }
+    };
+    for (let i = path.length - 1; i >= 0; i--) invoke(path[i], 1);
+    invoke(target, 2);
+    if (s.bubbles) for (let i = 0; i < path.length; i++) invoke(path[i], 3);
+    s.phase = 0;
+    s.currentTarget = null;
+    return !s.canceled;
+  }
   class EventTarget {
-    constructor() { listeners.set(this, []); }
+    constructor() { WeakMapSet(listeners, this, list()); }
     // Called without a `this` (a bare `addEventListener(…)` in a page), they act on the
     // global, as WebIDL does for operations of the global object.
     addEventListener(type, callback, options) {
-      const self = this ?? global;
       if (callback === null || callback === undefined) return;
       const o = flattenOptions(options);
-      let list = listeners.get(self);
-      if (!list) listeners.set(self, (list = []));
-      type = String(type);
-      if (list.some((l) => l.type === type && l.callback === callback && l.capture === o.capture)) return;
-      list.push({ type, callback, capture: o.capture, once: o.once, removed: false });
+      addListener(this ?? global, StringCtor(type), callback, o.capture, o.once);
     }
     removeEventListener(type, callback, options) {
-      const self = this ?? global;
-      const o = flattenOptions(options);
-      const list = listeners.get(self) || [];
-      const i = list.findIndex((l) => l.type === String(type) && l.callback === callback && l.capture === o.capture);
-      if (i >= 0) { list[i].removed = true; list.splice(i, 1); }
+      removeListener(this ?? global, StringCtor(type), callback, flattenOptions(options).capture);
     }
     dispatchEvent(event) {
-      const self = this ?? global;
-      if (!(event instanceof Event)) throw new TypeError("dispatchEvent: argument is not an Event");
-      const s = eventState.get(event);
-      if (s.phase !== 0) throw new DOMException("The event is already being dispatched.", "InvalidStateError");
-      s.target = self;
-      s.stop = s.stopImmediate = false;
-      const path = [];
-      for (let t = parentOf.get(self); t; t = parentOf.get(t)) path.push(t);
-      const invoke = (target, phase, capture) => {
-        if (s.stop && target !== self) return;
-        s.currentTarget = target;
-        s.phase = phase;
-        for (const l of (listeners.get(target) || []).slice()) {
-          if (l.removed || l.type !== s.type) continue;
-          if (phase === 1 && !l.capture) continue;
-          if (phase === 3 && l.capture) continue;
-          if (l.once) target.removeEventListener(l.type, l.callback, { capture: l.capture });
-          callListener(target, l.callback, event);
-          if (s.stopImmediate) break;
-        }
-        void capture;
-      };
-      for (let i = path.length - 1; i >= 0; i--) invoke(path[i], 1);
-      invoke(self, 2);
-      if (s.bubbles) for (const t of path) invoke(t, 3);
-      s.phase = 0;
-      s.currentTarget = null;
-      return !s.canceled;
+      if (!WeakMapHas(eventState, event)) throw new TypeError("dispatchEvent: argument is not an Event");
+      return dispatch(this ?? global, event);
     }
   }
   tag(EventTarget, "EventTarget");
   // `on<event>` handler attributes, as listeners registered when first set.
   function defineHandler(proto, name) {
     const handlers = new WeakMap();
-    Object.defineProperty(proto, "on" + name, {
+    ObjectDefineProperty(proto, "on" + name, {
+      __proto__: null,
       configurable: true, enumerable: true,
-      get() { const h = handlers.get(this); return h ? h.value : null; },
+      get() { const h = WeakMapGet(handlers, this); return h ? h.value : null; },
       set(value) {
-        let h = handlers.get(this);
+        let h = WeakMapGet(handlers, this);
         if (!h) {
           const self = this;
-          h = { value: null, listener(event) {
+          h = { __proto__: null, value: null, listener(event) {
             if (typeof h.value !== "function") return;
-            if (name === "error" && event instanceof ErrorEvent && self === global) {
-              const r = h.value.call(self, event.message, event.filename, event.lineno, event.colno, event.error);
-              if (r === true) event.preventDefault();
+            const extra = extraOf(event);
+            if (name === "error" && extra.isErrorEvent && self === global) {
+              const r = ReflectApply(h.value, self, [extra.message, extra.filename, extra.lineno, extra.colno, extra.error]);
+              if (r === true) cancel(stateOf(event));
             } else {
-              const r = h.value.call(self, event);
-              if (r === false) event.preventDefault();
+              const r = ReflectApply(h.value, self, [event]);
+              if (r === false) cancel(stateOf(event));
             }
           } };
-          handlers.set(this, h);
-          EventTarget.prototype.addEventListener.call(this, name, h.listener);
+          WeakMapSet(handlers, this, h);
+          addListener(this, name, h.listener, false, false);
         }
         h.value = typeof value === "function" ? value : null;
       },
@@ -214,7 +295,7 @@
   // ---------------------------------------------------------------------------------------
   // URL and URLSearchParams (https://url.spec.whatwg.org/), parsed by the `url` crate.
   function parseURL(input, base, setter, value) {
-    const parts = JSON.parse(host.parseURL(String(input), base === undefined ? undefined : String(base),
+    const parts = JSONParse(host.parseURL(String(input), base === undefined ? undefined : String(base),
       setter, value === undefined ? undefined : String(value)));
     if (parts.error) throw new TypeError(parts.error);
     return parts;
@@ -412,13 +493,48 @@
     const index = childFrames.length;
     childFrames.push(el);
     frameState.set(el, { index, window: null });
-    host.loadFrame(index, url);
+    // A sandbox without allow-same-origin gives the frame's document an opaque origin.
+    const sandbox = el.getAttribute("sandbox");
+    const opaque = sandbox !== null && !sandbox.toLowerCase().split(/\s+/).includes("allow-same-origin");
+    host.loadFrame(index, url, opaque ? 1 : 0);
   }
-  // Connecting a subtree with iframes in it starts their loads.
+  // Connecting a subtree starts the loads of its iframes and prepares its scripts.
   function connected(node) {
     if (!document.contains(node)) return;
-    if (node instanceof HTMLIFrameElement) loadFrame(node);
-    if (node._descendants) for (const e of node._descendants()) if (e instanceof HTMLIFrameElement) loadFrame(e);
+    const each = (e) => {
+      if (e instanceof HTMLIFrameElement) loadFrame(e);
+      else if (e instanceof HTMLScriptElement) prepareScript(e);
+    };
+    each(node);
+    if (node._descendants) for (const e of node._descendants()) each(e);
+  }
+  // prepare the script element (https://html.spec.whatwg.org/#prepare-the-script-element)
+  // for one inserted by script: the parser's own are run by the engine. An external script
+  // is fetched and runs when it arrives (it is async); an inline classic script runs now,
+  // an inline module as a task.
+  const startedScripts = new WeakSet();
+  function prepareScript(el) {
+    if (startedScripts.has(el) || scriptElements.includes(el)) return;
+    const type = (el.getAttribute("type") ?? "").trim().toLowerCase();
+    const classic = type === "" || /^(text|application)\/(x-)?(java|ecma)script$/.test(type) || type === "text/jscript";
+    const module = type === "module";
+    if (!classic && !module) return; // a data block
+    const src = el.getAttribute("src");
+    if (src === null && el.textContent === "") return;
+    startedScripts.add(el);
+    const index = scriptElements.length;
+    scriptElements[index] = el;
+    if (src !== null) {
+      let url;
+      try { url = new URL(src, document.baseURI).href; } catch { queueTask(() => fire(el, "error")); return; }
+      host.loadScript(index, url, module ? 1 : 0, el.getAttribute("crossorigin"));
+    } else if (module) {
+      host.loadScript(index, init.url, 1, null, el.textContent);
+    } else {
+      const previous = currentScript;
+      currentScript = el;
+      try { host.runScript(el.textContent, init.url); } catch (e) { reportError(e); } finally { currentScript = previous; }
+    }
   }
   const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement };
 
@@ -603,12 +719,12 @@
   let nextTimer = 1;
   function addTimer(handler, timeout, args, repeat) {
     const id = nextTimer++;
-    timeout = Number(timeout) || 0;
-    timerTable.set(id, { handler, args, repeat });
+    timeout = NumberCtor(timeout) || 0;
+    MapSet(timerTable, id, { __proto__: null, handler, args, repeat });
     host.setTimer(id, timeout < 0 ? 0 : timeout, repeat ? 1 : 0);
     return id;
   }
-  function clearTimer(id) { id = Number(id) >>> 0; if (timerTable.delete(id)) host.clearTimer(id); }
+  function clearTimer(id) { id = NumberCtor(id) >>> 0; if (MapDelete(timerTable, id)) host.clearTimer(id); }
 
   // performance (https://w3c.github.io/hr-time/)
   const timeOrigin = host.timeOrigin();
@@ -627,9 +743,8 @@
   }
   // https://html.spec.whatwg.org/#report-an-exception
   function report(error, message, filename, line, column) {
-    const event = new ErrorEvent("error", { cancelable: true, message, filename, lineno: line, colno: column, error });
-    eventState.get(event).trusted = true;
-    const notHandled = global.dispatchEvent(event);
+    const event = trustedEvent(ErrorEvent, "error", { __proto__: null, cancelable: true, message, filename, lineno: line, colno: column, error });
+    const notHandled = dispatch(global, event);
     // A worker's unhandled exceptions go to its Worker object in the creator's realm.
     if (notHandled && init.worker) host.workerError(String(message), String(filename), line, column);
     else if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
@@ -707,16 +822,20 @@
 
   // MessageEvent, MessageChannel and MessagePort (https://html.spec.whatwg.org/#message-ports).
   class MessageEvent extends Event {
-    constructor(type, init = {}) {
+    constructor(type, init = NO_INIT) {
       super(type, init);
-      defineValue(this, "_m", { data: init.data ?? null, origin: String(init.origin ?? ""), lastEventId: String(init.lastEventId ?? ""),
-        source: init.source ?? null, ports: Object.freeze(Array.from(init.ports ?? [])) });
+      init = init ?? NO_INIT;
+      const ports = init.ports ?? list();
+      const frozen = [];
+      for (let i = 0; i < ports.length; i++) ObjectDefineProperty(frozen, i, dataDescriptor(ports[i], false, true, false));
+      WeakMapSet(eventExtra, this, { __proto__: null, data: init.data ?? null, origin: StringCtor(init.origin ?? ""),
+        lastEventId: StringCtor(init.lastEventId ?? ""), source: init.source ?? null, ports: ObjectFreeze(frozen) });
     }
-    get data() { return this._m.data; }
-    get origin() { return this._m.origin; }
-    get lastEventId() { return this._m.lastEventId; }
-    get source() { return this._m.source; }
-    get ports() { return this._m.ports; }
+    get data() { return extraOf(this).data; }
+    get origin() { return extraOf(this).origin; }
+    get lastEventId() { return extraOf(this).lastEventId; }
+    get source() { return extraOf(this).source; }
+    get ports() { return extraOf(this).ports; }
   }
   tag(MessageEvent, "MessageEvent");
   // A port's state sits on the port under a registered symbol, shared by every realm: a
@@ -774,9 +893,7 @@
     while (s.queue.length) {
       const { data, ports } = s.queue.shift();
       queueTask(() => {
-        const e = new MessageEvent("message", { data, ports });
-        eventState.get(e).trusted = true;
-        port.dispatchEvent(e);
+        dispatch(port, trustedEvent(MessageEvent, "message", { __proto__: null, data, ports }));
       });
     }
   }
@@ -791,29 +908,129 @@
     get port2() { return this._ports[1]; }
   }
   tag(MessageChannel, "MessageChannel");
-  // window.postMessage (https://html.spec.whatwg.org/#dom-window-postmessage), to this window.
-  // The windows this one knows by the engine's index (itself, its parent, its iframes'):
-  // a message's `source` is the window whose script called postMessage.
+  // Windows by the engine's index: this one, its parent, its iframes', theirs. A window of
+  // the same origin is the real one (its global, through a transparent wrapper); one of
+  // another origin is a cross-origin window object of this realm, which offers only the
+  // HTML standard's cross-origin properties (https://html.spec.whatwg.org/#crossoriginproperties-(-o-)).
+  // The engine never hands this realm another origin's objects.
   const windowsByIndex = new Map([[init.windowIndex, global]]);
-  function postMessage(message, options = "/", transfer = []) {
-    const caller = host.callerWindow();
-    const source = caller >= 0 ? (windowsByIndex.get(caller) ?? null) : null;
-    const sourceOrigin = source ? source.location.origin : location.origin;
+  function windowProxy(index) {
+    if (index < 0) return null;
+    let w = windowsByIndex.get(index);
+    if (w === undefined) {
+      w = host.windowFor(index) ?? crossOriginWindow(index);
+      windowsByIndex.set(index, w);
+    }
+    return w;
+  }
+  const CROSS_ORIGIN_PROPERTIES = ["window", "self", "location", "close", "closed", "focus", "blur",
+    "frames", "length", "top", "opener", "parent", "postMessage"];
+  const CROSS_ORIGIN_FALLBACK = ["then", Symbol.toStringTag, Symbol.hasInstance, Symbol.isConcatSpreadable];
+  const securityError = (what) => new DOMException(
+    `Blocked a frame with origin "${location.origin}" from accessing ${typeof what === "symbol" ? "a symbol" : `'${what}'`} of a cross-origin frame.`, "SecurityError");
+  const isArrayIndex = (key) => typeof key === "string" && /^(0|[1-9][0-9]*)$/.test(key) && Number(key) < 2 ** 32 - 1;
+  // A cross-origin object: a Proxy over an empty object whose every trap either answers from
+  // `value` (an allowed property) or throws a SecurityError (CrossOriginGet/Set/
+  // GetOwnProperty/OwnPropertyKeys of the HTML standard).
+  function crossOriginObject(allowedKeys, value, set) {
+    const allowed = (key) => allowedKeys().includes(key);
+    const fallback = (key) => CROSS_ORIGIN_FALLBACK.includes(key);
+    return new Proxy(Object.create(null), {
+      get(t, key) {
+        if (allowed(key)) return value(key);
+        if (fallback(key)) return undefined;
+        throw securityError(key);
+      },
+      set(t, key, v) { return set(key, v); },
+      has(t, key) {
+        if (allowed(key) || fallback(key)) return true;
+        throw securityError(key);
+      },
+      getOwnPropertyDescriptor(t, key) {
+        if (allowed(key)) return { value: value(key), writable: false, enumerable: false, configurable: true };
+        if (fallback(key)) return { value: undefined, writable: false, enumerable: false, configurable: true };
+        throw securityError(key);
+      },
+      ownKeys() { return [...allowedKeys(), ...CROSS_ORIGIN_FALLBACK]; },
+      defineProperty(t, key) { throw securityError(key); },
+      deleteProperty(t, key) { throw securityError(key); },
+      getPrototypeOf() { return null; },
+      setPrototypeOf(t, proto) { return proto === null; },
+      isExtensible() { return true; },
+      preventExtensions() { return false; },
+    });
+  }
+  function crossOriginWindow(index) {
+    const functions = new Map();
+    const fn = (name, f) => {
+      if (!functions.has(name)) functions.set(name, f);
+      return functions.get(name);
+    };
+    let location = null;
+    const childCount = () => host.frameTree(index, -3);
+    const keys = () => {
+      const out = [];
+      for (let i = 0, n = childCount(); i < n; i++) out.push(String(i));
+      return out.concat(CROSS_ORIGIN_PROPERTIES);
+    };
+    const proxy = crossOriginObject(keys, (key) => {
+      switch (key) {
+        case "window": case "self": case "frames": return proxy;
+        case "parent": return windowProxy(host.frameTree(index, -1)) ?? proxy;
+        case "top": return windowProxy(host.frameTree(index, -2));
+        case "opener": return null;
+        case "length": return childCount();
+        case "closed": return false;
+        case "location": return location ??= crossOriginLocation();
+        case "postMessage": return fn(key, function postMessage(message, options = "/", transfer = []) {
+          postTo(index, init.windowIndex, message, options, transfer);
+        });
+        case "close": return fn(key, function close() {});
+        case "focus": return fn(key, function focus() {});
+        case "blur": return fn(key, function blur() {});
+      }
+      return windowProxy(host.frameTree(index, Number(key))) ?? undefined;
+    }, (key) => {
+      if (key === "location") throw new DOMException("navigation is not supported by jsprof", "NotSupportedError");
+      throw securityError(key);
+    });
+    return proxy;
+  }
+  function crossOriginLocation() {
+    const navigate = () => { throw new DOMException("navigation is not supported by jsprof", "NotSupportedError"); };
+    const replace = function replace() { navigate(); };
+    // href can only be set across origins (CrossOriginGet: no getter is a SecurityError).
+    return crossOriginObject(() => ["href", "replace"], (key) => {
+      if (key === "href") throw securityError(key);
+      return replace;
+    }, (key) => {
+      if (key === "href") navigate();
+      throw securityError(key);
+    });
+  }
+  // window.postMessage (https://html.spec.whatwg.org/#window-post-message-steps) from window
+  // `from` to window `index`: the message is serialised now and delivered as a task of the
+  // target, whose origin the engine checks against targetOrigin.
+  function postTo(index, from, message, options, transfer) {
     let targetOrigin = options;
     if (options && typeof options === "object") { targetOrigin = options.targetOrigin ?? "/"; transfer = options.transfer ?? []; }
     targetOrigin = String(targetOrigin);
     if (targetOrigin !== "*" && targetOrigin !== "/") {
-      let parsed;
-      try { parsed = new URL(targetOrigin); } catch { throw new DOMException(`Invalid target origin '${targetOrigin}'.`, "SyntaxError"); }
-      if (parsed.origin !== location.origin) return;
+      try { targetOrigin = new URL(targetOrigin).href; } catch { throw new DOMException(`Invalid target origin '${targetOrigin}'.`, "SyntaxError"); }
     }
-    const data = structuredCloneWithTransfer(message, transfer);
-    const ports = Array.from(transfer);
-    queueTask(() => {
-      const e = new MessageEvent("message", { data, ports, origin: sourceOrigin, source });
-      eventState.get(e).trusted = true;
-      global.dispatchEvent(e);
-    });
+    host.windowPost(index, serialize(message, Array.from(transfer)), targetOrigin, from);
+  }
+  // postMessage of this window, called by this window's script or by a same-origin one's:
+  // the sender is the window whose script called it (the incumbent).
+  function postMessage(message, options = "/", transfer = []) {
+    const caller = host.callerWindow();
+    postTo(init.windowIndex, caller >= 0 ? caller : init.windowIndex, message, options, transfer);
+  }
+  function deliverWindowMessage(data, sourceIndex, origin) {
+    let value;
+    try { value = deserialize(data); } catch { fire(global, "messageerror"); return; }
+    dispatch(global, trustedEvent(MessageEvent, "message",
+      { __proto__: null, data: value.data, ports: value.ports, origin, source: windowProxy(sourceIndex) }));
   }
 
   // Blob and blob: URLs (https://w3c.github.io/FileAPI/), holding text: string parts as they
@@ -916,7 +1133,7 @@
     return remotePorts.get(key);
   }
   function deserialize(text) {
-    const { d, p } = JSON.parse(text);
+    const { d, p } = JSONParse(text);
     const ports = p.map(remotePort);
     const made = [];
     const dec = (v) => {
@@ -950,6 +1167,11 @@
     constructor(scriptURL, options = {}) {
       super();
       const url = new URL(String(scriptURL), location.href);
+      // Only same-origin, blob: and data: URLs make workers
+      // (https://html.spec.whatwg.org/#dom-worker): anything else is a SecurityError.
+      if (url.protocol !== "blob:" && url.protocol !== "data:" && !host.sameOrigin(url.href)) {
+        throw new DOMException(`Failed to construct 'Worker': ${url.href} is not same-origin with ${location.origin}.`, "SecurityError");
+      }
       let source = null;
       if (url.protocol === "blob:") {
         const blob = blobURLs.get(url.href);
@@ -988,9 +1210,9 @@
   }
   tag(Headers, "Headers");
   class Response {
-    constructor(body, { status, url, headers }) {
+    constructor(body, { status, url, headers, type = "basic" }) {
       this._body = body; this.status = status; this.url = url; this.headers = new Headers(headers);
-      this.ok = status >= 200 && status < 300; this.bodyUsed = false; this.type = "basic";
+      this.ok = status >= 200 && status < 300; this.bodyUsed = false; this.type = type;
       this.statusText = "";
     }
     _take() {
@@ -1015,7 +1237,9 @@
       }
       const id = nextFetch++;
       fetches.set(id, { resolve, reject });
-      host.fetchStart(id, url.href);
+      const mode = init && init.mode !== undefined ? String(init.mode) : "cors";
+      const credentials = init && init.credentials !== undefined ? String(init.credentials) : "same-origin";
+      host.fetchStart(id, url.href, mode, credentials);
     });
   }
 
@@ -1036,7 +1260,8 @@
     clearInterval: clearTimer,
     queueMicrotask(callback) {
       if (typeof callback !== "function") throw new TypeError("queueMicrotask: argument is not a function");
-      Promise.resolve().then(() => { try { callback(); } catch (e) { reportError(e); } });
+      // A microtask without `then`: an async function awaiting a non-promise.
+      (async () => { await undefined; try { callback(); } catch (e) { reportError(e); } })();
     },
     reportError,
     btoa(s) { s = String(s); if (/[^\0-\xff]/.test(s)) throw new DOMException("btoa: character out of range", "InvalidCharacterError"); const k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"; let o = ""; for (let i = 0; i < s.length; i += 3) { const n = (s.charCodeAt(i) << 16) | ((s.charCodeAt(i + 1) || 0) << 8) | (s.charCodeAt(i + 2) || 0); o += k[n >> 18] + k[(n >> 12) & 63] + (i + 1 < s.length ? k[(n >> 6) & 63] : "=") + (i + 2 < s.length ? k[n & 63] : "="); } return o; },
@@ -1055,18 +1280,20 @@
     // order, synchronously.
     api.importScripts = function importScripts(...urls) {
       const resolved = urls.map((u) => new URL(String(u), location.href).href);
-      for (const u of resolved) host.importScript(u);
+      for (const u of resolved) {
+        const failed = host.importScript(u);
+        if (failed !== undefined) throw new DOMException(`Failed to execute 'importScripts': ${failed}`, "NetworkError");
+      }
     };
     api.DedicatedWorkerGlobalScope = Window;
     api.WorkerGlobalScope = Window;
     for (const name of ["message", "messageerror"]) defineHandler(Window.prototype, name);
   }
   api.Worker = Worker;
-  // parent and top: this window until the engine attaches it to its parent (an iframe's).
-  let parentWindow = null;
-  if (!init.worker) Object.defineProperty(global, "parent", { get: () => parentWindow || global, enumerable: true, configurable: true });
-  if (!init.worker) Object.defineProperty(global, "top", { get: () => (parentWindow ? parentWindow.top : global), enumerable: true, configurable: false });
-  if (!init.worker) Object.defineProperty(global, "length", { get: () => childFrames.filter((el) => frameState.get(el).window).length, enumerable: true, configurable: true });
+  // parent and top: from the engine's frame tree (this window at the top).
+  if (!init.worker) Object.defineProperty(global, "parent", { get: () => windowProxy(host.frameTree(init.windowIndex, -1)) ?? global, enumerable: true, configurable: true });
+  if (!init.worker) Object.defineProperty(global, "top", { get: () => windowProxy(host.frameTree(init.windowIndex, -2)), enumerable: true, configurable: false });
+  if (!init.worker) Object.defineProperty(global, "length", { get: () => host.frameTree(init.windowIndex, -3), enumerable: true, configurable: true });
   delete api.length;
   for (const [name, value] of Object.entries(api)) {
     const readonly = ["window", "self", "document", "location"].includes(name);
@@ -1075,10 +1302,10 @@
       : { value, enumerable: typeof value !== "function", configurable: true, writable: true });
   }
 
-  function fire(target, type, options = {}) {
-    const e = new Event(type, options);
-    eventState.get(e).trusted = true;
-    target.dispatchEvent(e);
+  // fire an event (https://dom.spec.whatwg.org/#concept-event-fire): trusted, made and
+  // dispatched without anything the page could have replaced.
+  function fire(target, type, bubbles = false) {
+    dispatch(target, trustedEvent(Event, type, eventInit(bubbles, false)));
   }
 
   // The hooks the event loop calls.
@@ -1093,9 +1320,7 @@
       if (!target) return;
       let value;
       try { value = deserialize(data); } catch { fire(target, "messageerror"); return; }
-      const e = new MessageEvent("message", { data: value.data, ports: value.ports });
-      eventState.get(e).trusted = true;
-      target.dispatchEvent(e);
+      dispatch(target, trustedEvent(MessageEvent, "message", { __proto__: null, data: value.data, ports: value.ports }));
     },
     // A message from another thread for this realm's end of port pair `pid`.
     portMessage(pid, end, data) {
@@ -1110,58 +1335,59 @@
     workerError(id, message, filename, lineno, colno) {
       const target = workers.get(id);
       if (!target) return;
-      const e = new ErrorEvent("error", { cancelable: true, message, filename, lineno, colno });
-      eventState.get(e).trusted = true;
-      if (target.dispatchEvent(e)) host.print(1, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
+      const e = trustedEvent(ErrorEvent, "error", { __proto__: null, cancelable: true, message, filename, lineno, colno });
+      if (dispatch(target, e)) host.print(1, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
     },
     // This window's iframe number `index` has its window (frames[index]).
-    attachFrame(win, index, windowIndex) {
+    attachFrame(index, windowIndex) {
       const el = childFrames[index];
       if (!el) return;
-      frameState.get(el).window = win;
-      windowsByIndex.set(windowIndex, win);
+      frameState.get(el).window = windowProxy(windowIndex);
       Object.defineProperty(global, String(index), { get: () => frameState.get(el).window, enumerable: true, configurable: true });
     },
-    // This window is an iframe's: `parent` and `top` follow.
-    attachParent(win, windowIndex) { parentWindow = win; windowsByIndex.set(windowIndex, win); },
+    // A message another window posted to this one.
+    windowMessage(data, sourceIndex, origin) { deliverWindowMessage(data, sourceIndex, origin); },
     // This window's iframe number `index` has loaded.
     frameLoaded(index) { const el = childFrames[index]; if (el) fire(el, "load"); },
     // Starts the loads of the iframes the parser put in the document.
     startFrames() { for (const e of document._descendants()) if (e instanceof HTMLIFrameElement) loadFrame(e); },
-    fetchDone(id, status, url, headersJSON, body, error) {
+    // The response as the page may see it: `meta` is {type, headers} of the filtered
+    // response (an opaque one has status 0, no headers and no body).
+    fetchDone(id, status, url, metaJSON, body, error) {
       const f = fetches.get(id);
       fetches.delete(id);
       if (!f) return;
-      if (error) f.reject(new TypeError(`Failed to fetch: ${error}`));
-      else f.resolve(new Response(body, { status, url, headers: JSON.parse(headersJSON) }));
+      if (error) { f.reject(new TypeError(`Failed to fetch: ${error}`)); return; }
+      const meta = JSONParse(metaJSON);
+      f.resolve(new Response(body, { status, url, headers: meta.headers, type: meta.type }));
     },
     fireTimer(id) {
-      const t = timerTable.get(id);
+      const t = MapGet(timerTable, id);
       if (!t) return;
-      if (!t.repeat) timerTable.delete(id);
-      if (typeof t.handler === "function") t.handler.apply(global, t.args);
-      else (0, eval)(String(t.handler));
+      if (!t.repeat) MapDelete(timerTable, id);
+      if (typeof t.handler === "function") ReflectApply(t.handler, global, t.args);
+      else IndirectEval(StringCtor(t.handler));
     },
     setCurrentScript(index) { currentScript = index >= 0 ? scriptElements[index] || null : null; },
     setReadyState(state) { readyState = state; fire(document, "readystatechange"); },
-    fireDOMContentLoaded() { fire(document, "DOMContentLoaded", { bubbles: true }); },
+    fireDOMContentLoaded() { fire(document, "DOMContentLoaded", true); },
     fireLoad() { fire(global, "load"); },
     fireScriptEvent(index, type) { const el = scriptElements[index]; if (el) fire(el, type); },
     reportException(error, message, filename, line, column) {
       if ((error instanceof Error || error instanceof DOMException) && filename) message = `${error.name}: ${error.message}`;
       report(error, message, filename, line, column);
     },
+    // https://html.spec.whatwg.org/#notify-about-rejected-promises: the reason is read from
+    // the engine, not through `then`.
     reportRejection(promise) {
-      promise.then(null, (reason) => {
-        const event = new PromiseRejectionEvent("unhandledrejection", { cancelable: true, promise, reason });
-        eventState.get(event).trusted = true;
-        if (global.dispatchEvent(event)) {
-          const isError = reason instanceof Error || reason instanceof DOMException;
-          const where = isError && reason.fileName ? ` (${reason.fileName}:${reason.lineNumber}:${reason.columnNumber})` : "";
-          host.print(1, `Uncaught (in promise) ${inspect(reason)}${where}`);
-        }
-      });
+      const reason = host.promiseResult(promise);
+      const event = trustedEvent(PromiseRejectionEvent, "unhandledrejection", { __proto__: null, cancelable: true, promise, reason });
+      if (dispatch(global, event)) {
+        const isError = reason instanceof Error || reason instanceof DOMException;
+        const where = isError && reason.fileName ? ` (${reason.fileName}:${reason.lineNumber}:${reason.columnNumber})` : "";
+        host.print(1, `Uncaught (in promise) ${inspect(reason)}${where}`);
+      }
     },
-    watchModule(promise) { promise.then(null, reportError); },
+    watchModule(promise) { host.whenSettled(promise, null, reportError); },
   };
 })

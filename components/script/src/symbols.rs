@@ -24,16 +24,19 @@ use oxc_ast_visit::{walk, Visit};
 use oxc_span::SourceType;
 use rustc_hash::FxHashMap;
 
-/// One compiled script.
+/// One compiled script: one fetch and one compilation (two fetches of one URL are two
+/// scripts, whatever the URL).
 #[derive(Debug)]
 struct Script {
+    url: String,
     source: Arc<str>,
     /// Where the source starts in its resource (1-based; an inline script's text position).
     line: u32,
     column: u32,
     module: bool,
-    /// Line count, to tell inline scripts of one document apart.
-    lines: u32,
+    /// True for frames no page may see: a classic script with muted errors (from an opaque
+    /// response).
+    hidden: bool,
     functions: OnceLock<Vec<FunctionSpan>>,
 }
 
@@ -49,14 +52,16 @@ pub struct FunctionSpan {
 
 #[derive(Debug, Default)]
 struct Inner {
-    urls: Vec<String>,
-    ids: FxHashMap<String, u32>,
-    hidden: Vec<bool>,
-    scripts: FxHashMap<u32, Vec<Arc<Script>>>,
+    /// SpiderMonkey ScriptSource id -> index in `scripts`.
+    by_source: FxHashMap<u32, u32>,
+    scripts: Vec<Arc<Script>>,
 }
 
-/// The scripts of a page, by URL. A URL the registry did not compile (code from `eval` or
-/// `new Function`, whose SpiderMonkey file names look like `URL line N > eval`) is hidden.
+/// The scripts an event loop compiled, keyed by SpiderMonkey's ScriptSource id (which every
+/// captured frame carries), never by URL: a URL fetched twice (once without CORS from
+/// another origin, once in another way) is two scripts with their own flags and sources.
+/// A source the registry did not compile (code from `eval` or `new Function`, the prelude,
+/// self-hosted builtins) is hidden.
 #[derive(Debug, Default)]
 pub struct ScriptRegistry(RwLock<Inner>);
 
@@ -65,82 +70,58 @@ impl ScriptRegistry {
         Arc::new(ScriptRegistry::default())
     }
 
-    /// The id of a URL, and whether its frames are hidden from pages.
-    pub fn url_id(&self, url: &str) -> (ScriptId, bool) {
-        {
-            let inner = self.0.read().expect("registry lock");
-            if let Some(&id) = inner.ids.get(url) {
-                return (ScriptId(id), inner.hidden[id as usize]);
-            }
-        }
-        let mut inner = self.0.write().expect("registry lock");
-        let id = intern(&mut inner, url, true);
-        (ScriptId(id), inner.hidden[id as usize])
+    /// The script of a SpiderMonkey source id, and whether its frames are hidden from pages
+    /// (`None`: a source the host never registered, hidden).
+    pub fn lookup(&self, source_id: u32) -> Option<(ScriptId, bool)> {
+        let inner = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let &index = inner.by_source.get(&source_id)?;
+        Some((ScriptId(index), inner.scripts[index as usize].hidden))
     }
 
-    /// Records a compiled script. `hidden`: its frames never reach a page (muted errors,
-    /// engine code).
+    /// Records a compiled script: its ScriptSource id, URL, text and where the text starts in
+    /// its resource. `hidden`: its frames never reach a page (muted errors).
+    #[allow(clippy::too_many_arguments)]
     pub fn register(
         &self,
+        source_id: u32,
         url: &str,
         source: &str,
         line: u32,
         column: u32,
         module: bool,
         hidden: bool,
-    ) {
-        let mut inner = self.0.write().expect("registry lock");
-        let id = intern(&mut inner, url, hidden) as usize;
-        inner.hidden[id] = hidden;
-        let script = Arc::new(Script {
+    ) -> ScriptId {
+        let mut inner = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let index = inner.scripts.len() as u32;
+        inner.scripts.push(Arc::new(Script {
+            url: url.to_owned(),
             source: source.into(),
             line,
             column,
             module,
-            lines: source.matches('\n').count() as u32 + 1,
+            hidden,
             functions: OnceLock::new(),
-        });
-        inner.scripts.entry(id as u32).or_default().push(script);
+        }));
+        inner.by_source.insert(source_id, index);
+        ScriptId(index)
     }
 
-    /// The script of `url` that contains the resource position (line, column).
-    fn script_at(&self, id: ScriptId, line: u32, column: u32) -> Option<Arc<Script>> {
-        let inner = self.0.read().expect("registry lock");
-        let scripts = inner.scripts.get(&id.0)?;
-        scripts
-            .iter()
-            .rev()
-            .find(|s| {
-                (line > s.line || (line == s.line && column >= s.column)) && line < s.line + s.lines
-            })
-            .or(scripts.last().filter(|_| scripts.len() == 1))
-            .cloned()
+    fn script(&self, id: ScriptId) -> Option<Arc<Script>> {
+        let inner = self.0.read().unwrap_or_else(|e| e.into_inner());
+        inner.scripts.get(id.0 as usize).cloned()
     }
-}
-
-fn intern(inner: &mut Inner, url: &str, hidden: bool) -> u32 {
-    if let Some(&id) = inner.ids.get(url) {
-        return id;
-    }
-    let id = inner.urls.len() as u32;
-    inner.urls.push(url.to_owned());
-    inner.hidden.push(hidden);
-    inner.ids.insert(url.to_owned(), id);
-    id
 }
 
 impl Symbolizer for ScriptRegistry {
     fn resource(&self, script: ScriptId) -> Option<String> {
-        self.0
-            .read()
-            .expect("registry lock")
-            .urls
-            .get(script.0 as usize)
-            .cloned()
+        self.script(script).map(|s| s.url.clone())
     }
 
     fn resolve(&self, script: ScriptId, line: u32, column: u32) -> Option<ResolvedSite> {
-        let s = self.script_at(script, line, column)?;
+        let s = self.script(script)?;
+        if s.hidden {
+            return None;
+        }
         let offset = s.offset_of(line, column)?;
         let functions = s.functions.get_or_init(|| functions(&s.source, s.module));
         let innermost = functions
@@ -396,8 +377,8 @@ const called = (function () { return 1; })();
         let reg = ScriptRegistry::default();
         // An inline script whose text starts at line 3, column 9 of its document.
         let src = "function f() {\n  return g();\n}\nconst g = () =>\n  1;\nf();";
-        reg.register("https://a.test/", src, 3, 9, false, false);
-        let (id, hidden) = reg.url_id("https://a.test/");
+        reg.register(7, "https://a.test/", src, 3, 9, false, false);
+        let (id, hidden) = reg.lookup(7).unwrap();
         assert!(!hidden);
         // Inside f's body (document line 4).
         let r = reg.resolve(id, 4, 5).unwrap();
@@ -409,7 +390,24 @@ const called = (function () { return 1; })();
         let r = reg.resolve(id, 8, 1).unwrap();
         assert_eq!((r.name.as_str(), r.line, r.column), ("", 3, 9));
         assert_eq!(reg.resource(id).as_deref(), Some("https://a.test/"));
-        // Unknown sources (eval code) are hidden.
-        assert!(reg.url_id("https://a.test/ line 3 > eval").1);
+        // Unknown sources (eval code) are not registered.
+        assert!(reg.lookup(8).is_none());
+    }
+
+    #[test]
+    fn one_url_fetched_twice_is_two_scripts() {
+        // The same URL, once as a visible module and once as a muted classic script with
+        // other contents: each source id keeps its own flag and its own text.
+        let reg = ScriptRegistry::default();
+        let url = "https://b.test/work.js";
+        reg.register(10, url, "function visible() {\n  1;\n}", 1, 1, true, false);
+        reg.register(11, url, "function secret() {\n  2;\n}", 1, 1, false, true);
+        let (visible, hidden) = reg.lookup(10).unwrap();
+        assert!(!hidden);
+        assert_eq!(reg.resolve(visible, 2, 3).unwrap().name, "visible");
+        let (secret, hidden) = reg.lookup(11).unwrap();
+        assert!(hidden);
+        // A hidden script's text never names anything.
+        assert!(reg.resolve(secret, 2, 3).is_none());
     }
 }

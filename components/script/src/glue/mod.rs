@@ -22,6 +22,7 @@ use crate::dom::bindings::runtime::{GlobalKind, RootRef, Settlement};
 use crate::dom::TaskSender;
 use crate::policy::ProfilingPolicy;
 use crate::symbols::ScriptRegistry;
+use jsprof_net::Origin;
 
 pub(crate) mod bindings;
 use mozjs::jsapi::{
@@ -48,15 +49,51 @@ pub(crate) trait Host {
     fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool);
     /// Disarms timer `id`.
     fn clear_timer(&self, window: usize, id: u32);
-    /// Fetches a script synchronously (a module's import, or a classic script for a worker's
-    /// `importScripts`): `(source, final URL)` or an error message; the script is registered
-    /// for the profiler.
+    /// Fetches a script synchronously (a module's import in CORS mode, or a classic script
+    /// for a worker's `importScripts` in no-cors mode), or says why it could not be had.
     fn fetch_script(
         &self,
         window: usize,
         url: &str,
         module: bool,
-    ) -> Result<(String, String), String>;
+    ) -> Result<crate::page::FetchedScript, String>;
+    /// Records a script just compiled, under its SpiderMonkey ScriptSource id, for the
+    /// profiler (names, positions, and whether its frames are hidden).
+    #[allow(clippy::too_many_arguments)]
+    fn register_script(
+        &self,
+        source_id: u32,
+        url: &str,
+        source: &str,
+        line: u32,
+        column: u32,
+        module: bool,
+        muted: bool,
+    );
+    /// Whether `url` is same-origin with the window's document.
+    fn same_origin(&self, window: usize, url: &str) -> bool;
+    /// Whether the documents of windows `a` and `b` are same-origin.
+    fn windows_same_origin(&self, a: usize, b: usize) -> bool;
+    /// A window's relatives in the frame tree: `what` -1 is its parent, -2 its top, -3 the
+    /// number of its child frames, `n >= 0` its child frame `n`; -1 when there is none.
+    fn frame_tree(&self, window: usize, what: i64) -> i64;
+    /// The serialised origin of a window's document (a message's `origin`).
+    fn window_origin(&self, window: usize) -> String;
+    /// Posts serialised `data` from window `from` to window `to` (a task of `to`), if
+    /// `target_origin` (`*`, `/`, or an origin's URL) allows `to`'s document.
+    fn window_post(&self, from: usize, to: usize, data: &str, target_origin: &str);
+    /// Fetches the script of element `index`, inserted by script (not by the parser): it
+    /// runs, and its element gets `load` or `error`, when the response arrives. With
+    /// `inline` text (an inline module of the document at `url`) nothing is fetched.
+    fn load_script(
+        &self,
+        window: usize,
+        index: u32,
+        url: &str,
+        module: bool,
+        crossorigin: Option<String>,
+        inline: Option<String>,
+    );
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`] soon.
     fn dynamic_import_pending(&self, window: usize);
@@ -76,11 +113,13 @@ pub(crate) trait Host {
     fn worker_terminate(&self, window: usize, id: i64);
     /// A worker's uncaught exception, for its Worker object's `error` event.
     fn worker_error(&self, window: usize, message: &str, filename: &str, line: u32, column: u32);
-    /// Loads the document of the window's iframe number `index` (a child browsing context).
-    fn load_frame(&self, window: usize, index: u32, url: &str);
-    /// Starts `fetch()` number `id` of the window: the result comes back as a task calling
-    /// the prelude's `fetchDone`.
-    fn fetch_start(&self, window: usize, id: u32, url: &str);
+    /// Loads the document of the window's iframe number `index` (a child browsing context;
+    /// `sandboxed`: its document gets an opaque origin).
+    fn load_frame(&self, window: usize, index: u32, url: &str, sandboxed: bool);
+    /// Starts `fetch()` number `id` of the window with the request's `mode` and
+    /// `credentials` (as the page gave them): the result comes back as a task calling the
+    /// prelude's `fetchDone`.
+    fn fetch_start(&self, window: usize, id: u32, url: &str, mode: &str, credentials: &str);
     /// Whether boolean pref `name` is true (false if there is no such pref).
     fn pref_enabled(&self, name: &str) -> bool;
     /// The `js-profiling` policy of the window's document (decision 2).
@@ -121,52 +160,36 @@ struct Agent {
     realm: RealmId,
     registry: Arc<ScriptRegistry>,
     max_frames: u32,
-    /// SpiderMonkey source id -> (script id, hidden), so a sample converts no strings.
-    sources: FxHashMap<u32, (jsprof_profiler::ScriptId, bool)>,
+    /// SpiderMonkey source id -> (script, hidden): one registry lookup per source.
+    sources: FxHashMap<u32, (Option<jsprof_profiler::ScriptId>, bool)>,
     /// The SavedFrame class, once seen (checked by name the first time).
     saved_frame_class: *const jsapi::JSClass,
     stats: SamplingStats,
 }
 
 impl Agent {
-    /// The raw frame of a SavedFrame's source id, line and tagged column. The source's URL is
-    /// looked up only the first time its id is seen: `source` gives the source string then
-    /// (null if it has none), or `None` if it cannot be read, which makes this `None`.
-    ///
-    /// # Safety
-    /// Must run on the agent's thread; a string `source` returns must be live.
-    unsafe fn raw_frame(
-        &mut self,
-        source_id: u32,
-        line: u32,
-        column: u32,
-        source: impl FnOnce() -> Option<*mut jsapi::JSString>,
-    ) -> Option<RawFrame> {
-        let (script, hidden) = match self.sources.get(&source_id) {
-            Some(&known) => known,
-            None => {
-                let url = match NonNull::new(source()?) {
-                    // SAFETY: the string is live (contract); the context is this thread's.
-                    Some(s) => unsafe {
-                        let wrapper = mozjs::context::JSContext::from_ptr(Runtime::get()?);
-                        mozjs::conversions::jsstr_to_string(&wrapper, s)
-                    },
-                    None => String::new(),
-                };
-                let known = self.registry.url_id(&url);
-                self.sources.insert(source_id, known);
-                known
-            }
-        };
-        Some(RawFrame {
+    /// The raw frame of a SavedFrame's source id, line and tagged column. The script comes
+    /// from the registry by source id (cached per id): a source the host never registered
+    /// (eval code, the prelude, self-hosted builtins) is a hidden frame without a script.
+    fn raw_frame(&mut self, source_id: u32, line: u32, column: u32) -> RawFrame {
+        let registry = &self.registry;
+        let (script, hidden) =
+            *self
+                .sources
+                .entry(source_id)
+                .or_insert_with(|| match registry.lookup(source_id) {
+                    Some((script, hidden)) => (Some(script), hidden),
+                    None => (None, true),
+                });
+        RawFrame {
             realm: self.realm,
-            script: Some(script),
+            script,
             hidden,
             site: FrameSite::Position {
                 line,
                 column: column & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
             },
-        })
+        }
     }
 }
 
@@ -266,8 +289,6 @@ pub(crate) enum Arg<'a> {
 /// A runtime and the realms of its windows. Not `Send`: it lives on its event loop's thread.
 pub(crate) struct Js {
     windows: Vec<Window>,
-    /// URLs of scripts compiled with muted errors.
-    muted: std::collections::HashSet<String>,
     // Dropped last: every root above is released before the runtime goes.
     rt: Runtime,
 }
@@ -318,6 +339,57 @@ fn compile_options(
     opts
 }
 
+extern "C" {
+    // src/glue/shim.cpp
+    fn jsprof_script_source_id(script: *mut JSScript) -> u32;
+    fn jsprof_module_source_id(module: *mut JSObject) -> u32;
+}
+
+thread_local! {
+    /// URLs of scripts compiled with muted errors, for reporting their exceptions (which
+    /// reveal nothing: https://html.spec.whatwg.org/#report-an-exception).
+    static MUTED_URLS: RefCell<std::collections::HashSet<String>> = RefCell::default();
+}
+
+/// Compiles `source`, a classic script of `url` whose text starts at (line, column) of its
+/// resource, registers it for the profiler under its ScriptSource id, and runs it in the
+/// current realm. `muted`: it came from an opaque response (its errors and its frames reveal
+/// nothing). False, with the exception pending (or after a termination), if it failed.
+///
+/// # Safety
+/// `cx` must be this thread's context, in a window's realm.
+unsafe fn compile_and_run_classic(
+    cx: *mut JSContext,
+    source: &str,
+    url: &str,
+    line: u32,
+    column: u32,
+    muted: bool,
+) -> bool {
+    // SAFETY: per the contract; `opts.ptr` is a live CompileOptions owned by `opts`; the
+    // script is rooted before anything can GC.
+    unsafe {
+        let Some(nn) = NonNull::new(cx) else {
+            return false;
+        };
+        let wrapper = mozjs::context::JSContext::from_ptr(nn);
+        let mut opts = compile_options(&wrapper, url, line, column);
+        opts.set_muted_errors(muted);
+        if muted {
+            MUTED_URLS.with(|m| m.borrow_mut().insert(url.to_owned()));
+        }
+        let mut src = transform_str_to_source_text(source);
+        rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
+        if script.get().is_null() {
+            return false;
+        }
+        let id = jsprof_script_source_id(script.get());
+        host().register_script(id, url, source, line, column, false, muted);
+        rooted!(in(cx) let mut rval = UndefinedValue());
+        jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into())
+    }
+}
+
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', "\u{FFFD}")).expect("NULs were replaced")
 }
@@ -346,10 +418,10 @@ impl Js {
             // cross through transparent cross-compartment wrappers.
             jsapi::JS_SetWrapObjectCallbacks(cx, &WRAP_CALLBACKS);
             jsapi::JS_InitDestroyPrincipalsCallback(cx, Some(destroy_principals));
+            jsapi::JS_SetSecurityCallbacks(cx, &SECURITY_CALLBACKS);
         }
         Js {
             windows: Vec::new(),
-            muted: Default::default(),
             rt,
         }
     }
@@ -382,10 +454,16 @@ impl Js {
         self.rt.thread_safe_js_context()
     }
 
-    /// Creates window `index`'s realm and runs `prelude` in it: a function expression
-    /// `(host, global, init) => hooks`, whose result is kept as the window's hooks.
-    pub fn new_window(&mut self, prelude: &str, init_json: &str) -> Result<usize, String> {
-        self.new_window_of_kind(prelude, init_json, GlobalKind::Window)
+    /// Creates window `index`'s realm, for a document of `origin`, and runs `prelude` in it:
+    /// a function expression `(host, global, init) => hooks`, whose result is kept as the
+    /// window's hooks.
+    pub fn new_window(
+        &mut self,
+        prelude: &str,
+        init_json: &str,
+        origin: Origin,
+    ) -> Result<usize, String> {
+        self.new_window_of_kind(prelude, init_json, origin, GlobalKind::Window)
     }
 
     /// [`Js::new_window`] for a global of `kind` (a worker's global takes the interfaces
@@ -394,6 +472,7 @@ impl Js {
         &mut self,
         prelude: &str,
         init_json: &str,
+        origin: Origin,
         kind: GlobalKind,
     ) -> Result<usize, String> {
         let index = self.windows.len();
@@ -402,11 +481,17 @@ impl Js {
         // SAFETY: every GC pointer below is rooted before the next call that can GC; natives
         // are `extern "C"` functions of the JSNative signature.
         unsafe {
-            // Each window's realm has its own principals, carrying the window's index: stack
-            // captures record them per frame, which is how a sample tells realms apart.
+            // Each window's realm has its own principals, carrying the window's index and its
+            // document's origin: stack captures record them per frame (which is how a
+            // sample tells realms apart), and the subsumes and wrap callbacks compare their
+            // origins. `destroy_principals` frees the RealmInfo.
+            let info = Box::new(RealmInfo {
+                window: index,
+                origin,
+            });
             let principals = mozjs::glue::CreateRustJSPrincipals(
                 &PRINCIPALS_CALLBACKS,
-                (index + 1) as *mut c_void,
+                Box::into_raw(info) as *mut c_void,
             );
             rooted!(in(cx) let global = jsapi::JS_NewGlobalObject(
                 cx,
@@ -424,15 +509,22 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 18] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 27] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
                 (c"setTimer", Some(native_set_timer), 3),
                 (c"clearTimer", Some(native_clear_timer), 1),
                 (c"parseURL", Some(native_parse_url), 2),
-                (c"fetchStart", Some(native_fetch_start), 2),
-                (c"loadFrame", Some(native_load_frame), 2),
+                (c"fetchStart", Some(native_fetch_start), 4),
+                (c"loadFrame", Some(native_load_frame), 3),
+                (c"sameOrigin", Some(native_same_origin), 1),
+                (c"windowFor", Some(native_window_for), 1),
+                (c"frameTree", Some(native_frame_tree), 2),
+                (c"windowOrigin", Some(native_window_origin), 1),
+                (c"windowPost", Some(native_window_post), 4),
+                (c"loadScript", Some(native_load_script), 5),
+                (c"runScript", Some(native_run_script), 2),
                 (c"workerStart", Some(native_worker_start), 4),
                 (c"importScript", Some(native_import_script), 1),
                 (c"callerWindow", Some(native_caller_window), 0),
@@ -443,6 +535,8 @@ impl Js {
                 (c"workerTerminate", Some(native_worker_terminate), 1),
                 (c"workerError", Some(native_worker_error), 4),
                 (c"watchPromise", Some(native_noop), 1),
+                (c"promiseResult", Some(native_promise_result), 1),
+                (c"whenSettled", Some(native_when_settled), 3),
             ];
             for (name, f, nargs) in natives {
                 if jsapi::JS_DefineFunction(
@@ -513,6 +607,10 @@ impl Js {
                 m.borrow_mut()
                     .push(RootedTraceableBox::from_box(Heap::boxed(modules.get())))
             });
+            GLOBALS.with(|g| {
+                g.borrow_mut()
+                    .push(RootedTraceableBox::from_box(Heap::boxed(global.get())))
+            });
         }
         Ok(index)
     }
@@ -544,7 +642,7 @@ impl Js {
             return;
         };
         let mut exn_value = exn.get();
-        if self.muted.contains(&info.filename) {
+        if MUTED_URLS.with(|m| m.borrow().contains(&info.filename)) {
             // https://html.spec.whatwg.org/#report-an-exception: muted errors reveal nothing.
             info = mozjs::rust::ErrorInfo {
                 message: "Script error.".into(),
@@ -579,24 +677,9 @@ impl Js {
         muted: bool,
     ) -> bool {
         let (cx, _realm) = self.enter_window(w);
-        let mut opts = compile_options(self.rt.cx_no_gc(), url, line, column);
-        opts.set_muted_errors(muted);
-        if muted {
-            self.muted.insert(url.to_owned());
-        }
-        // SAFETY: `opts.ptr` is a live CompileOptions owned by `opts`; the script is rooted
-        // before it runs.
-        let ok = unsafe {
-            let mut src = transform_str_to_source_text(source);
-            rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
-            if script.get().is_null() {
-                false
-            } else {
-                rooted!(in(cx) let mut rval = UndefinedValue());
-                let _in_script = InScript::enter();
-                jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into())
-            }
-        };
+        let _in_script = InScript::enter();
+        // SAFETY: in window `w`'s realm on this thread's context.
+        let ok = unsafe { compile_and_run_classic(cx, source, url, line, column, muted) };
         if !ok {
             self.report_exception(w);
         }
@@ -738,22 +821,15 @@ impl Js {
         }
     }
 
-    /// Makes window `child` the window of `parent`'s iframe number `index`: `frames[index]`
-    /// and `contentWindow` in the parent, `parent` and `top` in the child.
+    /// Tells window `parent` that its iframe number `index` has window `child`
+    /// (`frames[index]`, `contentWindow`). Only indices cross: each realm asks for the
+    /// window objects it may have (`windowFor`), so a window of another origin never
+    /// reaches it.
     pub fn attach_frame(&mut self, parent: usize, index: u32, child: usize) {
-        let child_global = ObjectValue(self.windows[child].global.get());
-        self.call_hook_with_value(
+        self.call_hook(
             parent,
             c"attachFrame",
-            child_global,
             &[Arg::Num(f64::from(index)), Arg::Num(child as f64)],
-        );
-        let parent_global = ObjectValue(self.windows[parent].global.get());
-        self.call_hook_with_value(
-            child,
-            c"attachParent",
-            parent_global,
-            &[Arg::Num(parent as f64)],
         );
     }
 
@@ -897,6 +973,7 @@ impl Drop for Js {
         REJECTIONS.with(|r| r.borrow_mut().clear());
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());
+        GLOBALS.with(|g| g.borrow_mut().clear());
         AGENT.with(|a| a.borrow_mut().take());
         TERMINATE.with(|t| t.borrow_mut().take());
         self.windows.clear();
@@ -1018,22 +1095,31 @@ unsafe fn is_saved_frame(obj: *mut JSObject) -> bool {
     }
 }
 
-/// The window whose realm a SavedFrame was captured in: its principals (bit 0 of the slot
-/// is the muted-errors flag) carry the window's index + 1.
+/// The window whose realm a SavedFrame was captured in, and the muted-errors flag of its
+/// script: the principals slot holds the realm's principals with that flag in bit 0.
+///
+/// # Safety
+/// `obj` must be a live SavedFrame.
+unsafe fn saved_frame_principals(obj: *mut JSObject) -> (Option<usize>, bool) {
+    // SAFETY: per the contract; the slot holds a private pointer (or undefined).
+    let slot = unsafe { saved_frame_slot(obj, SLOT_PRINCIPALS) };
+    if slot.is_undefined() {
+        return (None, false);
+    }
+    let raw = slot.to_private() as usize;
+    let principals = (raw & !1) as *mut jsapi::JSPrincipals;
+    // SAFETY: a frame's principals are its realm's, kept alive by the frame.
+    let realm = unsafe { realm_info(principals) };
+    (realm.map(|r| r.window), raw & 1 == 1)
+}
+
+/// The window of a SavedFrame's realm (see [`saved_frame_principals`]).
 ///
 /// # Safety
 /// `obj` must be a live SavedFrame.
 unsafe fn saved_frame_window(obj: *mut JSObject) -> Option<usize> {
-    // SAFETY: per the contract; every realm's principals are RustJSPrincipals made in
-    // `new_window_of_kind`.
-    unsafe {
-        let principals = saved_frame_slot(obj, SLOT_PRINCIPALS);
-        if principals.is_undefined() {
-            return None;
-        }
-        let p = (principals.to_private() as usize & !1) as *mut jsapi::JSPrincipals;
-        (mozjs::glue::GetRustJSPrincipalsPrivate(p) as usize).checked_sub(1)
-    }
+    // SAFETY: per the contract.
+    unsafe { saved_frame_principals(obj) }.0
 }
 
 /// Captures the current stack as raw frames, outermost first: per frame its script (by
@@ -1072,22 +1158,7 @@ unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> 
             {
                 break;
             }
-            let source = || {
-                // The string is converted before anything can GC.
-                rooted!(in(cx) let mut source = ptr::null_mut::<jsapi::JSString>());
-                jsapi::GetSavedFrameSource(
-                    cx,
-                    ptr::null_mut(),
-                    h.into(),
-                    source.handle_mut().into(),
-                    Exclude,
-                );
-                Some(source.get())
-            };
-            let Some(raw) = agent.raw_frame(source_id, line, column.value_, source) else {
-                break;
-            };
-            frames.push(raw);
+            frames.push(agent.raw_frame(source_id, line, column.value_));
             if jsapi::GetSavedFrameParent(
                 cx,
                 ptr::null_mut(),
@@ -1106,7 +1177,6 @@ unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> 
 }
 
 /// The SavedFrame reserved slots (js/src/vm/SavedFrame.h, SpiderMonkey 153).
-const SLOT_SOURCE: u32 = 0;
 const SLOT_SOURCEID: u32 = 1;
 const SLOT_LINE: u32 = 2;
 const SLOT_COLUMN: u32 = 3;
@@ -1152,19 +1222,18 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
             if !(source_id.is_int32() && line.is_int32() && column.is_int32()) {
                 return None;
             }
-            let source = || {
-                let source = slot(obj, SLOT_SOURCE);
-                source.is_string().then(|| source.to_string())
-            };
             let mut frame = agent.raw_frame(
                 source_id.to_int32() as u32,
                 line.to_int32() as u32,
                 column.to_int32() as u32,
-                source,
-            )?;
-            if let Some(window) = saved_frame_window(obj) {
+            );
+            let (window, muted) = saved_frame_principals(obj);
+            if let Some(window) = window {
                 frame.realm = RealmId(window as u32 + 1);
             }
+            // The engine's own muted-errors flag of the frame's script, besides the
+            // registry's: either hides the frame.
+            frame.hidden |= muted;
             out.push(frame);
             let parent = slot(obj, SLOT_PARENT);
             obj = if parent.is_object() {
@@ -1184,21 +1253,37 @@ static WRAP_CALLBACKS: jsapi::JSWrapObjectCallbacks = jsapi::JSWrapObjectCallbac
     preWrap: Some(pre_wrap),
 };
 
-/// Wraps an object for another compartment: a transparent cross-compartment wrapper (every
-/// window is same-origin to the others it can reach, which today are its own frames).
+/// Wraps an object for another compartment (every window's realm is its own compartment).
+/// Between same-origin realms the wrapper is transparent. Between realms of different
+/// origins it is SpiderMonkey's opaque security wrapper, which refuses every operation: no
+/// object of one origin is usable from another. (Windows of other origins are never
+/// handed across at all: a page reaches them through cross-origin window objects its own
+/// realm makes, see `prelude.js`. The opaque wrapper is the net under that.)
 unsafe extern "C" fn wrap_object(
     cx: *mut JSContext,
     _existing: jsapi::HandleObject,
     obj: jsapi::HandleObject,
 ) -> *mut JSObject {
-    // SAFETY: called by SpiderMonkey with a live context and a rooted object.
+    // SAFETY: called by SpiderMonkey with a live context, in the destination realm, and a
+    // rooted object.
     unsafe {
-        mozjs::glue::WrapperNew(
-            cx,
-            obj,
-            mozjs::glue::GetCrossCompartmentWrapper(),
-            ptr::null(),
-        )
+        let realm = jsapi::GetCurrentRealmOrNull(cx);
+        let here = if realm.is_null() {
+            None
+        } else {
+            realm_info(jsapi::GetRealmPrincipals(realm))
+        };
+        let there = object_realm_info(obj.get());
+        let same_origin = match (here, there) {
+            (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
+            _ => true,
+        };
+        let handler = if same_origin {
+            mozjs::glue::GetCrossCompartmentWrapper()
+        } else {
+            mozjs::glue::GetSecurityWrapper()
+        };
+        mozjs::glue::WrapperNew(cx, obj, handler, ptr::null())
     }
 }
 
@@ -1214,6 +1299,43 @@ unsafe extern "C" fn pre_wrap(
     ret.set(obj.get())
 }
 
+/// What a realm's principals carry (their private pointer, a `Box<RealmInfo>` freed by
+/// [`destroy_principals`]).
+#[derive(Debug)]
+pub(crate) struct RealmInfo {
+    /// The window (global) index of the realm in its [`Js`].
+    pub window: usize,
+    /// The origin of its document.
+    pub origin: Origin,
+}
+
+/// The RealmInfo of principals made by `new_window_of_kind` (`None` for null principals).
+///
+/// # Safety
+/// `p` must be null or live principals made by `CreateRustJSPrincipals` with a RealmInfo.
+unsafe fn realm_info<'a>(p: *mut jsapi::JSPrincipals) -> Option<&'a RealmInfo> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: per the contract; the RealmInfo lives as long as the principals.
+    unsafe { (mozjs::glue::GetRustJSPrincipalsPrivate(p) as *const RealmInfo).as_ref() }
+}
+
+/// The RealmInfo of the realm `obj` lives in.
+///
+/// # Safety
+/// `obj` must be a live object.
+unsafe fn object_realm_info<'a>(obj: *mut JSObject) -> Option<&'a RealmInfo> {
+    // SAFETY: per the contract; every realm's principals are made by new_window_of_kind.
+    unsafe {
+        let realm = jsapi::GetObjectRealmOrNull(obj);
+        if realm.is_null() {
+            return None;
+        }
+        realm_info(jsapi::GetRealmPrincipals(realm))
+    }
+}
+
 static PRINCIPALS_CALLBACKS: mozjs::glue::JSPrincipalsCallbacks =
     mozjs::glue::JSPrincipalsCallbacks {
         write: None,
@@ -1227,8 +1349,34 @@ unsafe extern "C" fn not_system_principal(_p: *mut jsapi::JSPrincipals) -> bool 
 
 unsafe extern "C" fn destroy_principals(p: *mut jsapi::JSPrincipals) {
     // SAFETY: SpiderMonkey calls this once, when the last reference to principals made by
-    // `CreateRustJSPrincipals` goes.
-    unsafe { mozjs::glue::DestroyRustJSPrincipals(p) }
+    // `CreateRustJSPrincipals` goes; their private is the Box<RealmInfo> made with them.
+    unsafe {
+        let info = mozjs::glue::GetRustJSPrincipalsPrivate(p) as *mut RealmInfo;
+        if !info.is_null() {
+            drop(Box::from_raw(info));
+        }
+        mozjs::glue::DestroyRustJSPrincipals(p)
+    }
+}
+
+/// The security callbacks: `subsumes` says whether code of principals `a` may see what
+/// principals `b` own — same origin (<https://html.spec.whatwg.org/#same-origin>). SpiderMonkey
+/// asks it to filter SavedFrame stacks (`Error.stack`, captured stacks) so that a stack
+/// never shows a frame of an origin its reader may not see.
+static SECURITY_CALLBACKS: jsapi::JSSecurityCallbacks = jsapi::JSSecurityCallbacks {
+    contentSecurityPolicyAllows: None,
+    codeForEvalGets: None,
+    subsumes: Some(subsumes),
+};
+
+unsafe extern "C" fn subsumes(a: *mut jsapi::JSPrincipals, b: *mut jsapi::JSPrincipals) -> bool {
+    // SAFETY: SpiderMonkey passes principals of live realms (or null for none).
+    let (a, b) = unsafe { (realm_info(a), realm_info(b)) };
+    match (a, b) {
+        (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
+        // No principals: the engine itself, which sees everything and is seen by all.
+        (None, _) | (_, None) => true,
+    }
 }
 
 static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {
@@ -1326,6 +1474,19 @@ unsafe fn throw_error(cx: *mut JSContext, message: &str) {
     unsafe { jsapi::JS_ReportErrorUTF8(cx, c"%s".as_ptr(), c.as_ptr()) };
 }
 
+/// Throws a TypeError with `message`.
+///
+/// # Safety
+/// `cx` must be the live context of this thread, in a realm.
+unsafe fn throw_type_error(cx: *mut JSContext, message: &str) {
+    let Some(nn) = NonNull::new(cx) else { return };
+    // SAFETY: per the contract.
+    unsafe {
+        let mut wrapper = mozjs::context::JSContext::from_ptr(nn);
+        mozjs::error::throw_type_error(&mut wrapper, &cstring(message));
+    }
+}
+
 /// Compiles a module and registers it in `modules` under `url`.
 ///
 /// # Safety
@@ -1347,6 +1508,8 @@ unsafe fn compile_module(
         if module.get().is_null() {
             return ptr::null_mut();
         }
+        let id = jsprof_module_source_id(module.get());
+        host().register_script(id, url, source, line, column, true, false);
         rooted!(in(cx) let map = modules);
         rooted!(in(cx) let value = ObjectValue(module.get()));
         let key = cstring(url);
@@ -1384,8 +1547,9 @@ unsafe fn load_module(
             return existing.get().to_object();
         }
         match host().fetch_script(w, url, true) {
-            Ok((source, final_url)) => {
-                let module = compile_module(cx, modules, &source, &final_url, 1, 1);
+            Ok(fetched) => {
+                let final_url = fetched.url;
+                let module = compile_module(cx, modules, &fetched.source, &final_url, 1, 1);
                 if !module.is_null() && final_url != url {
                     rooted!(in(cx) let m = ObjectValue(module));
                     jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), m.handle().into());
@@ -1393,7 +1557,9 @@ unsafe fn load_module(
                 module
             }
             Err(message) => {
-                throw_error(cx, &format!("error loading module {url}: {message}"));
+                // A module that cannot be fetched is a TypeError
+                // (https://html.spec.whatwg.org/#fetch-a-single-module-script).
+                throw_type_error(cx, &format!("error loading module {url}: {message}"));
                 ptr::null_mut()
             }
         }
@@ -1495,6 +1661,8 @@ unsafe extern "C" fn load_imported_module(
 }
 
 thread_local! {
+    /// Each window's global, by window index (for `windowFor`), rooted and traced.
+    static GLOBALS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
     /// Each window's module map (URL -> module record), rooted and traced, so a moving GC
     /// keeps the pointers current.
     static MODULE_MAPS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
@@ -1610,8 +1778,9 @@ unsafe fn host_call(
             &NativeArgs { cx, args: &args },
         );
         args.rval().set(UndefinedValue());
+        // An argument's ToNumber/ToString threw: the native throws it on.
+        !jsapi::JS_IsExceptionPending(cx)
     }
-    true
 }
 
 unsafe extern "C" fn native_print(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
@@ -1664,7 +1833,7 @@ unsafe extern "C" fn native_fetch_start(cx: *mut JSContext, argc: u32, vp: *mut 
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
         host_call(cx, argc, vp, |host, w, a| {
-            host.fetch_start(w, a.num(0) as u32, &a.string(1))
+            host.fetch_start(w, a.num(0) as u32, &a.string(1), &a.string(2), &a.string(3))
         })
     }
 }
@@ -1673,7 +1842,142 @@ unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut V
     // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
     unsafe {
         host_call(cx, argc, vp, |host, w, a| {
-            host.load_frame(w, a.num(0) as u32, &a.string(1))
+            host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
+        })
+    }
+}
+
+/// `sameOrigin(url)`: whether `url` is same-origin with the current window's document.
+unsafe extern "C" fn native_same_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let url = NativeArgs { cx, args: &args }.string(0);
+        if jsapi::JS_IsExceptionPending(cx) {
+            return false;
+        }
+        let same = host().same_origin(current_window(cx), &url);
+        args.rval().set(mozjs::jsval::BooleanValue(same));
+    }
+    true
+}
+
+/// `windowFor(index)`: window `index`'s global, for the current realm, if their documents are
+/// same-origin (a transparent wrapper of it); `null` otherwise, and the prelude makes a
+/// cross-origin window object of its own realm instead.
+unsafe extern "C" fn native_window_for(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the global is rooted
+    // before it is wrapped into the current compartment.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let target = NativeArgs { cx, args: &args }.num(0);
+        if jsapi::JS_IsExceptionPending(cx) {
+            return false;
+        }
+        args.rval().set(NullValue());
+        let here = current_window(cx);
+        if !(target >= 0.0 && target.fract() == 0.0) {
+            return true;
+        }
+        let target = target as usize;
+        if !host().windows_same_origin(here, target) {
+            return true;
+        }
+        let global = GLOBALS.with(|g| g.borrow().get(target).map(|h| h.get()));
+        let Some(global) = global.filter(|g| !g.is_null()) else {
+            return true;
+        };
+        rooted!(in(cx) let mut obj = global);
+        if !jsapi::JS_WrapObject(cx, obj.handle_mut().into()) {
+            return false;
+        }
+        args.rval().set(ObjectValue(obj.get()));
+    }
+    true
+}
+
+/// `frameTree(index, what)`: see [`Host::frame_tree`].
+unsafe extern "C" fn native_frame_tree(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let a = NativeArgs { cx, args: &args };
+        let (window, what) = (a.num(0), a.num(1));
+        if jsapi::JS_IsExceptionPending(cx) {
+            return false;
+        }
+        let answer = if window >= 0.0 && window.fract() == 0.0 && what.fract() == 0.0 {
+            host().frame_tree(window as usize, what as i64)
+        } else {
+            -1
+        };
+        args.rval().set(DoubleValue(answer as f64));
+    }
+    true
+}
+
+/// `windowOrigin(index)`: the serialised origin of window `index`'s document.
+unsafe extern "C" fn native_window_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let window = NativeArgs { cx, args: &args }.num(0);
+        if jsapi::JS_IsExceptionPending(cx) {
+            return false;
+        }
+        let origin = if window >= 0.0 && window.fract() == 0.0 {
+            host().window_origin(window as usize)
+        } else {
+            "null".to_owned()
+        };
+        rooted!(in(cx) let mut v = UndefinedValue());
+        new_string(cx, &origin, v.handle_mut());
+        args.rval().set(v.get());
+    }
+    true
+}
+
+/// `windowPost(to, data, targetOrigin, from)`: posts serialised `data` from window `from` to
+/// window `to` (see [`Host::window_post`]).
+unsafe extern "C" fn native_window_post(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, _, a| {
+            let (to, from) = (a.num(0), a.num(3));
+            let index = |x: f64| (x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
+            if let (Some(to), Some(from)) = (index(to), index(from)) {
+                host.window_post(from, to, &a.string(1), &a.string(2));
+            }
+        })
+    }
+}
+
+/// `loadScript(index, url, module, crossorigin, text)`: the script of element `index`,
+/// inserted by script, fetched from `url` — or, given `text`, an inline module of the
+/// document at `url`, queued to run; `crossorigin` is the attribute's value, or null without
+/// one.
+unsafe extern "C" fn native_load_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        let present = |i: u32| {
+            argc > i
+                && !CallArgs::from_vp(vp, argc)
+                    .get(i)
+                    .get()
+                    .is_null_or_undefined()
+        };
+        let (has_crossorigin, has_text) = (present(3), present(4));
+        host_call(cx, argc, vp, |host, w, a| {
+            let crossorigin = has_crossorigin.then(|| a.string(3));
+            let text = has_text.then(|| a.string(4));
+            host.load_script(
+                w,
+                a.num(0) as u32,
+                &a.string(1),
+                a.num(2) == 1.0,
+                crossorigin,
+                text,
+            )
         })
     }
 }
@@ -1729,33 +2033,50 @@ unsafe extern "C" fn native_port_send(cx: *mut JSContext, argc: u32, vp: *mut Va
     }
 }
 
-/// `importScript(url)`: fetches a classic script and runs it in the current realm, with its
-/// URL as its file name (a worker's `importScripts`). Its exceptions propagate.
+/// `importScript(url)`: fetches a classic script in no-cors mode and runs it in the current
+/// realm, with its URL as its file name (a worker's `importScripts`); a script from an
+/// opaque response has muted errors. Returns `undefined`, or why the script could not be
+/// fetched (the prelude throws the NetworkError); the script's exceptions propagate.
 unsafe extern "C" fn native_import_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the script is rooted
-    // before it runs, in the caller's realm.
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
     unsafe {
         let args = CallArgs::from_vp(vp, argc);
-        let url = arg_string(cx, &args, 0).unwrap_or_default();
-        let (source, final_url) = match host().fetch_script(current_window(cx), &url, false) {
-            Ok(x) => x,
-            Err(e) => {
-                let mut wrapper =
-                    mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
-                let message = cstring(&format!("importScripts: {e}"));
-                mozjs::error::throw_type_error(&mut wrapper, &message);
-                return false;
-            }
-        };
-        let wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
-        let opts = compile_options(&wrapper, &final_url, 1, 1);
-        let mut src = transform_str_to_source_text(&source);
-        rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
-        if script.get().is_null() {
+        let url = NativeArgs { cx, args: &args }.string(0);
+        if jsapi::JS_IsExceptionPending(cx) {
             return false;
         }
-        rooted!(in(cx) let mut rval = UndefinedValue());
-        if !jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into()) {
+        match host().fetch_script(current_window(cx), &url, false) {
+            Ok(fetched) => {
+                if !compile_and_run_classic(cx, &fetched.source, &fetched.url, 1, 1, fetched.muted)
+                {
+                    return false;
+                }
+                args.rval().set(UndefinedValue());
+            }
+            Err(e) => {
+                rooted!(in(cx) let mut v = UndefinedValue());
+                new_string(cx, &e, v.handle_mut());
+                args.rval().set(v.get());
+            }
+        }
+    }
+    true
+}
+
+/// `runScript(text, url)`: compiles and runs an inline classic script inserted by script
+/// (<https://html.spec.whatwg.org/#prepare-the-script-element>: it runs at once), with the
+/// document's URL. Its exceptions are reported by the caller.
+unsafe extern "C" fn native_run_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        let a = NativeArgs { cx, args: &args };
+        let (text, url) = (a.string(0), a.string(1));
+        if jsapi::JS_IsExceptionPending(cx) {
+            return false;
+        }
+        let _in_script = InScript::enter();
+        if !compile_and_run_classic(cx, &text, &url, 1, 1, false) {
             return false;
         }
         args.rval().set(UndefinedValue());
@@ -1807,6 +2128,63 @@ unsafe extern "C" fn native_worker_error(cx: *mut JSContext, argc: u32, vp: *mut
                 a.num(3) as u32,
             )
         })
+    }
+}
+
+/// `promiseResult(promise)`: a settled promise's value or reason, read without running any
+/// page-visible code (`undefined` for anything that is not a settled promise).
+unsafe extern "C" fn native_promise_result(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the promise is rooted
+    // by the call's arguments.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        args.rval().set(UndefinedValue());
+        let v = args.get(0);
+        if !v.get().is_object() {
+            return true;
+        }
+        rooted!(in(cx) let obj = v.get().to_object());
+        if !jsapi::IsPromiseObject(obj.handle().into())
+            || jsapi::JS::GetPromiseState(obj.handle().into()) == jsapi::JS::PromiseState::Pending
+        {
+            return true;
+        }
+        rooted!(in(cx) let mut result = UndefinedValue());
+        mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into());
+        args.rval().set(result.get());
+    }
+    true
+}
+
+/// `whenSettled(promise, onFulfilled, onRejected)`: adds reactions to an engine-made promise
+/// the unforgeable way (`JS::AddPromiseReactions`): no `then`, no species constructor, nothing
+/// the page could have replaced runs.
+unsafe extern "C" fn native_when_settled(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; every object is
+    // rooted by the call's arguments or by `rooted!`.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        args.rval().set(UndefinedValue());
+        let object = |i: u32| {
+            let v = args.get(i).get();
+            if v.is_object() {
+                v.to_object()
+            } else {
+                ptr::null_mut()
+            }
+        };
+        rooted!(in(cx) let promise = object(0));
+        rooted!(in(cx) let on_fulfilled = object(1));
+        rooted!(in(cx) let on_rejected = object(2));
+        if promise.get().is_null() || !jsapi::IsPromiseObject(promise.handle().into()) {
+            return true;
+        }
+        jsapi::JS::AddPromiseReactions(
+            cx,
+            promise.handle().into(),
+            on_fulfilled.handle().into(),
+            on_rejected.handle().into(),
+        )
     }
 }
 

@@ -1,0 +1,1 @@
+export const secret = "TOP-SECRET-LOCAL-MODULE";

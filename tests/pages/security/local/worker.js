@@ -1,0 +1,1 @@
+postMessage("local worker ran " + (typeof importScripts));

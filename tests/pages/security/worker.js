@@ -1,0 +1,1 @@
+postMessage("same-origin worker ran");
