@@ -249,6 +249,22 @@ fn a_file_page_loads_its_own_files() {
 }
 
 #[test]
+fn fetch_sees_other_origins_only_through_cors() {
+    let s = Servers::start();
+    let run = jsprof(&s.url("fetch-modes.html"));
+    run.assert_has(&[
+        "cors refused TypeError",
+        // Safelisted headers only: X-Private is not exposed.
+        "cors allowed cors 200 body text/javascript no private",
+        "no-cors opaque 0 no body no type no private",
+        "same-origin refused TypeError",
+        "own basic 200 body text/javascript only-for-same-origin",
+        "credentials * refused TypeError",
+        "credentials exact cors 200 body text/javascript no private",
+    ]);
+}
+
+#[test]
 fn a_cross_origin_frame_offers_only_the_cross_origin_properties() {
     let s = Servers::start();
     let frame = format!("127.0.0.1:{}", s.b);
