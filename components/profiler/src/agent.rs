@@ -1,6 +1,14 @@
 //! Agents: the JS threads (a window event loop, a worker) the sampler takes stacks from.
 //!
-//! SpiderMonkey can only be walked on its own thread, so a sample is a conversation:
+//! An agent is sampled in one of two ways:
+//!
+//! - **Synchronously**, if the host gave a [`StackSampler`]: the sampler thread calls it at
+//!   the tick, and it returns the stack running *at that moment* (for SpiderMonkey: the
+//!   agent's thread is suspended by a signal and its JIT and interpreter frames are
+//!   walked). This is exact: a tick inside a long native call gets the frames that made
+//!   the call.
+//! - **By request**, otherwise (or when the synchronous sampler cannot sample): a
+//!   conversation with the agent's thread, which can only capture its own stack:
 //!
 //! 1. the sampler sees the agent in script ([`AgentHandle::is_in_script`]) and calls
 //!    [`AgentShared::request`], which stores a request token and calls the host's requester
@@ -20,6 +28,23 @@ use std::sync::Arc;
 use crossbeam_channel::Sender;
 
 use crate::frame::RawStack;
+use crate::time::{Clock, Nanos};
+
+/// What a [`StackSampler`] found at the tick.
+#[derive(Debug, Clone)]
+pub enum Sampled {
+    /// The stack running at the tick, outermost frame first.
+    Stack(RawStack),
+    /// The agent ran no script at the tick.
+    Idle,
+    /// The agent could not be sampled this way now: ask it by request instead.
+    Unavailable,
+}
+
+/// A host's way to take an agent's stack from the sampler thread, at the tick. It must not
+/// block for long, and must not touch JS objects from the sampler thread beyond what its
+/// engine allows a profiler to read while the agent is stopped.
+pub type StackSampler = Box<dyn Fn() -> Sampled + Send + Sync>;
 
 /// A host-visible identifier of an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +60,8 @@ pub(crate) struct Answer {
     pub agent: AgentId,
     pub token: u64,
     pub stack: RawStack,
+    /// When the stack was captured, on the group's clock.
+    pub captured_at: Nanos,
 }
 
 /// State shared between an agent's thread and the sampler thread. Lock-free.
@@ -45,7 +72,9 @@ pub struct AgentShared {
     /// `generation << 32 | request number`, 0 when none is pending.
     request: AtomicU64,
     requester: Box<dyn Fn() + Send + Sync>,
+    pub(crate) sampler: Option<StackSampler>,
     answers: Sender<Answer>,
+    clock: Arc<dyn Clock>,
 }
 
 impl fmt::Debug for AgentShared {
@@ -88,7 +117,9 @@ impl AgentHandle {
     pub(crate) fn new(
         id: AgentId,
         requester: Box<dyn Fn() + Send + Sync>,
+        sampler: Option<StackSampler>,
         answers: Sender<Answer>,
+        clock: Arc<dyn Clock>,
     ) -> Self {
         AgentHandle(Arc::new(AgentShared {
             id,
@@ -96,7 +127,9 @@ impl AgentHandle {
             generation: AtomicU32::new(0),
             request: AtomicU64::new(0),
             requester,
+            sampler,
             answers,
+            clock,
         }))
     }
 
@@ -160,6 +193,7 @@ impl AgentHandle {
             agent: self.0.id,
             token: request.0,
             stack,
+            captured_at: self.0.clock.now(),
         });
     }
 }

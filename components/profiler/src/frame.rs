@@ -29,6 +29,11 @@ pub enum FrameSite {
     /// The current 1-based position inside the frame's script; [`Symbolizer::resolve`] maps it
     /// to the enclosing function's name and definition position when the trace is built.
     Position { line: u32, column: u32 },
+    /// The 1-based definition position of the frame's function (the engine knows which
+    /// function runs, but not its spec name); [`Symbolizer::resolve_definition`] names it.
+    Definition { line: u32, column: u32 },
+    /// The top-level code of the frame's script.
+    TopLevel,
 }
 
 /// One frame of a captured stack.
@@ -113,6 +118,16 @@ pub trait Symbolizer: Send + Sync {
     fn resource(&self, script: ScriptId) -> Option<String>;
     /// Resolves a position to its enclosing function, or `None` to drop the frame.
     fn resolve(&self, script: ScriptId, line: u32, column: u32) -> Option<ResolvedSite>;
+    /// Names the function defined at (line, column) — the `(` of its parameter list — or
+    /// `None` to drop the frame. By default, the function enclosing that position.
+    fn resolve_definition(&self, script: ScriptId, line: u32, column: u32) -> Option<ResolvedSite> {
+        self.resolve(script, line, column)
+    }
+    /// The frame of a script's top-level code (`''` at the script's start), or `None` to
+    /// drop it.
+    fn resolve_top_level(&self, _script: ScriptId) -> Option<ResolvedSite> {
+        None
+    }
 }
 
 /// A symbolizer that knows no script: positions are dropped, resolved frames keep their names
@@ -138,9 +153,15 @@ pub(crate) fn symbolize(frame: &RawFrame, symbolizer: &dyn Symbolizer) -> Option
             line: *line,
             column: *column,
         }),
-        FrameSite::Position { line, column } => {
+        site => {
             let script = frame.script?;
-            let site = symbolizer.resolve(script, *line, *column)?;
+            let site = match site {
+                FrameSite::Position { line, column } => symbolizer.resolve(script, *line, *column),
+                FrameSite::Definition { line, column } => {
+                    symbolizer.resolve_definition(script, *line, *column)
+                }
+                _ => symbolizer.resolve_top_level(script),
+            }?;
             Some(FrameInfo {
                 name: site.name,
                 resource: symbolizer.resource(script),

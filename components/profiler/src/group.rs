@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use crate::agent::{AgentHandle, AgentId, Answer};
+use crate::agent::{AgentHandle, AgentId, Answer, Sampled};
 use crate::frame::{RealmId, Symbolizer};
 use crate::interval::{Base, IntervalError, DEFAULT_BASE, MIN_BASE};
 use crate::recorder::Recorder;
@@ -25,6 +25,9 @@ pub struct GroupConfig {
     pub base_interval: Duration,
     /// The clock for deadlines and timestamps.
     pub clock: Arc<dyn Clock>,
+    /// The seed of the sampler's randomised tick times (`None`: a random one per process).
+    /// Tests fix it to be deterministic.
+    pub seed: Option<u64>,
 }
 
 impl Default for GroupConfig {
@@ -32,8 +35,17 @@ impl Default for GroupConfig {
         GroupConfig {
             base_interval: DEFAULT_BASE,
             clock: Arc::new(MonotonicClock),
+            seed: None,
         }
     }
+}
+
+/// A seed nobody can predict: std's per-process random hasher keys.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(MonotonicClock.now());
+    h.finish()
 }
 
 /// A configuration the group refuses.
@@ -105,6 +117,7 @@ struct GroupState {
 struct GroupShared {
     base: Base,
     clock: Arc<dyn Clock>,
+    seed: Option<u64>,
     answers_tx: Sender<Answer>,
     answers_rx: Receiver<Answer>,
     state: Mutex<GroupState>,
@@ -162,6 +175,7 @@ impl ProfilerGroup {
             shared: Arc::new(GroupShared {
                 base,
                 clock: config.clock,
+                seed: config.seed,
                 answers_tx,
                 answers_rx,
                 state: Mutex::new(GroupState::default()),
@@ -187,11 +201,36 @@ impl ProfilerGroup {
         Ok(base.ms(base.ticks_for(requested)?))
     }
 
-    /// Registers a JS thread. `requester` must make the agent's thread call its interrupt
-    /// callback soon (it is called on the sampler thread and must not block).
+    /// Registers a JS thread sampled by request. `requester` must make the agent's thread
+    /// call its interrupt callback soon (it is called on the sampler thread and must not
+    /// block).
     pub fn register_agent(&self, requester: impl Fn() + Send + Sync + 'static) -> AgentHandle {
+        self.register(Box::new(requester), None)
+    }
+
+    /// Registers a JS thread whose stack `sampler` takes from the sampler thread at each
+    /// tick; `requester` serves the ticks `sampler` says it cannot.
+    pub fn register_sampled_agent(
+        &self,
+        requester: impl Fn() + Send + Sync + 'static,
+        sampler: impl Fn() -> Sampled + Send + Sync + 'static,
+    ) -> AgentHandle {
+        self.register(Box::new(requester), Some(Box::new(sampler)))
+    }
+
+    fn register(
+        &self,
+        requester: Box<dyn Fn() + Send + Sync>,
+        sampler: Option<crate::agent::StackSampler>,
+    ) -> AgentHandle {
         let id = AgentId(self.shared.next_agent.fetch_add(1, Ordering::Relaxed));
-        AgentHandle::new(id, Box::new(requester), self.shared.answers_tx.clone())
+        AgentHandle::new(
+            id,
+            requester,
+            sampler,
+            self.shared.answers_tx.clone(),
+            self.shared.clock.clone(),
+        )
     }
 
     /// create a new profiling session (constructor step 3), in the started state.
@@ -222,7 +261,8 @@ impl ProfilerGroup {
                     let _ = old.join();
                 }
                 let (control, control_rx) = unbounded();
-                let core = SamplerCore::new(base.nanos(), self.shared.clock.now());
+                let seed = self.shared.seed.unwrap_or_else(random_seed);
+                let core = SamplerCore::new(base.nanos(), self.shared.clock.now(), seed);
                 let clock = self.shared.clock.clone();
                 let answers = self.shared.answers_rx.clone();
                 let join = std::thread::Builder::new()

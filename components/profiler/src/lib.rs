@@ -35,7 +35,7 @@ mod trace;
 #[cfg(test)]
 mod tests;
 
-pub use agent::{AgentHandle, AgentId, SampleRequest};
+pub use agent::{AgentHandle, AgentId, SampleRequest, Sampled, StackSampler};
 pub use frame::{
     FrameInfo, FrameSite, NoScripts, RawFrame, RawStack, RealmId, ResolvedSite, ScriptId,
     Symbolizer,

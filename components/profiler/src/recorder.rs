@@ -60,8 +60,10 @@ impl Hash for StackKey {
         for f in self.0.iter() {
             let (kind, a, b) = match &f.site {
                 FrameSite::Position { line, column } => (0, *line, *column),
+                FrameSite::Definition { line, column } => (1, *line, *column),
+                FrameSite::TopLevel => (2, 0, 0),
                 FrameSite::Resolved { name, line, column } => (
-                    1 + name.len() as u64,
+                    3 + name.len() as u64,
                     line.unwrap_or(u32::MAX),
                     column.unwrap_or(u32::MAX),
                 ),

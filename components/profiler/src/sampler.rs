@@ -1,27 +1,43 @@
-//! The sampler: one thread per [`ProfilerGroup`](crate::ProfilerGroup), ticking on a grid.
+//! The sampler: one thread per [`ProfilerGroup`](crate::ProfilerGroup).
 //!
 //! [`SamplerCore`] is the whole policy, driven by explicit times so that tests run it with a
 //! fake clock; [`run`] is the thread around it, sleeping to absolute deadlines.
 //!
-//! # The plan
+//! # When samples are taken: randomised inside each interval
 //!
-//! Ticks are numbered from the sampler's epoch in base intervals: tick `t` is due at
-//! `epoch + t * base`. A session whose interval is `k` base intervals takes exactly the ticks
-//! that are multiples of `k`. The sampler therefore ticks on the grid of the GCD of the active
-//! sessions' intervals, and only wakes for grid ticks on which some session is due. Because
-//! every session is anchored to the same epoch, adding, removing, pausing or resuming a session
-//! (a re-plan) never shifts any other session's ticks. Deadlines are absolute, so oversleeping
-//! one tick does not delay the next; a tick found to be already past when the previous one is
-//! done is skipped and counted in [`SamplerStats::missed_ticks`].
+//! Time is cut into blocks from the sampler's epoch. A session whose interval is `k` base
+//! intervals takes **exactly one sample per block of `k` base intervals**, at a time drawn
+//! uniformly inside the block. A workload whose phases repeat with any period — equal to
+//! the interval, dividing it, or a multiple of it — is therefore sampled at uniformly
+//! distributed phases, and each phase gets its true share of the samples. (Samples at fixed
+//! multiples of the interval alias: a 7 ms / 3 ms loop on a 10 ms period sampled every
+//! 20 ms shows one phase forever.)
+//!
+//! Sessions still share captures, as the GCD plan intends. Let `g` be the GCD of the active
+//! sessions' intervals (in base intervals): the *grid* cuts time into slots of `g` base
+//! intervals, and each slot has one grid tick at a random point inside it. A session of
+//! interval `k = m·g` takes one of the `m` grid ticks of each of its blocks, chosen at
+//! random, and sessions of the same interval choose the same one. Every due session of an
+//! agent at a grid tick is served by one capture. Both choices are pure functions of a seed
+//! and the indices ([`mix`]), so tests fix the seed and runs are reproducible from it.
+//!
+//! A re-plan (a session starting, stopping, pausing, resuming or filling its buffer)
+//! changes `g` for picks made after it; a pick already made stands, so no session loses or
+//! gains a sample in the block it is in. A session that starts (or resumes) in a block
+//! whose pick has passed takes its first sample in the next block.
 //!
 //! # A tick
 //!
-//! For every agent with due sessions: if the agent runs no script, the sampler itself records
-//! an idle sample (no stack); otherwise it asks the agent once, and the one stack the agent
-//! answers with is handed to all of that agent's due sessions. While a request is outstanding,
-//! further due ticks of that agent queue up and are back-filled with the answer. A request the
-//! agent can no longer answer (it left that script) is closed: its ticks become samples
-//! without a stack, and a late answer to it is dropped.
+//! For every agent with due sessions: if the agent runs no script, the sampler records an
+//! idle sample (no stack). Otherwise, if the host gave a [`StackSampler`](crate::StackSampler),
+//! the stack is taken at once, from the sampler thread, and handed to every due session:
+//! its timestamp is the capture's. Without one (or when it cannot sample), the agent is
+//! asked for a stack and answers from its own thread; ticks that come while a request is
+//! outstanding queue behind it. An answer is given to a waiting tick only if it was captured
+//! within [`MAX_ANSWER_DELAY`] of that tick; a tick the agent could not answer in time (a
+//! long native call, a GC) gets no stack rather than a stack that was not running at its
+//! time, and is counted in [`SamplerStats::late_answers`]. A request the agent can no longer
+//! answer (it left that script) is closed the same way.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -31,7 +47,7 @@ use std::time::Duration;
 use crossbeam_channel::{select, Receiver};
 use rustc_hash::FxHashMap;
 
-use crate::agent::{AgentId, AgentShared, Answer};
+use crate::agent::{AgentId, AgentShared, Answer, Sampled};
 use crate::frame::{RawStack, Symbolizer};
 use crate::interval::gcd;
 use crate::recorder::{Added, Recorder};
@@ -74,23 +90,51 @@ pub(crate) enum Control {
 /// Counters of a sampler run.
 #[derive(Debug, Clone, Default)]
 pub struct SamplerStats {
-    /// Ticks processed.
+    /// Wakes that served at least one session.
     pub ticks: u64,
-    /// Due ticks skipped because the thread woke too late for them.
+    /// Picks skipped because the thread woke after the end of their block.
     pub missed_ticks: u64,
+    /// Stacks taken synchronously from the sampler thread.
+    pub sampled: u64,
     /// Interrupt requests sent to agents.
     pub requests: u64,
     /// Answers that arrived for a request already closed.
     pub stale_answers: u64,
     /// Requests closed without an answer.
     pub unanswered: u64,
-    /// Lateness (actual wake time minus deadline) of the most recent ticks, in ns.
+    /// Waiting ticks whose answer came more than [`MAX_ANSWER_DELAY`] after them.
+    pub late_answers: u64,
+    /// Lateness (actual wake time minus the pick's time) of the most recent picks, in ns.
     pub lateness: Vec<u64>,
     /// The current plan: the GCD of the active sessions' intervals, in base ticks (0: idle).
     pub plan_ticks: u64,
 }
 
 const LATENESS_KEPT: usize = 1 << 16;
+
+/// How long after a tick an answer may have been captured and still count as that tick's
+/// stack. Interrupts are served within microseconds while JIT or interpreter code runs
+/// (3-7 µs measured); an answer later than this means the agent was inside a native call
+/// or a collection at the tick, and its stack then is unknown.
+pub const MAX_ANSWER_DELAY: Nanos = 1_000_000;
+
+/// SplitMix64 of `seed`, `a` and `b`: the sampler's stateless source of randomness.
+pub fn mix(seed: u64, a: u64, b: u64) -> u64 {
+    let mut z = seed
+        .wrapping_add(a.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_add(b.wrapping_mul(0xD1B5_4A32_D192_ED03))
+        .wrapping_add(0x632B_E59B_D9B4_E019);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A session's next sample: the block it belongs to and when it is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pick {
+    block: u64,
+    at: Nanos,
+}
 
 struct Slot {
     agent: AgentId,
@@ -100,6 +144,10 @@ struct Slot {
     recorder: Recorder,
     symbolizer: Arc<dyn Symbolizer>,
     on_full: Option<BufferFullCallback>,
+    /// The pending pick, while the session is active.
+    next: Option<Pick>,
+    /// The last block the session sampled (or missed).
+    done: Option<u64>,
 }
 
 impl Slot {
@@ -130,8 +178,9 @@ pub(crate) struct Stopped {
 pub(crate) struct SamplerCore {
     base: Nanos,
     epoch: Nanos,
-    /// The last tick processed or skipped.
-    last_tick: u64,
+    seed: u64,
+    /// The grid: the GCD of the active sessions' intervals (0 when none is active).
+    grid: u64,
     sessions: BTreeMap<SessionId, Slot>,
     agents: FxHashMap<AgentId, AgentSlot>,
     stats: SamplerStats,
@@ -139,11 +188,12 @@ pub(crate) struct SamplerCore {
 }
 
 impl SamplerCore {
-    pub fn new(base: Nanos, epoch: Nanos) -> Self {
+    pub fn new(base: Nanos, epoch: Nanos, seed: u64) -> Self {
         SamplerCore {
             base,
             epoch,
-            last_tick: 0,
+            seed,
+            grid: 0,
             sessions: BTreeMap::new(),
             agents: FxHashMap::default(),
             stats: SamplerStats::default(),
@@ -151,31 +201,77 @@ impl SamplerCore {
         }
     }
 
-    /// The time tick `tick` is due.
-    pub fn deadline(&self, tick: u64) -> Nanos {
-        self.epoch + tick * self.base
-    }
-
     /// The GCD of the active sessions' intervals in base ticks, or 0 if none is active.
     pub fn plan(&self) -> u64 {
-        self.sessions
-            .values()
-            .filter(|s| s.active())
-            .fold(0, |g, s| gcd(g, s.every))
+        self.grid
     }
 
-    /// The next tick (after `now` and after the last one processed) on which a session is due.
-    pub fn next_tick(&self, now: Nanos) -> Option<u64> {
-        let current = now.saturating_sub(self.epoch) / self.base;
-        let after = current.max(self.last_tick);
+    /// When the earliest pending pick is due, if any session is active.
+    pub fn next_wake(&self) -> Option<Nanos> {
         self.sessions
             .values()
             .filter(|s| s.active())
-            .map(|s| (after / s.every + 1) * s.every)
+            .filter_map(|s| s.next.map(|p| p.at))
             .min()
     }
 
-    pub fn start(&mut self, s: SessionStart) {
+    /// The time of grid tick `c` of a grid of `g` base intervals: a random point in its slot.
+    fn grid_time(&self, g: u64, c: u64) -> Nanos {
+        let slot = g * self.base;
+        self.epoch + c * slot + mix(self.seed, g, c) % slot
+    }
+
+    /// The pick of a session of interval `k` for its block `block`, on grid `g`.
+    fn pick(&self, k: u64, g: u64, block: u64) -> Pick {
+        let m = (k / g).max(1);
+        let c = block * m + mix(self.seed ^ 0x5EED_0F_B10C, k, block) % m;
+        Pick {
+            block,
+            at: self.grid_time(g, c),
+        }
+    }
+
+    /// Re-plans: recomputes the grid and gives every active session without a pick its
+    /// next one after `now`.
+    fn replan(&mut self, now: Nanos) {
+        self.grid = self
+            .sessions
+            .values()
+            .filter(|s| s.active())
+            .fold(0, |g, s| gcd(g, s.every));
+        let ids: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.active() && s.next.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.schedule(id, now);
+        }
+    }
+
+    /// The first pick after `now` of session `id`, in a block after the last one it used.
+    fn schedule(&mut self, id: SessionId, now: Nanos) {
+        let (g, base, epoch) = (self.grid.max(1), self.base, self.epoch);
+        let Some(slot) = self.sessions.get(&id) else {
+            return;
+        };
+        let k = slot.every;
+        let current = now.saturating_sub(epoch) / (k * base);
+        let mut block = slot.done.map_or(current, |d| current.max(d + 1));
+        let pick = loop {
+            let p = self.pick(k, g, block);
+            if p.at > now {
+                break p;
+            }
+            block += 1;
+        };
+        if let Some(slot) = self.sessions.get_mut(&id) {
+            slot.next = Some(pick);
+        }
+    }
+
+    pub fn start(&mut self, s: SessionStart, now: Nanos) {
         let agent = self.agents.entry(s.agent.id).or_insert_with(|| AgentSlot {
             shared: s.agent.clone(),
             sessions: 0,
@@ -192,18 +288,25 @@ impl SamplerCore {
                 recorder: s.recorder,
                 symbolizer: s.symbolizer,
                 on_full: s.on_full,
+                next: None,
+                done: None,
             },
         );
+        self.replan(now);
     }
 
-    pub fn set_paused(&mut self, id: SessionId, paused: bool) {
+    pub fn set_paused(&mut self, id: SessionId, paused: bool, now: Nanos) {
         if let Some(slot) = self.sessions.get_mut(&id) {
             slot.paused = paused;
+            if paused {
+                slot.next = None;
+            }
         }
+        self.replan(now);
     }
 
     /// Removes a session. Ticks of it still waiting for an answer become stackless samples.
-    pub fn stop(&mut self, id: SessionId) -> Option<Stopped> {
+    pub fn stop(&mut self, id: SessionId, now: Nanos) -> Option<Stopped> {
         let agent_id = self.sessions.get(&id)?.agent;
         let mut waiting = Vec::new();
         if let Some(agent) = self.agents.get_mut(&agent_id) {
@@ -224,58 +327,100 @@ impl SamplerCore {
             self.record(id, at, None);
         }
         let slot = self.sessions.remove(&id)?;
+        self.replan(now);
         Some(Stopped {
             recorder: slot.recorder,
             symbolizer: slot.symbolizer,
         })
     }
 
-    /// Processes tick `tick`, woken at `now`.
-    pub fn on_tick(&mut self, tick: u64, now: Nanos) {
-        let lateness = now.saturating_sub(self.deadline(tick));
-        self.note_lateness(lateness);
+    /// Serves every pick due at `now` (the sampler woke at `now`).
+    pub fn on_wake(&mut self, now: Nanos) {
+        let due: Vec<(SessionId, Pick)> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.active())
+            .filter_map(|(id, s)| s.next.filter(|p| p.at <= now).map(|p| (*id, p)))
+            .collect();
+        if due.is_empty() {
+            return;
+        }
         self.stats.ticks += 1;
-        let current = now.saturating_sub(self.epoch) / self.base;
-        // Due ticks between this one and now were slept through: they are skipped.
-        if current > tick {
-            self.stats.missed_ticks += self
-                .sessions
-                .values()
-                .filter(|s| s.active())
-                .map(|s| current / s.every - tick / s.every)
-                .sum::<u64>();
-        }
-        self.last_tick = tick.max(current);
-
         // The due sessions, by agent (both in id order, so runs are deterministic).
-        let mut due: BTreeMap<AgentId, Vec<SessionId>> = BTreeMap::new();
-        for (id, slot) in &self.sessions {
-            if slot.active() && tick.is_multiple_of(slot.every) {
-                due.entry(slot.agent).or_default().push(*id);
+        let mut by_agent: BTreeMap<AgentId, Vec<SessionId>> = BTreeMap::new();
+        for (id, pick) in &due {
+            self.note_lateness(now - pick.at);
+            let Some(slot) = self.sessions.get_mut(id) else {
+                continue;
+            };
+            slot.next = None;
+            slot.done = Some(pick.block);
+            let block_end = self.epoch + (pick.block + 1) * slot.every * self.base;
+            if now >= block_end {
+                // Woke after the end of the pick's block: that block has no sample.
+                self.stats.missed_ticks += 1;
+            } else {
+                by_agent.entry(slot.agent).or_default().push(*id);
             }
         }
-        for (agent_id, sessions) in due {
-            self.close_if_stale(agent_id);
-            let agent = self.agents.get_mut(&agent_id).expect("a session's agent");
-            if !agent.shared.in_script() {
-                for id in sessions {
-                    self.record(id, now, None);
-                }
-            } else if let Some(out) = agent.outstanding.as_mut() {
-                out.ticks.push((now, sessions));
-            } else {
-                let number = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
-                let token = agent.shared.request(number);
-                self.stats.requests += 1;
-                agent.outstanding = Some(Outstanding {
-                    token,
-                    ticks: vec![(now, sessions)],
-                });
-            }
+        for (agent_id, sessions) in by_agent {
+            self.sample_agent(agent_id, sessions, now);
+        }
+        for (id, _) in due {
+            self.schedule(id, now);
         }
     }
 
-    /// An agent answered: back-fills every tick waiting on that request.
+    /// Takes one stack of `agent_id` for `sessions`, due at `now`.
+    fn sample_agent(&mut self, agent_id: AgentId, sessions: Vec<SessionId>, now: Nanos) {
+        self.close_if_stale(agent_id);
+        let Some(agent) = self.agents.get_mut(&agent_id) else {
+            return;
+        };
+        if !agent.shared.in_script() {
+            for id in sessions {
+                self.record(id, now, None);
+            }
+            return;
+        }
+        if agent.outstanding.is_none() {
+            if let Some(sampler) = &agent.shared.sampler {
+                match sampler() {
+                    Sampled::Stack(stack) => {
+                        self.stats.sampled += 1;
+                        for id in sessions {
+                            self.record(id, now, Some(&stack));
+                        }
+                        return;
+                    }
+                    Sampled::Idle => {
+                        for id in sessions {
+                            self.record(id, now, None);
+                        }
+                        return;
+                    }
+                    Sampled::Unavailable => {}
+                }
+            }
+        }
+        let Some(agent) = self.agents.get_mut(&agent_id) else {
+            return;
+        };
+        if let Some(out) = agent.outstanding.as_mut() {
+            out.ticks.push((now, sessions));
+        } else {
+            let number = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+            let token = agent.shared.request(number);
+            self.stats.requests += 1;
+            agent.outstanding = Some(Outstanding {
+                token,
+                ticks: vec![(now, sessions)],
+            });
+        }
+    }
+
+    /// An agent answered: every tick waiting on that request gets the stack, if it was
+    /// captured within [`MAX_ANSWER_DELAY`] of the tick, and no stack otherwise.
     pub fn on_answer(&mut self, answer: Answer) {
         let Some(agent) = self.agents.get_mut(&answer.agent) else {
             self.stats.stale_answers += 1;
@@ -284,8 +429,12 @@ impl SamplerCore {
         match agent.outstanding.take() {
             Some(out) if out.token == answer.token => {
                 for (at, due) in out.ticks {
+                    let in_time = answer.captured_at.saturating_sub(at) <= MAX_ANSWER_DELAY;
+                    if !in_time {
+                        self.stats.late_answers += 1;
+                    }
                     for id in due {
-                        self.record(id, at, Some(&answer.stack));
+                        self.record(id, at, in_time.then_some(&answer.stack));
                     }
                 }
             }
@@ -307,7 +456,9 @@ impl SamplerCore {
         if !stale {
             return;
         }
-        let out = agent.outstanding.take().expect("checked above");
+        let Some(out) = agent.outstanding.take() else {
+            return;
+        };
         self.stats.unanswered += 1;
         for (at, due) in out.ticks {
             for id in due {
@@ -326,9 +477,11 @@ impl SamplerCore {
         if slot.recorder.add(at, stack) == Added::Full {
             // Decision 4: stop taking samples and tell the host, once.
             slot.full = true;
+            slot.next = None;
             if let Some(notify) = slot.on_full.take() {
                 notify();
             }
+            self.replan(at);
         }
     }
 
@@ -392,22 +545,23 @@ pub(crate) fn run(
             core.on_answer(answer);
         }
         let now = clock.now();
-        let next = core.next_tick(now);
+        let next = core.next_wake();
         // With nothing due, wake only for messages.
-        let timeout = next.map_or(Duration::from_secs(3600), |t| {
-            Duration::from_nanos(core.deadline(t).saturating_sub(now))
+        let timeout = next.map_or(Duration::from_secs(3600), |at| {
+            Duration::from_nanos(at.saturating_sub(now))
         });
         select! {
             recv(control) -> msg => {
                 while let Ok(answer) = answers.try_recv() {
                     core.on_answer(answer);
                 }
+                let now = clock.now();
                 match msg {
-                Ok(Control::Start(s)) => core.start(*s),
-                Ok(Control::Pause(id)) => core.set_paused(id, true),
-                Ok(Control::Resume(id)) => core.set_paused(id, false),
+                Ok(Control::Start(s)) => core.start(*s, now),
+                Ok(Control::Pause(id)) => core.set_paused(id, true, now),
+                Ok(Control::Resume(id)) => core.set_paused(id, false, now),
                 Ok(Control::Stop(id, done)) => {
-                    if let Some(stopped) = core.stop(id) {
+                    if let Some(stopped) = core.stop(id, now) {
                         build_elsewhere(stopped, done);
                     }
                 }
@@ -425,12 +579,7 @@ pub(crate) fn run(
                 while let Ok(answer) = answers.try_recv() {
                     core.on_answer(answer);
                 }
-                if let Some(tick) = next {
-                    let now = clock.now();
-                    if now >= core.deadline(tick) {
-                        core.on_tick(tick, now);
-                    }
-                }
+                core.on_wake(clock.now());
             },
         }
     }

@@ -1,4 +1,4 @@
-//! Deterministic tests of the sampler core: fake time, fake agents, no threads.
+//! Deterministic tests of the sampler core: fake time, fake agents, no threads, fixed seeds.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -7,19 +7,21 @@ use std::sync::{Arc, Mutex};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use proptest::prelude::*;
 
-use crate::agent::{AgentHandle, AgentId, Answer};
+use crate::agent::{AgentHandle, AgentId, Answer, Sampled};
 use crate::frame::{NoScripts, RawFrame, RawStack, RealmId, ScriptId};
 use crate::recorder::Recorder;
 use crate::sampler::{SamplerCore, SessionId, SessionStart};
-use crate::time::{Nanos, Resolution};
+use crate::time::{FakeClock, Nanos, Resolution};
 use crate::trace::ProfilerTrace;
 
 const MS: Nanos = 1_000_000;
 const REALM: RealmId = RealmId(1);
+const SEED: u64 = 7;
 
 /// A core with base 1 ms and epoch 0, fake agents, and a log of buffer-full notifications.
 struct Harness {
     core: SamplerCore,
+    clock: Arc<FakeClock>,
     tx: Sender<Answer>,
     rx: Receiver<Answer>,
     agents: Vec<(AgentHandle, Arc<AtomicUsize>)>,
@@ -29,9 +31,14 @@ struct Harness {
 
 impl Harness {
     fn new() -> Self {
+        Self::with(MS, SEED)
+    }
+
+    fn with(base: Nanos, seed: u64) -> Self {
         let (tx, rx) = unbounded();
         Harness {
-            core: SamplerCore::new(MS, 0),
+            core: SamplerCore::new(base, 0, seed),
+            clock: Arc::new(FakeClock::new(0)),
             tx,
             rx,
             agents: Vec::new(),
@@ -40,8 +47,13 @@ impl Harness {
         }
     }
 
-    /// A fake agent; returns its index. Its requester counts requests.
+    /// A fake agent sampled by request; returns its index. Its requester counts requests.
     fn agent(&mut self) -> usize {
+        self.agent_with(None)
+    }
+
+    /// A fake agent sampled synchronously by `sampler`.
+    fn agent_with(&mut self, sampler: Option<crate::StackSampler>) -> usize {
         let count = Arc::new(AtomicUsize::new(0));
         let c = count.clone();
         let handle = AgentHandle::new(
@@ -49,7 +61,9 @@ impl Harness {
             Box::new(move || {
                 c.fetch_add(1, Ordering::SeqCst);
             }),
+            sampler,
             self.tx.clone(),
+            self.clock.clone(),
         );
         self.agents.push((handle, count));
         self.agents.len() - 1
@@ -58,35 +72,49 @@ impl Harness {
     fn start(&mut self, id: u64, agent: usize, every: u64, max: u32) {
         let full = self.full.clone();
         let sid = SessionId(id);
-        self.core.start(SessionStart {
-            id: sid,
-            agent: self.agents[agent].0 .0.clone(),
-            every,
-            recorder: Recorder::new(REALM, 0, Resolution::Coarse, max),
-            symbolizer: Arc::new(NoScripts),
-            on_full: Some(Box::new(move || full.lock().unwrap().push(sid))),
-        });
+        self.core.start(
+            SessionStart {
+                id: sid,
+                agent: self.agents[agent].0 .0.clone(),
+                every,
+                recorder: Recorder::new(REALM, 0, Resolution::Isolated, max),
+                symbolizer: Arc::new(NoScripts),
+                on_full: Some(Box::new(move || full.lock().unwrap().push(sid))),
+            },
+            self.now,
+        );
+    }
+
+    fn pause(&mut self, id: u64, paused: bool) {
+        self.core.set_paused(SessionId(id), paused, self.now);
     }
 
     fn stop(&mut self, id: u64) -> ProfilerTrace {
-        let stopped = self.core.stop(SessionId(id)).expect("a live session");
+        let stopped = self
+            .core
+            .stop(SessionId(id), self.now)
+            .expect("a live session");
         stopped.recorder.build(&Symbols)
     }
 
-    /// Runs every tick due up to `until`, waking exactly on each deadline. After each tick,
-    /// `answer` may answer the agents' requests.
+    /// Wakes exactly at every pick due up to `until`. After each wake, `answer` may answer
+    /// the agents' requests (at the wake's time).
     fn run_to(&mut self, until: Nanos, mut answer: impl FnMut(&mut Self)) {
-        while let Some(tick) = self.core.next_tick(self.now) {
-            let deadline = self.core.deadline(tick);
-            if deadline > until {
+        while let Some(at) = self.core.next_wake() {
+            if at > until {
                 break;
             }
-            self.now = deadline;
-            self.core.on_tick(tick, self.now);
+            self.set_now(at);
+            self.core.on_wake(at);
             answer(self);
             self.deliver();
         }
-        self.now = until;
+        self.set_now(until);
+    }
+
+    fn set_now(&mut self, now: Nanos) {
+        self.now = now;
+        self.clock.set(now);
     }
 
     fn deliver(&mut self) {
@@ -110,6 +138,14 @@ impl Harness {
     fn requests(&self, agent: usize) -> usize {
         self.agents[agent].1.load(Ordering::SeqCst)
     }
+}
+
+/// The blocks of `k` ms the samples of a trace fall in (timestamps in ms, 5 µs precision).
+fn blocks(trace: &ProfilerTrace, k: u64) -> Vec<u64> {
+    times(trace)
+        .iter()
+        .map(|&t| (t / k as f64) as u64)
+        .collect()
 }
 
 /// Names frames after their positions.
@@ -153,15 +189,16 @@ fn an_idle_agent_gets_stackless_samples_without_being_interrupted() {
     let mut h = Harness::new();
     let a = h.agent();
     h.start(1, a, 2, 100);
-    h.run_to(9 * MS, |_| {});
+    h.run_to(10 * MS, |_| {});
     let t = h.stop(1);
-    assert_eq!(times(&t), [2.0, 4.0, 6.0, 8.0]);
+    // One sample in each 2 ms block, anywhere inside it.
+    assert_eq!(blocks(&t, 2), [0, 1, 2, 3, 4]);
     assert!(t.samples.iter().all(|s| s.stack_id.is_none()));
     assert_eq!(h.requests(a), 0);
 }
 
 #[test]
-fn the_plan_is_the_gcd_and_each_session_takes_its_own_ticks() {
+fn the_plan_is_the_gcd_and_each_session_takes_one_sample_per_interval() {
     let mut h = Harness::new();
     let a = h.agent();
     h.start(1, a, 4, 100);
@@ -169,14 +206,35 @@ fn the_plan_is_the_gcd_and_each_session_takes_its_own_ticks() {
     h.start(2, a, 6, 100);
     assert_eq!(h.core.plan(), 2);
     h.run_to(24 * MS, |_| {});
-    // Tick 2 is on the GCD grid but no session is due: the sampler does not wake for it.
-    assert_eq!(h.core.stats().ticks, 8); // 4 8 12 16 20 24 and 6 18 (12, 24 shared)
     let t1 = h.stop(1);
     assert_eq!(h.core.plan(), 6);
     let t2 = h.stop(2);
     assert_eq!(h.core.plan(), 0);
-    assert_eq!(times(&t1), [4.0, 8.0, 12.0, 16.0, 20.0, 24.0]);
-    assert_eq!(times(&t2), [6.0, 12.0, 18.0, 24.0]);
+    assert_eq!(blocks(&t1, 4), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(blocks(&t2, 6), [0, 1, 2, 3]);
+    // Picks sit on the 2 ms grid: the sampler woke once per distinct sample time.
+    let distinct: BTreeSet<u64> = times(&t1)
+        .iter()
+        .chain(times(&t2).iter())
+        .map(|t| (t * 1000.0) as u64)
+        .collect();
+    assert_eq!(h.core.stats().ticks, distinct.len() as u64);
+    assert!(distinct.len() < 10, "some grid ticks are shared");
+}
+
+#[test]
+fn sessions_of_one_interval_share_every_tick() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    for id in 1..=100 {
+        h.start(id, a, 10, 1000);
+    }
+    h.run_to(200 * MS, |_| {});
+    assert_eq!(h.core.stats().ticks, 20);
+    let first = times(&h.stop(1));
+    for id in 2..=100 {
+        assert_eq!(times(&h.stop(id)), first);
+    }
 }
 
 #[test]
@@ -188,31 +246,74 @@ fn one_capture_serves_every_due_session_of_the_agent() {
     h.agents[a].0.enter();
     let s = stack(&[1, 2]);
     h.run_to(4 * MS, |h| assert!(h.answer_with(a, &s)));
-    assert_eq!(h.requests(a), 4);
     let (t1, t2) = (h.stop(1), h.stop(2));
-    assert_eq!(t1.samples.len(), 4);
-    assert_eq!(t2.samples.len(), 2);
+    assert_eq!(h.requests(a), t1.samples.len());
+    assert!(t1.samples.len() >= 3);
+    assert_eq!(blocks(&t2, 2), [0, 1]);
+    // The interval-2 session's samples are ticks of the interval-1 session.
+    let t1_times = times(&t1);
+    assert!(times(&t2).iter().all(|t| t1_times.contains(t)));
     assert_eq!(names(&t2, 1), ["f1", "f2"]);
 }
 
 #[test]
-fn ticks_during_an_outstanding_request_are_back_filled() {
+fn a_synchronous_sampler_takes_the_stack_at_the_tick() {
+    let mut h = Harness::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let a = h.agent_with(Some(Box::new(move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        Sampled::Stack(stack(&[3, 4]))
+    })));
+    h.start(1, a, 1, 100);
+    h.agents[a].0.enter();
+    h.run_to(5 * MS, |_| {});
+    let t = h.stop(1);
+    assert_eq!(h.requests(a), 0, "no interrupt requests");
+    assert_eq!(calls.load(Ordering::SeqCst), t.samples.len());
+    assert_eq!(h.core.stats().sampled, t.samples.len() as u64);
+    assert!((0..t.samples.len()).all(|i| names(&t, i) == ["f3", "f4"]));
+}
+
+#[test]
+fn a_synchronous_sampler_that_cannot_sample_falls_back_to_a_request() {
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Unavailable)));
+    h.start(1, a, 1, 100);
+    h.agents[a].0.enter();
+    let s = stack(&[5]);
+    h.run_to(3 * MS, |h| assert!(h.answer_with(a, &s)));
+    let t = h.stop(1);
+    assert_eq!(h.requests(a), t.samples.len());
+    assert!((0..t.samples.len()).all(|i| names(&t, i) == ["f5"]));
+}
+
+#[test]
+fn waiting_ticks_get_the_answer_only_if_it_came_in_time() {
     let mut h = Harness::new();
     let a = h.agent();
     h.start(1, a, 1, 100);
     h.agents[a].0.enter();
-    // A long native call: no interrupt is serviced for 3 ticks.
-    h.run_to(3 * MS, |_| {});
+    // A long native call: no interrupt is served for 4 ticks.
+    h.run_to(4 * MS, |_| {});
     assert_eq!(h.requests(a), 1, "one request stays outstanding");
     assert!(h.answer_with(a, &stack(&[7])));
     h.deliver();
-    h.run_to(4 * MS, |h| assert!(h.answer_with(a, &stack(&[8]))));
     let t = h.stop(1);
-    assert_eq!(times(&t), [1.0, 2.0, 3.0, 4.0]);
-    for i in 0..3 {
-        assert_eq!(names(&t, i), ["f7"]);
+    assert_eq!(blocks(&t, 1), [0, 1, 2, 3]);
+    // The stack captured at 4 ms was running then, not 1 ms or more before.
+    for (i, s) in t.samples.iter().enumerate() {
+        let in_time = 4.0 - s.timestamp <= 1.0;
+        assert_eq!(
+            s.stack_id.is_some(),
+            in_time,
+            "sample {i} at {}",
+            s.timestamp
+        );
     }
-    assert_eq!(names(&t, 3), ["f8"]);
+    let late = t.samples.iter().filter(|s| s.stack_id.is_none()).count() as u64;
+    assert!(late >= 2);
+    assert_eq!(h.core.stats().late_answers, late);
 }
 
 #[test]
@@ -222,14 +323,14 @@ fn a_request_outliving_its_script_is_discarded_and_its_ticks_closed() {
     let agent = h.agents[a].0.clone();
     h.start(1, a, 1, 100);
     agent.enter();
-    h.run_to(MS, |_| {}); // tick 1: request made
+    h.run_to(MS, |_| {}); // block 0: request made
     agent.leave(); // script returned before the interrupt was serviced
     agent.enter(); // the next script starts: the pending interrupt fires now
     assert!(agent.take_request().is_none(), "stale request discarded");
-    h.run_to(2 * MS, |h| assert!(h.answer_with(a, &stack(&[3])))); // tick 2 closes tick 1
+    h.run_to(2 * MS, |h| assert!(h.answer_with(a, &stack(&[3])))); // block 1 closes block 0
     assert_eq!(h.core.stats().unanswered, 1);
     let t = h.stop(1);
-    assert_eq!(times(&t), [1.0, 2.0]);
+    assert_eq!(blocks(&t, 1), [0, 1]);
     assert_eq!(t.samples[0].stack_id, None);
     assert_eq!(names(&t, 1), ["f3"]);
 }
@@ -242,9 +343,9 @@ fn an_answer_for_a_closed_request_is_dropped() {
     h.start(1, a, 1, 100);
     agent.enter();
     h.run_to(MS, |_| {});
-    let req = agent.take_request().expect("request for tick 1");
+    let req = agent.take_request().expect("request for block 0");
     agent.leave();
-    h.run_to(2 * MS, |_| {}); // idle tick 2 closes tick 1
+    h.run_to(2 * MS, |_| {}); // idle block 1 closes block 0
     agent.answer(req, stack(&[5])); // too late
     h.deliver();
     assert_eq!(h.core.stats().stale_answers, 1);
@@ -264,7 +365,7 @@ fn stopping_with_an_answer_pending_keeps_the_ticks_without_stacks() {
     let t1 = h.stop(1);
     assert_eq!(t1.samples.len(), 2);
     assert!(t1.samples.iter().all(|s| s.stack_id.is_none()));
-    // Session 2 still gets the answer for both ticks.
+    // Session 2 still gets the answer for its ticks that were in time.
     assert!(h.answer_with(a, &stack(&[4])));
     h.deliver();
     let t2 = h.stop(2);
@@ -286,8 +387,9 @@ fn buffer_full_stops_sampling_and_notifies_once() {
             assert!(full.is_empty());
         } else {
             assert_eq!(full, [SessionId(1)], "max {max}");
-            // Once full, the session leaves the plan: the sampler stops ticking for it.
+            // Once full, the session leaves the plan: the sampler stops waking for it.
             assert_eq!(h.core.stats().ticks, max as u64 + 1, "max {max}");
+            assert_eq!(h.core.next_wake(), None);
         }
     }
 }
@@ -299,31 +401,46 @@ fn paused_sessions_take_no_samples_and_leave_the_plan() {
     h.start(1, a, 1, 100);
     h.start(2, a, 3, 100);
     h.run_to(MS * 3 + MS / 2, |_| {});
-    h.core.set_paused(SessionId(1), true);
+    h.pause(1, true);
     assert_eq!(h.core.plan(), 3);
     h.run_to(MS * 6 + MS / 2, |_| {});
-    h.core.set_paused(SessionId(1), false);
+    h.pause(1, false);
     assert_eq!(h.core.plan(), 1);
-    h.run_to(MS * 8, |_| {});
+    h.run_to(MS * 9, |_| {});
     let t1 = h.stop(1);
-    assert_eq!(times(&t1), [1.0, 2.0, 3.0, 7.0, 8.0]);
+    // Nothing while paused (3.5 to 6.5 ms); one per block in the blocks lived whole.
+    let b1 = blocks(&t1, 1);
+    assert!(
+        times(&t1).iter().all(|&t| !(3.5..6.5).contains(&t)),
+        "{b1:?}"
+    );
+    for whole in [0, 1, 2, 7, 8] {
+        assert!(b1.contains(&whole), "{b1:?}");
+    }
     let t2 = h.stop(2);
-    assert_eq!(times(&t2), [3.0, 6.0]);
+    assert_eq!(blocks(&t2, 3), [0, 1, 2]);
 }
 
 #[test]
-fn late_wakes_skip_ticks_and_count_them() {
+fn late_wakes_skip_the_blocks_they_missed_and_count_them() {
     let mut h = Harness::new();
     let a = h.agent();
     h.start(1, a, 1, 100);
-    h.core.on_tick(1, MS);
-    // The thread overslept: woke for tick 2 at 4.5 ms.
-    h.core.on_tick(2, 4 * MS + MS / 2);
-    assert_eq!(h.core.stats().missed_ticks, 2);
-    assert_eq!(h.core.next_tick(4 * MS + MS / 2), Some(5));
-    assert_eq!(h.core.stats().lateness, [0, 2 * MS + MS / 2]);
+    let first = h.core.next_wake().unwrap();
+    assert!(first < MS);
+    h.set_now(first);
+    h.core.on_wake(first);
+    // The thread overslept: it wakes at 4.5 ms for a pick that was due in block 1.
+    let due = h.core.next_wake().unwrap();
+    assert!((MS..2 * MS).contains(&due));
+    h.set_now(4 * MS + MS / 2);
+    h.core.on_wake(h.now);
+    assert_eq!(h.core.stats().missed_ticks, 1);
+    assert_eq!(h.core.stats().lateness[1], 4 * MS + MS / 2 - due);
+    // The next pick is after now, in block 4 or later.
+    assert!(h.core.next_wake().unwrap() > h.now);
     let t = h.stop(1);
-    assert_eq!(times(&t), [1.0, 4.5]);
+    assert_eq!(t.samples.len(), 1);
 }
 
 #[test]
@@ -342,8 +459,70 @@ fn sessions_on_different_agents_are_sampled_independently() {
     assert!(tb.samples.iter().all(|s| s.stack_id.is_some()));
 }
 
+/// A periodic workload: `hot` for the first `share` of each `period`, `cold` for the rest,
+/// sampled synchronously at whatever time the core takes it.
+fn periodic(h: &mut Harness, period: Nanos, share: f64) -> usize {
+    let clock = h.clock.clone();
+    let a = h.agent_with(Some(Box::new(move || {
+        use crate::time::Clock;
+        let phase = clock.now() % period;
+        let hot = (phase as f64) < share * period as f64;
+        Sampled::Stack(stack(&[if hot { 1 } else { 2 }]))
+    })));
+    h.agents[a].0.enter();
+    a
+}
+
+/// The share of a trace's samples taken in `hot` (line 1).
+fn hot_share(t: &ProfilerTrace) -> f64 {
+    let hot = (0..t.samples.len())
+        .filter(|&i| names(t, i) == ["f1"])
+        .count();
+    hot as f64 / t.samples.len() as f64
+}
+
+#[test]
+fn periodic_work_gets_its_true_share_whatever_its_period() {
+    // (base, interval in base ticks, period of the workload): equal to the interval,
+    // dividing it, a multiple of it, and the 7 ms / 3 ms loop of a 10 ms period sampled
+    // every 20 ms that a fixed grid reports as 0% or 100% hot.
+    let cases: [(Nanos, u64, Nanos); 6] = [
+        (MS, 10, 10 * MS),
+        (MS, 10, 5 * MS),
+        (MS, 10, 2 * MS + MS / 2),
+        (MS, 10, 30 * MS),
+        (MS, 3, 17 * MS),
+        (20 * MS, 1, 10 * MS),
+    ];
+    for seed in 1..=5 {
+        for &(base, every, period) in &cases {
+            let mut h = Harness::with(base, seed);
+            let a = periodic(&mut h, period, 0.7);
+            h.start(1, a, every, u32::MAX);
+            h.run_to(1000 * every * base, |_| {});
+            let t = h.stop(1);
+            assert_eq!(t.samples.len(), 1000);
+            let share = hot_share(&t);
+            assert!(
+                (share - 0.7).abs() <= 0.05,
+                "seed {seed}, base {base}, interval {every}, period {period}: {share}"
+            );
+        }
+    }
+}
+
+#[test]
+fn without_randomised_ticks_the_same_workload_aliases() {
+    // The control: sampling the 10 ms loop exactly every 20 ms sees a single phase.
+    let period = 10 * MS;
+    let hot = (0..1000u64)
+        .filter(|i| ((i * 20 * MS + 3 * MS) % period) < 7 * MS)
+        .count();
+    assert!(hot == 0 || hot == 1000);
+}
+
 /// One session's life in the property test: start, pauses and resumes, stop, all at
-/// half-ticks so that which ticks a session should get is unambiguous.
+/// half-ticks.
 #[derive(Debug, Clone)]
 struct Life {
     every: u64,
@@ -368,31 +547,33 @@ fn life() -> impl Strategy<Value = Life> {
 }
 
 impl Life {
-    /// The ticks this session must receive: multiples of its interval after its start,
-    /// not after its stop, outside paused stretches.
-    fn expected(&self) -> Vec<u64> {
-        let mut paused = false;
+    /// The session's active stretches, in half-ms: [from, to).
+    fn active(&self) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        for t in self.start + 1..=self.stop {
-            if self.toggles.contains(&(t - 1)) {
-                paused = !paused;
+        let mut from = Some(self.start * 2 + 1);
+        for &t in self.toggles.iter().filter(|&&t| t < self.stop) {
+            match from.take() {
+                Some(f) => out.push((f, t * 2 + 1)),
+                None => from = Some(t * 2 + 1),
             }
-            if !paused && t % self.every == 0 {
-                out.push(t);
-            }
+        }
+        if let Some(f) = from {
+            out.push((f, self.stop * 2 + 1));
         }
         out
     }
 }
 
 proptest! {
-    /// Over random sets of sessions, each receives exactly the ticks on its interval, across
-    /// every re-plan caused by other sessions starting, pausing, resuming and stopping.
+    /// Over random sets of sessions, each takes at most one sample per block of its
+    /// interval, only while active, and exactly one in every block it was active for
+    /// from start to end — across every re-plan caused by other sessions.
     #[test]
-    fn each_session_receives_exactly_the_ticks_on_its_interval(
-        lives in proptest::collection::vec(life(), 1..6)
+    fn each_session_takes_one_sample_per_block_while_active(
+        lives in proptest::collection::vec(life(), 1..6),
+        seed in 0u64..1000,
     ) {
-        let mut h = Harness::new();
+        let mut h = Harness::with(MS, seed);
         let a = h.agent();
         // (time in half-ms, kind, session)
         let mut events = BTreeSet::new();
@@ -414,14 +595,32 @@ proptest! {
                 0 => h.start(id, a, lives[i].every, u32::MAX),
                 1 => {
                     paused[i] = !paused[i];
-                    h.core.set_paused(SessionId(id), paused[i]);
+                    h.pause(id, paused[i]);
                 }
                 _ => traces[i] = Some(h.stop(id)),
             }
         }
         for (l, t) in lives.iter().zip(traces) {
-            let got: Vec<u64> = times(&t.unwrap()).iter().map(|&ms| ms as u64).collect();
-            prop_assert_eq!(got, l.expected(), "{:?}", l);
+            let t = t.unwrap();
+            let k = l.every;
+            let half_ms: Vec<f64> = times(&t).iter().map(|ms| ms * 2.0).collect();
+            let active = l.active();
+            // Only while active.
+            for &x in &half_ms {
+                prop_assert!(active.iter().any(|&(f, e)| x >= f as f64 && x < e as f64), "{:?} {:?}", l, half_ms);
+            }
+            // At most one per block.
+            let bs = blocks(&t, k);
+            let distinct: BTreeSet<u64> = bs.iter().copied().collect();
+            prop_assert_eq!(distinct.len(), bs.len(), "{:?}", l);
+            // Exactly one in each block wholly inside an active stretch.
+            for &(f, e) in &active {
+                let first = (f + 2 * k - 1) / (2 * k);
+                let end = e / (2 * k);
+                for b in first..end {
+                    prop_assert!(distinct.contains(&b), "{:?}: block {} of {:?}", l, b, bs);
+                }
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ fn group(base_ms: u64) -> ProfilerGroup {
     ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(base_ms),
         clock: Arc::new(MonotonicClock),
+        seed: None,
     })
     .unwrap()
 }

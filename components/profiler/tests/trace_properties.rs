@@ -64,9 +64,20 @@ fn kept(stack: &[RawFrame]) -> Vec<FrameInfo> {
                 line: *line,
                 column: *column,
             }),
-            jsprof_profiler::FrameSite::Position { line, column } => {
+            jsprof_profiler::FrameSite::Position { line, column }
+            | jsprof_profiler::FrameSite::Definition { line, column } => {
                 let s = f.script?;
                 let r = Scripts.resolve(s, *line, *column)?;
+                Some(FrameInfo {
+                    name: r.name,
+                    resource: Scripts.resource(s),
+                    line: Some(r.line),
+                    column: Some(r.column),
+                })
+            }
+            jsprof_profiler::FrameSite::TopLevel => {
+                let s = f.script?;
+                let r = Scripts.resolve_top_level(s)?;
                 Some(FrameInfo {
                     name: r.name,
                     resource: Scripts.resource(s),
