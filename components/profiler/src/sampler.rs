@@ -224,7 +224,7 @@ impl SamplerCore {
     /// The pick of a session of interval `k` for its block `block`, on grid `g`.
     fn pick(&self, k: u64, g: u64, block: u64) -> Pick {
         let m = (k / g).max(1);
-        let c = block * m + mix(self.seed ^ 0x5EED_0F_B10C, k, block) % m;
+        let c = block * m + mix(self.seed ^ 0x005E_ED0F_B10C, k, block) % m;
         Pick {
             block,
             at: self.grid_time(g, c),

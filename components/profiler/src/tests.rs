@@ -615,7 +615,7 @@ proptest! {
             prop_assert_eq!(distinct.len(), bs.len(), "{:?}", l);
             // Exactly one in each block wholly inside an active stretch.
             for &(f, e) in &active {
-                let first = (f + 2 * k - 1) / (2 * k);
+                let first = f.div_ceil(2 * k);
                 let end = e / (2 * k);
                 for b in first..end {
                     prop_assert!(distinct.contains(&b), "{:?}: block {} of {:?}", l, b, bs);

@@ -468,6 +468,7 @@ impl Host for PageHost {
 
     fn register_script(
         &self,
+        window: usize,
         source_id: u32,
         url: &str,
         source: &str,
@@ -477,7 +478,7 @@ impl Host for PageHost {
         muted: bool,
     ) {
         self.registry
-            .register(source_id, url, source, line, column, module, muted);
+            .register(source_id, window, url, source, line, column, module, muted);
     }
 
     fn same_origin(&self, window: usize, url: &str) -> bool {
@@ -808,17 +809,28 @@ impl PageHost {
             .get()
             .cloned()
             .ok_or("the page has no runtime yet")?;
-        let agent = group.register_agent(move || interrupter.request_interrupt_callback());
         let max_frames = self
             .options
             .prefs
             .int("js.stack_capture_max_frames")
             .clamp(1, 4096) as u32;
-        crate::glue::install_agent(
-            agent.clone(),
+        let signal = self
+            .options
+            .prefs
+            .get_bool("profiler.signal_sampling")
+            .unwrap_or(true);
+        let agent = crate::glue::install_agent(
             realm_of(window),
             self.registry.clone(),
             max_frames,
+            signal,
+            |sampler| {
+                let requester = move || interrupter.request_interrupt_callback();
+                match sampler {
+                    Some(sampler) => group.register_sampled_agent(requester, sampler),
+                    None => group.register_agent(requester),
+                }
+            },
         );
         *self.agent.borrow_mut() = Some(agent.clone());
         Ok(agent)

@@ -40,6 +40,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "deepest stack a sample captures",
     ),
     (
+        "profiler.signal_sampling",
+        PrefValue::Bool(true),
+        "take each sample at its tick by a SIGPROF stack walk (false: interrupt and capture only)",
+    ),
+    (
         "dom.testing.enabled",
         PrefValue::Bool(false),
         "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages",

@@ -29,6 +29,8 @@ use rustc_hash::FxHashMap;
 #[derive(Debug)]
 struct Script {
     url: String,
+    /// The window (realm) that compiled it: its frames belong to that realm.
+    window: usize,
     source: Arc<str>,
     /// Where the source starts in its resource (1-based; an inline script's text position).
     line: u32,
@@ -73,17 +75,25 @@ impl ScriptRegistry {
     /// The script of a SpiderMonkey source id, and whether its frames are hidden from pages
     /// (`None`: a source the host never registered, hidden).
     pub fn lookup(&self, source_id: u32) -> Option<(ScriptId, bool)> {
-        let inner = self.0.read().unwrap_or_else(|e| e.into_inner());
-        let &index = inner.by_source.get(&source_id)?;
-        Some((ScriptId(index), inner.scripts[index as usize].hidden))
+        self.lookup_with_window(source_id).map(|(s, h, _)| (s, h))
     }
 
-    /// Records a compiled script: its ScriptSource id, URL, text and where the text starts in
-    /// its resource. `hidden`: its frames never reach a page (muted errors).
+    /// [`ScriptRegistry::lookup`], with the window whose realm compiled the script.
+    pub fn lookup_with_window(&self, source_id: u32) -> Option<(ScriptId, bool, usize)> {
+        let inner = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let &index = inner.by_source.get(&source_id)?;
+        let script = &inner.scripts[index as usize];
+        Some((ScriptId(index), script.hidden, script.window))
+    }
+
+    /// Records a script that window `window` compiled: its ScriptSource id, URL, text and
+    /// where the text starts in its resource. `hidden`: its frames never reach a page (muted
+    /// errors).
     #[allow(clippy::too_many_arguments)]
     pub fn register(
         &self,
         source_id: u32,
+        window: usize,
         url: &str,
         source: &str,
         line: u32,
@@ -95,6 +105,7 @@ impl ScriptRegistry {
         let index = inner.scripts.len() as u32;
         inner.scripts.push(Arc::new(Script {
             url: url.to_owned(),
+            window,
             source: source.into(),
             line,
             column,
@@ -118,10 +129,7 @@ impl Symbolizer for ScriptRegistry {
     }
 
     fn resolve(&self, script: ScriptId, line: u32, column: u32) -> Option<ResolvedSite> {
-        let s = self.script(script)?;
-        if s.hidden {
-            return None;
-        }
+        let s = self.script(script).filter(|s| !s.hidden)?;
         let offset = s.offset_of(line, column)?;
         let functions = s.functions.get_or_init(|| functions(&s.source, s.module));
         let innermost = functions
@@ -129,25 +137,50 @@ impl Symbolizer for ScriptRegistry {
             .filter(|f| f.start <= offset && offset < f.end)
             .min_by_key(|f| f.end - f.start);
         Some(match innermost {
-            Some(f) => {
-                let (line, column) = s.position_of(f.def);
-                ResolvedSite {
-                    name: f.name.clone(),
-                    line,
-                    column,
-                }
-            }
-            // Top-level code: a frame named '' at the start of its script.
-            None => ResolvedSite {
-                name: String::new(),
-                line: s.line,
-                column: s.column,
-            },
+            Some(f) => s.site_of(f),
+            None => s.top_level(),
         })
+    }
+
+    fn resolve_definition(&self, script: ScriptId, line: u32, column: u32) -> Option<ResolvedSite> {
+        let s = self.script(script).filter(|s| !s.hidden)?;
+        let offset = s.offset_of(line, column)?;
+        let functions = s.functions.get_or_init(|| functions(&s.source, s.module));
+        // The function whose `(` is there (the engine's definition position); failing
+        // that, the innermost one around it.
+        match functions.iter().find(|f| f.def == offset) {
+            Some(f) => Some(s.site_of(f)),
+            None => self.resolve(script, line, column),
+        }
+    }
+
+    fn resolve_top_level(&self, script: ScriptId) -> Option<ResolvedSite> {
+        self.script(script)
+            .filter(|s| !s.hidden)
+            .map(|s| s.top_level())
     }
 }
 
 impl Script {
+    /// The frame of function `f`: its spec name at its definition position.
+    fn site_of(&self, f: &FunctionSpan) -> ResolvedSite {
+        let (line, column) = self.position_of(f.def);
+        ResolvedSite {
+            name: f.name.clone(),
+            line,
+            column,
+        }
+    }
+
+    /// The frame of top-level code: '' at the start of the script.
+    fn top_level(&self) -> ResolvedSite {
+        ResolvedSite {
+            name: String::new(),
+            line: self.line,
+            column: self.column,
+        }
+    }
+
     /// The byte offset of a resource position (1-based, column in UTF-16 units).
     fn offset_of(&self, line: u32, column: u32) -> Option<u32> {
         let rel = line.checked_sub(self.line)?;
@@ -377,7 +410,7 @@ const called = (function () { return 1; })();
         let reg = ScriptRegistry::default();
         // An inline script whose text starts at line 3, column 9 of its document.
         let src = "function f() {\n  return g();\n}\nconst g = () =>\n  1;\nf();";
-        reg.register(7, "https://a.test/", src, 3, 9, false, false);
+        reg.register(7, 0, "https://a.test/", src, 3, 9, false, false);
         let (id, hidden) = reg.lookup(7).unwrap();
         assert!(!hidden);
         // Inside f's body (document line 4).
@@ -392,6 +425,27 @@ const called = (function () { return 1; })();
         assert_eq!(reg.resource(id).as_deref(), Some("https://a.test/"));
         // Unknown sources (eval code) are not registered.
         assert!(reg.lookup(8).is_none());
+        // By definition position (the `(` the engine reports): f at 3:19, g at 6:11; and
+        // the top level.
+        let r = reg.resolve_definition(id, 3, 19).unwrap();
+        assert_eq!((r.name.as_str(), r.line, r.column), ("f", 3, 19));
+        let r = reg.resolve_definition(id, 6, 11).unwrap();
+        assert_eq!((r.name.as_str(), r.line, r.column), ("g", 6, 11));
+        let r = reg.resolve_top_level(id).unwrap();
+        assert_eq!((r.name.as_str(), r.line, r.column), ("", 3, 9));
+    }
+
+    #[test]
+    fn a_definition_names_its_own_function_not_an_enclosing_one() {
+        let reg = ScriptRegistry::default();
+        // `inner`'s `(` is inside `outer`; a declaration at the very start of the script is
+        // not the script's top level.
+        let src = "function outer() {\n  function inner(a) { return a; }\n}\nouter();";
+        reg.register(1, 0, "https://a.test/s.js", src, 1, 1, false, false);
+        let (id, _) = reg.lookup(1).unwrap();
+        assert_eq!(reg.resolve_definition(id, 2, 17).unwrap().name, "inner");
+        assert_eq!(reg.resolve_definition(id, 1, 15).unwrap().name, "outer");
+        assert_eq!(reg.resolve_top_level(id).unwrap().name, "");
     }
 
     #[test]
@@ -400,8 +454,26 @@ const called = (function () { return 1; })();
         // other contents: each source id keeps its own flag and its own text.
         let reg = ScriptRegistry::default();
         let url = "https://b.test/work.js";
-        reg.register(10, url, "function visible() {\n  1;\n}", 1, 1, true, false);
-        reg.register(11, url, "function secret() {\n  2;\n}", 1, 1, false, true);
+        reg.register(
+            10,
+            0,
+            url,
+            "function visible() {\n  1;\n}",
+            1,
+            1,
+            true,
+            false,
+        );
+        reg.register(
+            11,
+            0,
+            url,
+            "function secret() {\n  2;\n}",
+            1,
+            1,
+            false,
+            true,
+        );
         let (visible, hidden) = reg.lookup(10).unwrap();
         assert!(!hidden);
         assert_eq!(reg.resolve(visible, 2, 3).unwrap().name, "visible");

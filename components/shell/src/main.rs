@@ -150,11 +150,15 @@ fn print_stats(report: &jsprof_script::RunReport) {
         serde_json::json!({
             "samples": samples,
             "sampling_support": report.sampling.is_some(),
+            "walks": sampling.walks,
             "captures": sampling.samples,
             "capture_fallbacks": sampling.fallbacks,
             "run_ms": report.elapsed.as_secs_f64() * 1e3,
-            "sampling_ms": sampling.total.as_secs_f64() * 1e3,
-            "sampling_fraction": sampling.total.as_secs_f64() / report.elapsed.as_secs_f64(),
+            "sampling_ms": (sampling.total + sampling.walk_time).as_secs_f64() * 1e3,
+            "sampling_fraction": (sampling.total + sampling.walk_time).as_secs_f64()
+                / report.elapsed.as_secs_f64(),
+            "walk_us_depth5": micros(sampling.walk_at_depth5),
+            "walk_us_depth20": micros(sampling.walk_at_depth20),
             "capture_us_depth5": micros(sampling.mean_at_depth(5)),
             "capture_us_depth20": micros(sampling.mean_at_depth(20)),
             "stop_ms": report.stop_time.map(|d| d.as_secs_f64() * 1e3),

@@ -25,6 +25,7 @@ use crate::symbols::ScriptRegistry;
 use jsprof_net::Origin;
 
 pub(crate) mod bindings;
+mod sampling;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,
@@ -57,11 +58,12 @@ pub(crate) trait Host {
         url: &str,
         module: bool,
     ) -> Result<crate::page::FetchedScript, String>;
-    /// Records a script just compiled, under its SpiderMonkey ScriptSource id, for the
-    /// profiler (names, positions, and whether its frames are hidden).
+    /// Records a script window `window` just compiled, under its SpiderMonkey ScriptSource
+    /// id, for the profiler (names, positions, realm, and whether its frames are hidden).
     #[allow(clippy::too_many_arguments)]
     fn register_script(
         &self,
+        window: usize,
         source_id: u32,
         url: &str,
         source: &str,
@@ -148,6 +150,46 @@ thread_local! {
 }
 
 thread_local! {
+    /// The GC slice callback that was installed before ours (called after ours).
+    static PREVIOUS_GC_SLICE: std::cell::Cell<jsapi::JS::GCSliceCallback> = const { std::cell::Cell::new(None) };
+}
+
+/// The GC slice callback of every runtime: tells the sampler's walk when a slice begins and
+/// ends (it keeps the slice's JS stack for ticks inside it), then calls the callback that
+/// was installed before.
+unsafe extern "C" fn on_gc_slice(
+    cx: *mut JSContext,
+    progress: jsapi::JS::GCProgress,
+    desc: *const jsapi::JS::GCDescription,
+) {
+    use jsapi::JS::GCProgress::{GC_CYCLE_END, GC_SLICE_BEGIN, GC_SLICE_END};
+    match progress {
+        // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
+        // JIT stack, which a slice does not change.
+        GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true) },
+        // SAFETY: as above.
+        GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false) },
+        _ => {}
+    }
+    if let Some(previous) = PREVIOUS_GC_SLICE.with(|p| p.get()) {
+        // SAFETY: the callback SpiderMonkey had before ours, called as it would be.
+        unsafe { previous(cx, progress, desc) };
+    }
+}
+
+/// The nursery collection callback of every runtime: as [`on_gc_slice`] for minor GCs.
+unsafe extern "C" fn on_nursery_collection(
+    _cx: *mut JSContext,
+    progress: jsapi::JS::GCNurseryProgress,
+    _reason: jsapi::JS::GCReason,
+    _data: *mut c_void,
+) {
+    let begin = progress == jsapi::JS::GCNurseryProgress::GC_NURSERY_COLLECTION_START;
+    // SAFETY: on the context's own thread, inside the collection.
+    unsafe { sampling::gc_slice(begin) }
+}
+
+thread_local! {
     /// Set by [`Js::terminate_on_interrupt`]: the next interrupt stops the running script.
     static TERMINATE: RefCell<Option<Arc<std::sync::atomic::AtomicBool>>> = const { RefCell::new(None) };
     /// The profiler agent of this thread's event loop, once a profiler wants samples.
@@ -164,6 +206,8 @@ struct Agent {
     sources: FxHashMap<u32, (Option<jsprof_profiler::ScriptId>, bool)>,
     /// The SavedFrame class, once seen (checked by name the first time).
     saved_frame_class: *const jsapi::JSClass,
+    /// The SIGPROF walk, if this agent samples that way.
+    signal: Option<Arc<sampling::SignalSampler>>,
     stats: SamplingStats,
 }
 
@@ -194,9 +238,17 @@ impl Agent {
 }
 
 /// What sampling cost the agent's thread: time inside the interrupt callback (request check,
-/// capture, hand-over), in total and by captured stack depth.
+/// capture, hand-over), in total and by captured stack depth; and time inside the SIGPROF
+/// walks.
 #[derive(Debug, Clone, Default)]
 pub struct SamplingStats {
+    /// Stacks taken by the SIGPROF walk, and the agent's time in its handler.
+    pub walks: u64,
+    pub walk_time: std::time::Duration,
+    /// Mean handler time of walks of exactly 5 and 20 frames, if any.
+    pub walk_at_depth5: Option<std::time::Duration>,
+    pub walk_at_depth20: Option<std::time::Duration>,
+    /// Stacks captured in the interrupt callback.
     pub samples: u64,
     /// Captures that could not read SavedFrame slots directly and used the accessors.
     pub fallbacks: u64,
@@ -384,7 +436,16 @@ unsafe fn compile_and_run_classic(
             return false;
         }
         let id = jsprof_script_source_id(script.get());
-        host().register_script(id, url, source, line, column, false, muted);
+        host().register_script(
+            current_window(cx),
+            id,
+            url,
+            source,
+            line,
+            column,
+            false,
+            muted,
+        );
         rooted!(in(cx) let mut rval = UndefinedValue());
         jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into())
     }
@@ -407,6 +468,15 @@ impl Js {
             // engine's questions, and `perform_microtask_checkpoint` drains the queue.
             let queue = mozjs::glue::CreateJobQueue(&JOB_QUEUE_TRAPS);
             jsapi::SetJobQueue(cx, queue as *mut jsapi::JS::JobQueue);
+            // GC slices: the profiler's walk keeps each slice's stack (and later listeners
+            // chain here, never registering twice).
+            let previous = jsapi::JS::SetGCSliceCallback(cx, Some(on_gc_slice));
+            PREVIOUS_GC_SLICE.with(|p| p.set(previous));
+            jsapi::JS::AddGCNurseryCollectionCallback(
+                cx,
+                Some(on_nursery_collection),
+                ptr::null_mut(),
+            );
             jsapi::JS::SetPromiseRejectionTrackerCallback(
                 cx,
                 Some(track_rejection),
@@ -440,7 +510,27 @@ impl Js {
 
     /// What sampling has cost this runtime's thread so far.
     pub fn sampling_stats(&self) -> Option<SamplingStats> {
-        AGENT.with(|a| a.borrow().as_ref().map(|a| a.stats.clone()))
+        AGENT.with(|a| {
+            a.borrow().as_ref().map(|a| {
+                let cost = |depth| {
+                    a.signal
+                        .as_ref()
+                        .map_or_else(Default::default, |s| s.cost(depth))
+                };
+                let (walk_time, walks) = cost(None);
+                let mean = |depth| {
+                    let (t, n): (std::time::Duration, u64) = cost(Some(depth));
+                    (n > 0).then(|| t / n as u32)
+                };
+                SamplingStats {
+                    walks,
+                    walk_time,
+                    walk_at_depth5: mean(5),
+                    walk_at_depth20: mean(20),
+                    ..a.stats.clone()
+                }
+            })
+        })
     }
 
     /// Makes the interrupt callback terminate the running script (uncatchably) once `flag` is
@@ -974,7 +1064,12 @@ impl Drop for Js {
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());
         GLOBALS.with(|g| g.borrow_mut().clear());
-        AGENT.with(|a| a.borrow_mut().take());
+        // The walk's agent goes before the runtime (no sample can be running once closed).
+        if let Some(agent) = AGENT.with(|a| a.borrow_mut().take()) {
+            if let Some(signal) = &agent.signal {
+                signal.close();
+            }
+        }
         TERMINATE.with(|t| t.borrow_mut().take());
         self.windows.clear();
         HOST.with(|h| *h.borrow_mut() = None);
@@ -984,26 +1079,46 @@ impl Drop for Js {
 /// Makes this thread's runtime a profiler agent: stacks are captured in the interrupt
 /// callback, for `realm`, resolved later through `registry`. (Sampling support, initialised
 /// when a document's policy says: eagerly, or with the first `Profiler`.)
+///
+/// With `signal_sampling`, the sampler takes each stack at its tick through a SIGPROF walk
+/// (`sampling.rs`), and the interrupt capture serves only what the walk cannot;
+/// `register` registers the agent with the group, given that sampler.
 pub(crate) fn install_agent(
-    handle: AgentHandle,
     realm: RealmId,
     registry: Arc<ScriptRegistry>,
     max_frames: u32,
-) {
+    signal_sampling: bool,
+    register: impl FnOnce(Option<jsprof_profiler::StackSampler>) -> AgentHandle,
+) -> AgentHandle {
+    let signal = match (signal_sampling, Runtime::get()) {
+        // SAFETY: the context is this thread's own; `Js::drop` closes the sampler before
+        // the runtime goes.
+        (true, Some(cx)) => {
+            Some(unsafe { sampling::SignalSampler::install(cx.as_ptr(), registry.clone(), realm) })
+        }
+        _ => None,
+    };
+    let handle = register(
+        signal
+            .clone()
+            .map(|s| Box::new(move || s.sample()) as jsprof_profiler::StackSampler),
+    );
     AGENT.with(|a| {
         *a.borrow_mut() = Some(Agent {
-            handle,
+            handle: handle.clone(),
             realm,
             registry,
             max_frames: max_frames.max(1),
             sources: FxHashMap::default(),
             saved_frame_class: ptr::null(),
+            signal,
             stats: SamplingStats {
                 by_depth: vec![(0, 0); 65],
                 ..Default::default()
             },
         })
     });
+    handle
 }
 
 /// The interrupt callback: if the sampler asked this agent for a stack (and the request is
@@ -1509,7 +1624,16 @@ unsafe fn compile_module(
             return ptr::null_mut();
         }
         let id = jsprof_module_source_id(module.get());
-        host().register_script(id, url, source, line, column, true, false);
+        host().register_script(
+            current_window(cx),
+            id,
+            url,
+            source,
+            line,
+            column,
+            true,
+            false,
+        );
         rooted!(in(cx) let map = modules);
         rooted!(in(cx) let value = ObjectValue(module.get()));
         let key = cstring(url);

@@ -1,10 +1,41 @@
 // The C++ side of jsprof's SpiderMonkey glue: what the public Rust bindings do not reach.
-// Built by build.rs against the same SpiderMonkey build mozjs_sys made. Every function is
-// `extern "C"`, takes live pointers on the JS thread that owns them, and cannot GC.
+// Built by build.rs against the same SpiderMonkey build mozjs_sys made.
+//
+// 1. A compiled script's ScriptSource id (the identity every captured frame carries).
+// 2. The sampler's stack walk. The profiler takes a sample *at the tick*, whatever the
+//    agent's thread is doing (JIT code, the interpreter, a long native call such as
+//    JSON.parse): the sampler thread sends the agent's thread a SIGPROF, and the handler,
+//    on the agent's thread, stopped at an arbitrary pc, walks its JS frames with
+//    SpiderMonkey's profiling frame iterator (the same walk Gecko's profiler does on a
+//    suspended thread) and the profiling stack (frames of the C++ interpreter). It writes
+//    plain numbers into the agent's preallocated buffer and wakes the sampler.
+//
+// Rules of the handler: it allocates nothing, takes no lock, calls no function that could
+// (only the iterator, which SpiderMonkey designs for a thread stopped anywhere, and which
+// yields nothing while sampling is suppressed: JIT table updates, profiler toggling), and
+// keeps errno. Everything else happens on the agent's thread (setup, teardown) or on the
+// sampler thread (the request and the wait), never both at once for one agent.
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include "jsapi.h"
+#include "jsfriendapi.h"
 #include "js/Modules.h"
+#include "js/ProfilingFrameIterator.h"
+#include "js/ProfilingStack.h"
 #include "vm/JSScript.h"
+
+// ---- 1. Script identity ------------------------------------------------------------------
 
 // The id of the ScriptSource a compiled script (or function) belongs to: the same id a
 // SavedFrame's source id slot and the profiler's frames carry. Every compilation has its own
@@ -17,4 +48,313 @@ extern "C" uint32_t jsprof_script_source_id(JSScript* script) {
 extern "C" uint32_t jsprof_module_source_id(JSObject* module) {
   JSScript* script = JS::GetModuleScript(JS::Handle<JSObject*>::fromMarkedLocation(&module));
   return script ? script->scriptSource()->id() : 0;
+}
+
+// ---- 2. The stack walk ---------------------------------------------------------------------
+
+// One frame as the walk reports it: the frame's ScriptSource id and the 1-based definition
+// position of its function (the `(` of its parameter list), or no position for top-level
+// script code.
+struct jsprof_frame {
+  uint32_t source_id;
+  uint32_t line;
+  uint32_t column;
+  uint32_t flags;  // JSPROF_FRAME_*
+};
+static const uint32_t JSPROF_FRAME_DEFINITION = 1;  // line/column: the function's definition
+static const uint32_t JSPROF_FRAME_TOP_LEVEL = 2;   // top-level code of its script
+
+static const uint32_t kMaxFrames = 256;
+
+enum : uint32_t { kIdle = 0, kRequested = 1, kDone = 2, kWalking = 3 };
+
+// What a walk found (jsprof_agent_sample's result).
+enum : int32_t {
+  JSPROF_SAMPLE_OK = 0,          // `count` frames, outermost first
+  JSPROF_SAMPLE_NOT_ENABLED = 1, // profiling instrumentation is off: nothing to walk
+  JSPROF_SAMPLE_NO_SIGNAL = 2,   // the thread could not be signalled (it is gone)
+  JSPROF_SAMPLE_TIMEOUT = 3,     // the handler did not run in time
+};
+
+struct JsprofAgent {
+  JSContext* cx;
+  ProfilingStack* stack;
+  pid_t tid;
+  bool enabled;
+  std::atomic<uint32_t> state;
+  int32_t status;
+  uint32_t count;
+  bool truncated;
+  // Time spent in the handler (ns), and walks, in total and by frames walked (the last
+  // bucket: that many or more), for --profile-stats. Written by the handler only.
+  uint64_t handler_ns;
+  uint64_t walks;
+  uint64_t depth_ns[65];
+  uint64_t depth_walks[65];
+  jsprof_frame frames[kMaxFrames];
+  // The stack of the GC slice running now, walked when it began: SpiderMonkey suppresses
+  // sampling while it sweeps its JIT tables, and the JS stack cannot change during a
+  // slice. `in_gc` is set by the agent's thread, read by its handler.
+  volatile bool in_gc;
+  uint32_t gc_depth;  // nursery collections nest inside major slices
+  uint32_t gc_count;
+  jsprof_frame gc_frames[kMaxFrames];
+  // Scratch for the merge: JIT frames (youngest first) and their stack addresses.
+  jsprof_frame jit[kMaxFrames];
+  void* jit_addr[kMaxFrames];
+};
+
+// The agent of this thread, read by the signal handler (initial-exec TLS: no allocation on
+// first access from a handler).
+static thread_local JsprofAgent* tls_agent __attribute__((tls_model("initial-exec"))) = nullptr;
+
+static uint64_t now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// Parses the position a SpiderMonkey profile string ends with: "name (url:line:col)",
+// "url:line:col", or just "url" for top-level code (no position).
+static jsprof_frame frame_from_label(uint32_t source_id, const char* label) {
+  jsprof_frame f{source_id, 0, 0, JSPROF_FRAME_TOP_LEVEL};
+  if (!label) return f;
+  size_t end = strnlen(label, 4096);
+  if (end > 0 && label[end - 1] == ')') end--;
+  uint32_t numbers[2] = {0, 0};
+  for (int n = 0; n < 2; n++) {
+    size_t digits = 0;
+    uint64_t value = 0, scale = 1;
+    while (end > 0 && label[end - 1] >= '0' && label[end - 1] <= '9' && digits < 10) {
+      value += uint64_t(label[end - 1] - '0') * scale;
+      scale *= 10;
+      end--;
+      digits++;
+    }
+    if (digits == 0 || end == 0 || label[end - 1] != ':') return f;
+    end--;
+    numbers[n] = uint32_t(value);
+  }
+  f.line = numbers[1];
+  f.column = numbers[0];
+  f.flags = JSPROF_FRAME_DEFINITION;
+  return f;
+}
+
+// The registers of the agent's thread stopped at `uc`.
+static JS::ProfilingFrameIterator::RegisterState registers(const ucontext_t* uc) {
+  JS::ProfilingFrameIterator::RegisterState regs;
+#if defined(__x86_64__)
+  regs.pc = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RIP]);
+  regs.sp = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RSP]);
+  regs.fp = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RBP]);
+  regs.tempRA = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_R10]);
+  regs.tempFP = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_R12]);
+#elif defined(__aarch64__)
+  regs.pc = reinterpret_cast<void*>(uc->uc_mcontext.pc);
+  regs.sp = reinterpret_cast<void*>(uc->uc_mcontext.sp);
+  regs.fp = reinterpret_cast<void*>(uc->uc_mcontext.regs[29]);
+  regs.lr = reinterpret_cast<void*>(uc->uc_mcontext.regs[30]);
+#endif
+  return regs;
+}
+
+// The walk, on the agent's thread, stopped at `regs` (or, with empty registers, at a point
+// where SpiderMonkey itself called out: the profiler starts from the last JIT exit frame).
+// The frames go to `out` (`*out_count` of them, outermost first).
+static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState& regs,
+                 jsprof_frame* out, uint32_t* out_count) {
+  *out_count = 0;
+  a->truncated = false;
+  JSContext* cx = a->cx;
+  if (!a->enabled || !JS::IsProfilingEnabledForContext(cx)) {
+    a->status = JSPROF_SAMPLE_NOT_ENABLED;
+    return;
+  }
+  // JIT frames (Baseline Interpreter, Baseline, Ion with its inlined frames), youngest
+  // first, each with the stack address the merge orders by.
+  uint32_t njit = 0;
+  for (JS::ProfilingFrameIterator it(cx, regs); !it.done() && njit < kMaxFrames; ++it) {
+    JS::ProfilingFrameIterator::Frame buf[16];
+    uint32_t n = it.extractStack(buf, 0, 16);
+    for (uint32_t i = 0; i < n && njit < kMaxFrames; i++) {
+      a->jit[njit] = frame_from_label(buf[i].sourceId, buf[i].label);
+      a->jit_addr[njit] = buf[i].stackAddress;
+      njit++;
+    }
+  }
+  // The profiling stack, oldest first: label and SP-marker frames give the stack address
+  // of the C++ interpreter's JS frames after them (Gecko's MergeStacks); frames running
+  // in JIT code (OSR) and js::RunScript markers (no profile string) are left to the JIT
+  // walk. Merged with the JIT frames by address, oldest (highest) first.
+  ProfilingStack* ps = a->stack;
+  uint32_t depth = ps->stackSize();
+  if (depth > ps->stackCapacity()) depth = ps->stackCapacity();
+  js::ProfilingStackFrame* pframes = ps->frames;
+  void* last_label_addr = nullptr;
+  int32_t j = int32_t(njit) - 1;  // the oldest JIT frame not emitted yet
+  auto emit = [&](const jsprof_frame& f) {
+    if (*out_count < kMaxFrames) {
+      out[(*out_count)++] = f;
+    } else {
+      a->truncated = true;
+    }
+  };
+  for (uint32_t i = 0; pframes && i < depth; i++) {
+    js::ProfilingStackFrame& pf = pframes[i];
+    if (pf.isLabelFrame() || pf.isSpMarkerFrame()) {
+      last_label_addr = pf.stackAddress();
+      continue;
+    }
+    if (!pf.isJsFrame() || pf.isOSRFrame() || !pf.dynamicString()) continue;
+    // Emit the JIT frames older than this interpreter frame first.
+    while (j >= 0 && a->jit_addr[j] > last_label_addr) emit(a->jit[j--]);
+    emit(frame_from_label(pf.sourceId(), pf.dynamicString()));
+  }
+  while (j >= 0) emit(a->jit[j--]);
+  a->status = JSPROF_SAMPLE_OK;
+}
+
+static void on_sigprof(int, siginfo_t*, void* context) {
+  int saved_errno = errno;
+  JsprofAgent* a = tls_agent;
+  uint32_t expected = kRequested;
+  if (a && a->state.compare_exchange_strong(expected, kWalking)) {
+    uint64_t start = now_ns();
+    walk(a, registers(static_cast<const ucontext_t*>(context)), a->frames, &a->count);
+    // Nothing walkable inside a GC slice (sampling is suppressed while the JIT tables are
+    // swept): the slice's stack, walked when it began.
+    if (a->count == 0 && a->in_gc) {
+      for (uint32_t i = 0; i < a->gc_count; i++) a->frames[i] = a->gc_frames[i];
+      a->count = a->gc_count;
+    }
+    uint64_t spent = now_ns() - start;
+    uint32_t bucket = a->count < 64 ? a->count : 64;
+    a->walks++;
+    a->handler_ns += spent;
+    a->depth_ns[bucket] += spent;
+    a->depth_walks[bucket]++;
+    a->state.store(kDone, std::memory_order_release);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
+  }
+  errno = saved_errno;
+}
+
+static std::atomic<bool> handler_installed{false};
+
+// Creates the sampling agent of this thread's context (on that thread): a profiling stack
+// for the context, and the SIGPROF handler (once per process). Sampling walks nothing until
+// jsprof_agent_enable.
+extern "C" JsprofAgent* jsprof_agent_new(JSContext* cx) {
+  if (!handler_installed.exchange(true)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPROF, &sa, nullptr);
+  }
+  JsprofAgent* a = new JsprofAgent();
+  a->cx = cx;
+  a->stack = new ProfilingStack();
+  a->tid = pid_t(syscall(SYS_gettid));
+  a->enabled = false;
+  a->state.store(kIdle);
+  js::SetContextProfilingStack(cx, a->stack);
+  tls_agent = a;
+  return a;
+}
+
+// Turns SpiderMonkey's profiling instrumentation on (on the agent's thread, outside any
+// JS): JIT code is discarded and recompiled with it, and every script starts in the
+// Baseline Interpreter, whose frames the iterator sees.
+extern "C" void jsprof_agent_enable(JsprofAgent* a) {
+  if (a->enabled) return;
+  JS_SetGlobalJitCompilerOption(a->cx, JSJITCOMPILER_BASELINE_INTERPRETER_WARMUP_TRIGGER, 0);
+  js::EnableContextProfilingStack(a->cx, true);
+  a->enabled = true;
+}
+
+// Takes the agent's stack now, from the sampler thread: signals the agent's thread and waits
+// (at most `timeout_ns`) for its handler's walk. On JSPROF_SAMPLE_OK, `*frames` points at
+// `*count` frames, outermost first, valid until the next call for this agent.
+extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
+                                       const jsprof_frame** frames, uint32_t* count,
+                                       bool* truncated) {
+  *count = 0;
+  a->state.store(kRequested, std::memory_order_release);
+  if (syscall(SYS_tgkill, getpid(), a->tid, SIGPROF) != 0) {
+    a->state.store(kIdle);
+    return JSPROF_SAMPLE_NO_SIGNAL;
+  }
+  uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    uint32_t s = a->state.load(std::memory_order_acquire);
+    if (s == kDone) break;
+    uint64_t now = now_ns();
+    if (s == kRequested && now >= deadline) {
+      // Not started: withdraw the request (the handler, if it runs later, finds nothing).
+      uint32_t expected = kRequested;
+      if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
+      continue;
+    }
+    // Wait for a state change (the walk itself takes microseconds).
+    struct timespec wait = {0, 200000};
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAIT_PRIVATE, s, &wait,
+            nullptr, 0);
+  }
+  int32_t status = a->status;
+  *frames = a->frames;
+  *count = a->count;
+  *truncated = a->truncated;
+  a->state.store(kIdle, std::memory_order_release);
+  return status;
+}
+
+// A collection of the agent's context (a major GC slice or a nursery collection) begins
+// (`begin`) or ends, on the agent's thread: when the outermost one begins, its stack is
+// walked and kept for ticks inside it.
+extern "C" void jsprof_agent_gc_slice(bool begin) {
+  JsprofAgent* a = tls_agent;
+  if (!a) return;
+  if (!begin) {
+    if (a->gc_depth > 0 && --a->gc_depth == 0) a->in_gc = false;
+    return;
+  }
+  if (a->gc_depth++ > 0) return;
+  // Walk as the handler would, with SIGPROF blocked so that the handler (which uses the
+  // same buffers) cannot run in the middle; a tick that comes meanwhile is handled as soon
+  // as it is unblocked, and then finds the slice's stack.
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGPROF);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  JS::ProfilingFrameIterator::RegisterState none;
+  a->in_gc = false;
+  walk(a, none, a->gc_frames, &a->gc_count);
+  a->in_gc = true;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// Time the agent's thread spent in walks, and how many: in all (`depth` > 64) or of walks
+// that found exactly `depth` frames (64: that many or more).
+extern "C" void jsprof_agent_cost(const JsprofAgent* a, uint32_t depth, uint64_t* handler_ns,
+                                  uint64_t* walks) {
+  if (depth > 64) {
+    *handler_ns = a->handler_ns;
+    *walks = a->walks;
+  } else {
+    *handler_ns = a->depth_ns[depth];
+    *walks = a->depth_walks[depth];
+  }
+}
+
+// Tears the agent down (on its thread, outside any JS, with no sample in progress).
+extern "C" void jsprof_agent_free(JsprofAgent* a) {
+  tls_agent = nullptr;
+  if (a->enabled) js::EnableContextProfilingStack(a->cx, false);
+  js::SetContextProfilingStack(a->cx, nullptr);
+  delete a->stack;
+  delete a;
 }

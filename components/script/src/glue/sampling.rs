@@ -1,0 +1,204 @@
+//! Taking a sample at the tick: the Rust side of the SIGPROF stack walk in `shim.cpp`.
+//!
+//! When sampling support starts on an agent's thread, [`SignalSampler::install`] creates the
+//! C++ agent of its context (a profiling stack, the process's SIGPROF handler) and turns
+//! SpiderMonkey's profiling instrumentation on. The sampler thread then calls
+//! [`SignalSampler::sample`] at each tick: the agent's thread is signalled, walks its own JS
+//! frames in the handler (JIT frames, interpreter frames, whatever native call it is in),
+//! and the sampler turns the walk's (source id, definition position) pairs into raw frames
+//! with the script registry — after the agent has resumed, since the registry takes a lock.
+//!
+//! The C++ agent lives as long as the runtime: [`SignalSampler::close`] (on the agent's
+//! thread, when its `Js` goes) takes the same lock a sample holds, so no sample can be in
+//! progress while it is freed, and none starts after.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jsprof_profiler::{FrameSite, RawFrame, RawStack, RealmId, Sampled};
+use mozjs::jsapi::JSContext;
+
+use crate::symbols::ScriptRegistry;
+
+/// A frame as the walk reports it (`jsprof_frame` in shim.cpp).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct WalkFrame {
+    source_id: u32,
+    line: u32,
+    column: u32,
+    flags: u32,
+}
+
+const FRAME_DEFINITION: u32 = 1;
+const FRAME_TOP_LEVEL: u32 = 2;
+const SAMPLE_OK: i32 = 0;
+
+extern "C" {
+    fn jsprof_agent_new(cx: *mut JSContext) -> *mut c_void;
+    fn jsprof_agent_enable(agent: *mut c_void);
+    fn jsprof_agent_sample(
+        agent: *mut c_void,
+        timeout_ns: u64,
+        frames: *mut *const WalkFrame,
+        count: *mut u32,
+        truncated: *mut bool,
+    ) -> i32;
+    fn jsprof_agent_cost(agent: *const c_void, depth: u32, handler_ns: *mut u64, walks: *mut u64);
+    fn jsprof_agent_free(agent: *mut c_void);
+    fn jsprof_agent_gc_slice(begin: bool);
+}
+
+/// A GC slice of this thread's context begins or ends (see `jsprof_agent_gc_slice`).
+///
+/// # Safety
+/// On the thread of a context, from its GC slice callback.
+pub(super) unsafe fn gc_slice(begin: bool) {
+    // SAFETY: per the contract; without an agent on this thread it does nothing.
+    unsafe { jsprof_agent_gc_slice(begin) }
+}
+
+/// The C++ agent, while its runtime lives.
+struct AgentPtr(*mut c_void);
+
+// SAFETY: the pointer is only used under `SignalSampler::agent`'s lock: by the sampler
+// thread to request a walk (which the C++ side makes safe across threads: an atomic state,
+// a signal, a futex) and by the owning thread to read costs and to free it.
+unsafe impl Send for AgentPtr {}
+
+/// How long the sampler waits for the agent's handler before asking by interrupt instead.
+const WALK_TIMEOUT: Duration = Duration::from_millis(10);
+
+/// The signal-walk sampler of one agent (a window's event loop or a worker).
+pub(crate) struct SignalSampler {
+    agent: Mutex<Option<AgentPtr>>,
+    registry: Arc<ScriptRegistry>,
+    /// The realm of frames whose script the registry does not know (they are hidden).
+    default_realm: RealmId,
+}
+
+impl std::fmt::Debug for SignalSampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignalSampler").finish_non_exhaustive()
+    }
+}
+
+impl SignalSampler {
+    /// Creates the agent of `cx` (this thread's context, outside any walk) and turns
+    /// profiling instrumentation on.
+    ///
+    /// # Safety
+    /// `cx` must be this thread's live context; the sampler must be closed on this thread
+    /// before the context is destroyed.
+    pub(crate) unsafe fn install(
+        cx: *mut JSContext,
+        registry: Arc<ScriptRegistry>,
+        default_realm: RealmId,
+    ) -> Arc<SignalSampler> {
+        // SAFETY: per the contract; the agent is created and enabled on the context's own
+        // thread, as SpiderMonkey requires.
+        let agent = unsafe {
+            let agent = jsprof_agent_new(cx);
+            jsprof_agent_enable(agent);
+            agent
+        };
+        Arc::new(SignalSampler {
+            agent: Mutex::new(Some(AgentPtr(agent))),
+            registry,
+            default_realm,
+        })
+    }
+
+    /// Takes the agent's stack now (on the sampler thread).
+    pub(crate) fn sample(&self) -> Sampled {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(ptr) = agent.as_ref() else {
+            return Sampled::Unavailable;
+        };
+        let mut frames: *const WalkFrame = std::ptr::null();
+        let (mut count, mut truncated) = (0u32, false);
+        // SAFETY: the agent is alive (it is only freed under this lock); the C++ side
+        // coordinates the walk on the agent's thread and returns a buffer that stays valid
+        // until the next call for this agent, which this lock excludes.
+        let status = unsafe {
+            jsprof_agent_sample(
+                ptr.0,
+                WALK_TIMEOUT.as_nanos() as u64,
+                &mut frames,
+                &mut count,
+                &mut truncated,
+            )
+        };
+        if status != SAMPLE_OK || count == 0 || frames.is_null() {
+            // Nothing walkable (instrumentation off, sampling suppressed for a moment, a
+            // thread that did not answer): the core asks by interrupt instead.
+            return Sampled::Unavailable;
+        }
+        // SAFETY: `count` frames at `frames`, valid while the lock is held (see above).
+        let walked = unsafe { std::slice::from_raw_parts(frames, count as usize) };
+        let stack: Vec<RawFrame> = walked.iter().map(|f| self.raw_frame(f)).collect();
+
+        drop(agent);
+        Sampled::Stack(RawStack::from(stack))
+    }
+
+    /// A walked frame as a raw frame: its script and realm from the registry (unknown
+    /// sources — eval code, the prelude, self-hosted builtins — are hidden).
+    fn raw_frame(&self, f: &WalkFrame) -> RawFrame {
+        let (script, hidden, realm) = match self.registry.lookup_with_window(f.source_id) {
+            Some((script, hidden, window)) => (Some(script), hidden, RealmId(window as u32 + 1)),
+            None => (None, true, self.default_realm),
+        };
+        let site = if f.flags & FRAME_TOP_LEVEL != 0 {
+            FrameSite::TopLevel
+        } else if f.flags & FRAME_DEFINITION != 0 {
+            FrameSite::Definition {
+                line: f.line,
+                column: f.column,
+            }
+        } else {
+            FrameSite::Position {
+                line: f.line,
+                column: f.column,
+            }
+        };
+        RawFrame {
+            realm,
+            script,
+            hidden,
+            site,
+        }
+    }
+
+    /// Time the agent's thread spent walking in its handler, and how many walks: in all
+    /// (`depth` `None`) or of walks that found `depth` frames (64: that many or more).
+    pub(crate) fn cost(&self, depth: Option<u32>) -> (Duration, u64) {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(ptr) = agent.as_ref() else {
+            return (Duration::ZERO, 0);
+        };
+        let (mut ns, mut walks) = (0u64, 0u64);
+        // SAFETY: the agent is alive under the lock; the counters are plain integers the
+        // handler (on the calling thread itself, which is this one) updates.
+        unsafe {
+            jsprof_agent_cost(
+                ptr.0,
+                depth.map_or(u32::MAX, |d| d.min(64)),
+                &mut ns,
+                &mut walks,
+            )
+        };
+        (Duration::from_nanos(ns), walks)
+    }
+
+    /// Frees the agent (on its thread, outside any JS). Later samples are `Unavailable`.
+    pub(crate) fn close(&self) {
+        let mut agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(ptr) = agent.take() {
+            // SAFETY: no sample is in progress (it would hold this lock) and none can start
+            // (the pointer is gone); this is the agent's own thread, outside any JS.
+            unsafe { jsprof_agent_free(ptr.0) };
+        }
+    }
+}
