@@ -84,9 +84,13 @@ impl PendingTask {
 }
 
 impl Drop for PendingTask {
+    /// A promise given up (the work it stood for is done another way, or abandoned): the
+    /// loop no longer waits for it — and is woken, with a task that does nothing, so that
+    /// it sees that now rather than at its next timer or deadline.
     fn drop(&mut self) {
         if let Some(sender) = self.sender.take() {
             sender.pending.fetch_sub(1, Ordering::AcqRel);
+            sender.queue(Box::new(|_| {}));
         }
     }
 }
