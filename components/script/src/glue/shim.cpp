@@ -82,6 +82,9 @@ struct JsprofAgent {
   pid_t tid;
   bool enabled;
   std::atomic<uint32_t> state;
+  // Set by the sampler when it sleeps waiting for the walk (then the handler wakes it; while
+  // the sampler spins, the handler spares itself the syscall).
+  std::atomic<bool> sampler_sleeps;
   int32_t status;
   uint32_t count;
   bool truncated;
@@ -107,6 +110,14 @@ struct JsprofAgent {
 // The agent of this thread, read by the signal handler (initial-exec TLS: no allocation on
 // first access from a handler).
 static thread_local JsprofAgent* tls_agent __attribute__((tls_model("initial-exec"))) = nullptr;
+
+static inline void cpu_relax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 static uint64_t now_ns() {
   struct timespec ts;
@@ -234,9 +245,11 @@ static void on_sigprof(int, siginfo_t*, void* context) {
     a->handler_ns += spent;
     a->depth_ns[bucket] += spent;
     a->depth_walks[bucket]++;
-    a->state.store(kDone, std::memory_order_release);
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAKE_PRIVATE, 1, nullptr,
-            nullptr, 0);
+    a->state.store(kDone, std::memory_order_seq_cst);
+    if (a->sampler_sleeps.load(std::memory_order_seq_cst)) {
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAKE_PRIVATE, 1, nullptr,
+              nullptr, 0);
+    }
   }
   errno = saved_errno;
 }
@@ -288,9 +301,13 @@ extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
     a->state.store(kIdle);
     return JSPROF_SAMPLE_NO_SIGNAL;
   }
-  uint64_t deadline = now_ns() + timeout_ns;
+  uint64_t start = now_ns();
+  uint64_t deadline = start + timeout_ns;
+  // A signal reaches a running thread within microseconds and the walk takes a few more:
+  // spin that long, then sleep on the state word, asking the handler to wake us.
+  const uint64_t spin_ns = 100000;
   for (;;) {
-    uint32_t s = a->state.load(std::memory_order_acquire);
+    uint32_t s = a->state.load(std::memory_order_seq_cst);
     if (s == kDone) break;
     uint64_t now = now_ns();
     if (s == kRequested && now >= deadline) {
@@ -299,10 +316,17 @@ extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
       if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
       continue;
     }
-    // Wait for a state change (the walk itself takes microseconds).
-    struct timespec wait = {0, 200000};
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAIT_PRIVATE, s, &wait,
-            nullptr, 0);
+    if (now - start < spin_ns) {
+      cpu_relax();
+      continue;
+    }
+    a->sampler_sleeps.store(true, std::memory_order_seq_cst);
+    if (a->state.load(std::memory_order_seq_cst) == s) {
+      struct timespec wait = {0, 200000};
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAIT_PRIVATE, s, &wait,
+              nullptr, 0);
+    }
+    a->sampler_sleeps.store(false, std::memory_order_seq_cst);
   }
   int32_t status = a->status;
   *frames = a->frames;
