@@ -151,11 +151,13 @@ fn print_stats(report: &jsprof_script::RunReport) {
             "samples": samples,
             "sampling_support": report.sampling.is_some(),
             "walks": sampling.walks,
+            "walks_signalled": sampling.signalled,
             "captures": sampling.samples,
             "capture_fallbacks": sampling.fallbacks,
             "run_ms": report.elapsed.as_secs_f64() * 1e3,
-            "sampling_ms": (sampling.total + sampling.walk_time).as_secs_f64() * 1e3,
-            "sampling_fraction": (sampling.total + sampling.walk_time).as_secs_f64()
+            "signal_us": sampling.signal_cost.as_secs_f64() * 1e6,
+            "sampling_ms": sampling.agent_time().as_secs_f64() * 1e3,
+            "sampling_fraction": sampling.agent_time().as_secs_f64()
                 / report.elapsed.as_secs_f64(),
             "walk_us_depth5": micros(sampling.walk_at_depth5),
             "walk_us_depth20": micros(sampling.walk_at_depth20),

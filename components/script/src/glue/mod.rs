@@ -242,8 +242,12 @@ impl Agent {
 /// walks.
 #[derive(Debug, Clone, Default)]
 pub struct SamplingStats {
-    /// Stacks taken by the SIGPROF walk, and the agent's time in its handler.
+    /// Stacks taken by the walk (in the interrupt callback, or by SIGPROF when the interrupt
+    /// was not served in time: `signalled`), and the agent's time walking.
     pub walks: u64,
+    pub signalled: u64,
+    /// What one signal costs the agent's thread beyond its handler (calibrated).
+    pub signal_cost: std::time::Duration,
     pub walk_time: std::time::Duration,
     /// Mean handler time of walks of exactly 5 and 20 frames, if any.
     pub walk_at_depth5: Option<std::time::Duration>,
@@ -258,6 +262,12 @@ pub struct SamplingStats {
 }
 
 impl SamplingStats {
+    /// All the agent's thread spent on sampling: interrupt captures, walks, and the kernel's
+    /// part of the signals.
+    pub fn agent_time(&self) -> std::time::Duration {
+        self.total + self.walk_time + self.signal_cost * self.signalled as u32
+    }
+
     /// Mean cost of a sample with exactly `depth` frames, if any was taken.
     pub fn mean_at_depth(&self, depth: usize) -> Option<std::time::Duration> {
         let (n, ns) = *self.by_depth.get(depth)?;
@@ -522,8 +532,14 @@ impl Js {
                     let (t, n): (std::time::Duration, u64) = cost(Some(depth));
                     (n > 0).then(|| t / n as u32)
                 };
+                let (signalled, signal_cost) = a
+                    .signal
+                    .as_ref()
+                    .map_or_else(Default::default, |s| s.signalled());
                 SamplingStats {
                     walks,
+                    signalled,
+                    signal_cost,
                     walk_time,
                     walk_at_depth5: mean(5),
                     walk_at_depth20: mean(20),
@@ -1134,6 +1150,9 @@ unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
         // Returning false ends the running script without an exception it could catch.
         return false;
     }
+    // A sample the sampler asked for: walked here, where the JS code stopped.
+    // SAFETY: this is the context's interrupt callback, on its thread.
+    unsafe { sampling::on_interrupt() };
     AGENT.with(|a| {
         let mut a = a.borrow_mut();
         let Some(agent) = a.as_mut() else { return };

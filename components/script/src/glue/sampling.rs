@@ -48,6 +48,17 @@ extern "C" {
     fn jsprof_agent_cost(agent: *const c_void, depth: u32, handler_ns: *mut u64, walks: *mut u64);
     fn jsprof_agent_free(agent: *mut c_void);
     fn jsprof_agent_gc_slice(begin: bool);
+    fn jsprof_agent_on_interrupt();
+    fn jsprof_agent_signalled(agent: *const c_void, signal_ns: *mut u64) -> u64;
+}
+
+/// The interrupt callback's part: walks a pending sample request where JS code stopped.
+///
+/// # Safety
+/// On a context's thread, from its interrupt callback.
+pub(super) unsafe fn on_interrupt() {
+    // SAFETY: per the contract; without an agent on this thread it does nothing.
+    unsafe { jsprof_agent_on_interrupt() }
 }
 
 /// A GC slice of this thread's context begins or ends (see `jsprof_agent_gc_slice`).
@@ -190,6 +201,19 @@ impl SignalSampler {
             )
         };
         (Duration::from_nanos(ns), walks)
+    }
+
+    /// How many walks needed a signal (the interrupt was not served in time), and what one
+    /// signal costs the agent's thread beyond its handler (measured when it was created).
+    pub(crate) fn signalled(&self) -> (u64, Duration) {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(ptr) = agent.as_ref() else {
+            return (0, Duration::ZERO);
+        };
+        let mut ns = 0u64;
+        // SAFETY: the agent is alive under the lock; plain counters of this thread's.
+        let n = unsafe { jsprof_agent_signalled(ptr.0, &mut ns) };
+        (n, Duration::from_nanos(ns))
     }
 
     /// Frees the agent (on its thread, outside any JS). Later samples are `Unavailable`.

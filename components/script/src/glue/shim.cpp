@@ -4,11 +4,16 @@
 // 1. A compiled script's ScriptSource id (the identity every captured frame carries).
 // 2. The sampler's stack walk. The profiler takes a sample *at the tick*, whatever the
 //    agent's thread is doing (JIT code, the interpreter, a long native call such as
-//    JSON.parse): the sampler thread sends the agent's thread a SIGPROF, and the handler,
-//    on the agent's thread, stopped at an arbitrary pc, walks its JS frames with
-//    SpiderMonkey's profiling frame iterator (the same walk Gecko's profiler does on a
-//    suspended thread) and the profiling stack (frames of the C++ interpreter). It writes
-//    plain numbers into the agent's preallocated buffer and wakes the sampler.
+//    JSON.parse). The sampler thread first asks for an interrupt: JIT and interpreter code
+//    serve it within microseconds, and the interrupt callback walks there. If it is not
+//    served within 50 µs (the thread is in a long native call, a collection, a blocking
+//    call), the sampler sends the agent's thread a SIGPROF, and the handler, on the agent's
+//    thread, stopped at an arbitrary pc, walks instead. The walk uses SpiderMonkey's
+//    profiling frame iterator (the same walk Gecko's profiler does on a suspended thread)
+//    and the profiling stack (frames of the C++ interpreter). It writes plain numbers into
+//    the agent's preallocated buffer. Exactly one of the two takes the request (an atomic
+//    state), so a request is walked once, at most 50 µs after its tick, and an interrupt
+//    is never served for a stack that is no longer running: the signal walks instead.
 //
 // Rules of the handler: it allocates nothing, takes no lock, calls no function that could
 // (only the iterator, which SpiderMonkey designs for a thread stopped anywhere, and which
@@ -19,6 +24,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -30,6 +36,7 @@
 
 #include "jsapi.h"
 #include "jsfriendapi.h"
+#include "js/Interrupt.h"
 #include "js/Modules.h"
 #include "js/ProfilingFrameIterator.h"
 #include "js/ProfilingStack.h"
@@ -92,6 +99,10 @@ struct JsprofAgent {
   // bucket: that many or more), for --profile-stats. Written by the handler only.
   uint64_t handler_ns;
   uint64_t walks;
+  uint64_t signalled;  // walks that needed a signal
+  // What one signal costs the thread beyond its handler (delivery and sigreturn), measured
+  // on this machine when the agent is created.
+  uint64_t signal_ns;
   uint64_t depth_ns[65];
   uint64_t depth_walks[65];
   jsprof_frame frames[kMaxFrames];
@@ -226,13 +237,13 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
   a->status = JSPROF_SAMPLE_OK;
 }
 
-static void on_sigprof(int, siginfo_t*, void* context) {
-  int saved_errno = errno;
-  JsprofAgent* a = tls_agent;
+// Takes the pending request, if any, and walks from `regs` (the signal handler's registers,
+// or none from the interrupt callback).
+static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState& regs) {
   uint32_t expected = kRequested;
   if (a && a->state.compare_exchange_strong(expected, kWalking)) {
     uint64_t start = now_ns();
-    walk(a, registers(static_cast<const ucontext_t*>(context)), a->frames, &a->count);
+    walk(a, regs, a->frames, &a->count);
     // Nothing walkable inside a GC slice (sampling is suppressed while the JIT tables are
     // swept): the slice's stack, walked when it began.
     if (a->count == 0 && a->in_gc) {
@@ -251,7 +262,23 @@ static void on_sigprof(int, siginfo_t*, void* context) {
               nullptr, 0);
     }
   }
+}
+
+static void on_sigprof(int, siginfo_t*, void* context) {
+  int saved_errno = errno;
+  JsprofAgent* a = tls_agent;
+  if (a) {
+    a->signalled++;
+    take_and_walk(a, registers(static_cast<const ucontext_t*>(context)));
+  }
   errno = saved_errno;
+}
+
+// The interrupt callback's part (on the agent's thread, from SpiderMonkey's interrupt
+// check): walks a pending request from where the JS code stopped.
+extern "C" void jsprof_agent_on_interrupt() {
+  JS::ProfilingFrameIterator::RegisterState none;
+  take_and_walk(tls_agent, none);
 }
 
 static std::atomic<bool> handler_installed{false};
@@ -276,6 +303,24 @@ extern "C" JsprofAgent* jsprof_agent_new(JSContext* cx) {
   a->state.store(kIdle);
   js::SetContextProfilingStack(cx, a->stack);
   tls_agent = a;
+  // Calibration: a signal to this very thread is delivered on the syscall's return, so the
+  // time of tgkill-to-self minus a plain syscall is what delivery and sigreturn cost (the
+  // handler finds no request and returns at once). Medians of 15.
+  uint64_t with_signal[15], plain[15];
+  pid_t pid = getpid();
+  for (int i = 0; i < 15; i++) {
+    uint64_t t0 = now_ns();
+    syscall(SYS_getppid);
+    uint64_t t1 = now_ns();
+    syscall(SYS_tgkill, pid, a->tid, SIGPROF);
+    uint64_t t2 = now_ns();
+    plain[i] = t1 - t0;
+    with_signal[i] = t2 - t1;
+  }
+  std::sort(plain, plain + 15);
+  std::sort(with_signal, with_signal + 15);
+  a->signal_ns = with_signal[7] > plain[7] ? with_signal[7] - plain[7] : 0;
+  a->signalled = 0;
   return a;
 }
 
@@ -296,16 +341,17 @@ extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
                                        const jsprof_frame** frames, uint32_t* count,
                                        bool* truncated) {
   *count = 0;
-  a->state.store(kRequested, std::memory_order_release);
-  if (syscall(SYS_tgkill, getpid(), a->tid, SIGPROF) != 0) {
-    a->state.store(kIdle);
-    return JSPROF_SAMPLE_NO_SIGNAL;
-  }
+  a->state.store(kRequested, std::memory_order_seq_cst);
+  JS_RequestInterruptCallback(a->cx);
   uint64_t start = now_ns();
   uint64_t deadline = start + timeout_ns;
+  // The interrupt is served within microseconds while JS code runs; past 50 µs the thread
+  // is elsewhere (a native call, a GC, a blocking call): signal it.
+  const uint64_t signal_after_ns = 50000;
+  bool signalled = false;
   // A signal reaches a running thread within microseconds and the walk takes a few more:
   // spin that long, then sleep on the state word, asking the handler to wake us.
-  const uint64_t spin_ns = 100000;
+  const uint64_t spin_ns = 150000;
   for (;;) {
     uint32_t s = a->state.load(std::memory_order_seq_cst);
     if (s == kDone) break;
@@ -314,6 +360,14 @@ extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
       // Not started: withdraw the request (the handler, if it runs later, finds nothing).
       uint32_t expected = kRequested;
       if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
+      continue;
+    }
+    if (!signalled && s == kRequested && now - start >= signal_after_ns) {
+      signalled = true;
+      if (syscall(SYS_tgkill, getpid(), a->tid, SIGPROF) != 0) {
+        uint32_t expected = kRequested;
+        if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_NO_SIGNAL;
+      }
       continue;
     }
     if (now - start < spin_ns) {
@@ -363,6 +417,13 @@ extern "C" void jsprof_agent_gc_slice(bool begin) {
 
 // Time the agent's thread spent in walks, and how many: in all (`depth` > 64) or of walks
 // that found exactly `depth` frames (64: that many or more).
+// Walks that needed a signal, and what one signal costs the agent's thread beyond its
+// handler.
+extern "C" uint64_t jsprof_agent_signalled(const JsprofAgent* a, uint64_t* signal_ns) {
+  *signal_ns = a->signal_ns;
+  return a->signalled;
+}
+
 extern "C" void jsprof_agent_cost(const JsprofAgent* a, uint32_t depth, uint64_t* handler_ns,
                                   uint64_t* walks) {
   if (depth > 64) {
