@@ -80,6 +80,10 @@ pub struct RunReport {
     /// How many `Profiler`s the page stopped, and the main-thread time that took (`stop()`
     /// and the task resolving its promise).
     pub page_stops: (u32, Duration),
+    /// Main-thread time spent on profiling support besides sampling itself: initialising it,
+    /// registering scripts, and the in-script guards (how many, and their estimated time).
+    pub support: Duration,
+    pub guards: u64,
 }
 
 /// The process's ProfilerGroup (one per process), with its base interval from the prefs of
@@ -216,6 +220,9 @@ struct PageHost {
     /// For a worker's loop: held while it has work (its script, timers, loads, tasks), so
     /// that its creator's page does not end before the worker has said what it had to say.
     busy: RefCell<Option<crate::dom::PendingTask>>,
+    /// Main-thread time spent on profiling support: initialising it, registering scripts
+    /// (the in-script guards are counted by the glue).
+    support: Cell<Duration>,
 }
 
 /// Message ports whose two ends live on different threads (one was transferred to a worker):
@@ -477,8 +484,18 @@ impl Host for PageHost {
         module: bool,
         muted: bool,
     ) {
+        // A document whose policy forbids profiling can never have a Profiler: unless the
+        // shell profiles it from outside, its scripts need no names (and the page pays
+        // nothing for a header it does not send).
+        if self.doc(window).policy == ProfilingPolicy::Disallowed
+            && self.options.profile_interval.is_none()
+        {
+            return;
+        }
+        let start = Instant::now();
         self.registry
             .register(source_id, window, url, source, line, column, module, muted);
+        self.support.set(self.support.get() + start.elapsed());
     }
 
     fn same_origin(&self, window: usize, url: &str) -> bool {
@@ -760,6 +777,7 @@ impl PageHost {
             workers: RefCell::default(),
             closed: Arc::default(),
             busy,
+            support: Cell::new(Duration::ZERO),
         })
     }
 
@@ -803,6 +821,13 @@ impl PageHost {
         if let Some(agent) = self.agent.borrow().as_ref() {
             return Ok(agent.clone());
         }
+        let start = Instant::now();
+        let agent = self.install_sampling_agent(window)?;
+        self.support.set(self.support.get() + start.elapsed());
+        Ok(agent)
+    }
+
+    fn install_sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
         let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
         let interrupter = self
             .interrupter
@@ -1068,6 +1093,8 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
             .unwrap_or_default(),
         page_stops: crate::dom::profiler::main_thread_stop_cost(),
+        support: page.host.support.get() + crate::glue::guard_time().1,
+        guards: crate::glue::guard_time().0,
     })
 }
 

@@ -168,6 +168,9 @@ fn print_stats(report: &jsprof_script::RunReport) {
             "page_stop_ms": (page_stops > 0)
                 .then(|| page_stop_time.as_secs_f64() * 1e3 / f64::from(page_stops)),
             "json_bytes_per_sample": json_bytes as f64 / samples.max(1) as f64,
+            "support_ms": report.support.as_secs_f64() * 1e3,
+            "support_fraction": report.support.as_secs_f64() / report.elapsed.as_secs_f64(),
+            "guards": report.guards,
         })
     );
 }

@@ -276,24 +276,57 @@ impl SamplingStats {
 }
 
 /// Marks the agent "in script" for the life of the guard (every entry into JS takes one).
-struct InScript(Option<AgentHandle>);
+/// Its cost is part of what profiling support costs a page: one guard in
+/// [`GUARD_SAMPLE`] is timed (both halves) and counted for all of them ([`guard_time`]).
+struct InScript(Option<AgentHandle>, bool);
+
+/// One guard in this many is timed.
+const GUARD_SAMPLE: u32 = 32;
+
+thread_local! {
+    /// Guards taken while an agent was installed, and the estimated time in them.
+    static GUARDS: std::cell::Cell<(u64, std::time::Duration)> = const { std::cell::Cell::new((0, std::time::Duration::ZERO)) };
+}
 
 impl InScript {
     fn enter() -> Self {
+        let timed = GUARDS.with(|g| g.get().0.is_multiple_of(u64::from(GUARD_SAMPLE)));
+        let start = timed.then(std::time::Instant::now);
         let handle = AGENT.with(|a| a.borrow().as_ref().map(|a| a.handle.clone()));
-        if let Some(h) = &handle {
-            h.enter();
-        }
-        InScript(handle)
+        let Some(h) = &handle else {
+            return InScript(None, false);
+        };
+        h.enter();
+        GUARDS.with(|g| {
+            let (n, mut t) = g.get();
+            if let Some(start) = start {
+                t += start.elapsed() * GUARD_SAMPLE;
+            }
+            g.set((n + 1, t));
+        });
+        InScript(handle, timed)
     }
 }
 
 impl Drop for InScript {
     fn drop(&mut self) {
-        if let Some(h) = &self.0 {
+        let start = self.1.then(std::time::Instant::now);
+        if let Some(h) = self.0.take() {
             h.leave();
         }
+        if let Some(start) = start {
+            GUARDS.with(|g| {
+                let (n, t) = g.get();
+                g.set((n, t + start.elapsed() * GUARD_SAMPLE));
+            });
+        }
     }
+}
+
+/// How many in-script guards this thread took with an agent installed, and an estimate of
+/// their time (one in [`GUARD_SAMPLE`] timed).
+pub fn guard_time() -> (u64, std::time::Duration) {
+    GUARDS.with(|g| g.get())
 }
 
 struct PendingImport {
