@@ -713,6 +713,7 @@ impl Host for PageHost {
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String> {
         let agent = self.sampling_agent(window)?;
+        crate::glue::enable_sampling();
         let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
         let doc = self.doc(window);
         group

@@ -532,6 +532,14 @@ impl Js {
             jsapi::JS_SetWrapObjectCallbacks(cx, &WRAP_CALLBACKS);
             jsapi::JS_InitDestroyPrincipalsCallback(cx, Some(destroy_principals));
             jsapi::JS_SetSecurityCallbacks(cx, &SECURITY_CALLBACKS);
+            // Every script starts in the Baseline Interpreter, whose frames the profiler's
+            // walk sees even when it starts later (C++ interpreter frames entered before it
+            // would stay invisible).
+            jsapi::JS_SetGlobalJitCompilerOption(
+                cx,
+                jsapi::JSJitCompilerOption::JSJITCOMPILER_BASELINE_INTERPRETER_WARMUP_TRIGGER,
+                0,
+            );
         }
         Js {
             windows: Vec::new(),
@@ -1168,6 +1176,16 @@ pub(crate) fn install_agent(
         })
     });
     handle
+}
+
+/// Starts what sampling needs the engine to do while a session runs (SpiderMonkey's profiling
+/// instrumentation, once): called on the agent's thread when a session starts.
+pub(crate) fn enable_sampling() {
+    AGENT.with(|a| {
+        if let Some(signal) = a.borrow().as_ref().and_then(|a| a.signal.clone()) {
+            signal.enable();
+        }
+    });
 }
 
 /// The interrupt callback: if the sampler asked this agent for a stack (and the request is

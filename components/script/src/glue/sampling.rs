@@ -96,8 +96,8 @@ impl std::fmt::Debug for SignalSampler {
 }
 
 impl SignalSampler {
-    /// Creates the agent of `cx` (this thread's context, outside any walk) and turns
-    /// profiling instrumentation on.
+    /// Creates the agent of `cx` (this thread's context, outside any walk). Walks find
+    /// nothing until [`SignalSampler::enable`].
     ///
     /// # Safety
     /// `cx` must be this thread's live context; the sampler must be closed on this thread
@@ -107,18 +107,26 @@ impl SignalSampler {
         registry: Arc<ScriptRegistry>,
         default_realm: RealmId,
     ) -> Arc<SignalSampler> {
-        // SAFETY: per the contract; the agent is created and enabled on the context's own
-        // thread, as SpiderMonkey requires.
-        let agent = unsafe {
-            let agent = jsprof_agent_new(cx);
-            jsprof_agent_enable(agent);
-            agent
-        };
+        // SAFETY: per the contract; the agent is created on the context's own thread.
+        let agent = unsafe { jsprof_agent_new(cx) };
         Arc::new(SignalSampler {
             agent: Mutex::new(Some(AgentPtr(agent))),
             registry,
             default_realm,
         })
+    }
+
+    /// Turns SpiderMonkey's profiling instrumentation on (once), on the agent's thread: JIT
+    /// code is discarded and recompiled with it, and scripts start in the Baseline
+    /// Interpreter. It slows JIT code by a few percent, so it waits for the first profiling
+    /// session, whatever the Document-Policy mode.
+    pub(crate) fn enable(&self) {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(ptr) = agent.as_ref() {
+            // SAFETY: the agent is alive under the lock; this is its own thread (the caller's
+            // contract, see `glue::enable_sampling`).
+            unsafe { jsprof_agent_enable(ptr.0) };
+        }
     }
 
     /// Takes the agent's stack now (on the sampler thread).
