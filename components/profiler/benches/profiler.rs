@@ -134,7 +134,7 @@ fn sampler_jitter() {
     let group = ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(1),
         clock: Arc::new(MonotonicClock),
-        seed: None,
+        ..GroupConfig::default()
     })
     .unwrap();
     let agent = group.register_agent(|| {});

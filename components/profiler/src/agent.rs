@@ -74,7 +74,10 @@ pub struct AgentShared {
     requester: Box<dyn Fn() + Send + Sync>,
     pub(crate) sampler: Option<StackSampler>,
     answers: Sender<Answer>,
-    clock: Arc<dyn Clock>,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// When the sampler next wants a stack of this agent (the group clock's ns; `u64::MAX`
+    /// when no session of it is active). Written by the sampler after every plan change.
+    next_due: AtomicU64,
 }
 
 impl fmt::Debug for AgentShared {
@@ -107,6 +110,12 @@ impl AgentShared {
     pub(crate) fn in_script(&self) -> bool {
         self.depth.load(Ordering::Acquire) > 0
     }
+
+    /// Sampler side: publishes when the next stack of this agent is due.
+    pub(crate) fn set_next_due(&self, at: Option<Nanos>) {
+        self.next_due
+            .store(at.unwrap_or(Nanos::MAX), Ordering::Relaxed);
+    }
 }
 
 /// The host's handle on its agent. Cheap to clone.
@@ -130,6 +139,7 @@ impl AgentHandle {
             sampler,
             answers,
             clock,
+            next_due: AtomicU64::new(Nanos::MAX),
         }))
     }
 
@@ -174,6 +184,15 @@ impl AgentHandle {
     /// Whether the agent is running script now.
     pub fn is_in_script(&self) -> bool {
         self.0.in_script()
+    }
+
+    /// How long until the sampler next wants a stack of this agent (0 if it is overdue;
+    /// `None` if no session of it is active). A host whose stack cannot be walked during
+    /// some operation (SpiderMonkey's GC) walks it as the operation begins only when a tick
+    /// may fall inside it.
+    pub fn next_sample_in(&self) -> Option<Nanos> {
+        let due = self.0.next_due.load(Ordering::Relaxed);
+        (due != Nanos::MAX).then(|| due.saturating_sub(self.0.clock.now()))
     }
 
     /// Agent thread, in the interrupt callback: takes the pending request, if there is one

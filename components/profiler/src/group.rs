@@ -28,6 +28,9 @@ pub struct GroupConfig {
     /// The seed of the sampler's randomised tick times (`None`: a random one per process).
     /// Tests fix it to be deterministic.
     pub seed: Option<u64>,
+    /// Run on the sampler thread as it starts, before its first tick: the host's chance to
+    /// tune the thread for punctual wake-ups (a scheduler slice, a priority).
+    pub on_sampler_thread: Option<fn()>,
 }
 
 impl Default for GroupConfig {
@@ -36,6 +39,7 @@ impl Default for GroupConfig {
             base_interval: DEFAULT_BASE,
             clock: Arc::new(MonotonicClock),
             seed: None,
+            on_sampler_thread: None,
         }
     }
 }
@@ -118,9 +122,12 @@ struct GroupShared {
     base: Base,
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
+    on_sampler_thread: Option<fn()>,
     answers_tx: Sender<Answer>,
     answers_rx: Receiver<Answer>,
     state: Mutex<GroupState>,
+    /// The counters of every sampler run that ended.
+    totals: Arc<Mutex<SamplerStats>>,
     next_session: AtomicU64,
     next_agent: AtomicU32,
 }
@@ -176,9 +183,11 @@ impl ProfilerGroup {
                 base,
                 clock: config.clock,
                 seed: config.seed,
+                on_sampler_thread: config.on_sampler_thread,
                 answers_tx,
                 answers_rx,
                 state: Mutex::new(GroupState::default()),
+                totals: Arc::default(),
                 next_session: AtomicU64::new(1),
                 next_agent: AtomicU32::new(1),
             }),
@@ -265,9 +274,16 @@ impl ProfilerGroup {
                 let core = SamplerCore::new(base.nanos(), self.shared.clock.now(), seed);
                 let clock = self.shared.clock.clone();
                 let answers = self.shared.answers_rx.clone();
+                let totals = self.shared.totals.clone();
+                let setup = self.shared.on_sampler_thread;
                 let join = std::thread::Builder::new()
                     .name("jsprof-sampler".into())
-                    .spawn(move || sampler::run(core, clock, control_rx, answers))
+                    .spawn(move || {
+                        if let Some(setup) = setup {
+                            setup();
+                        }
+                        sampler::run(core, clock, control_rx, answers, totals)
+                    })
                     .expect("cannot start the sampler thread");
                 state.sampler = Some(SamplerThread { control, join });
             }
@@ -291,6 +307,33 @@ impl ProfilerGroup {
             .expect("group lock")
             .sampler
             .is_some()
+    }
+
+    /// The counters of every sampler run so far, the running one included.
+    pub fn total_stats(&self) -> SamplerStats {
+        // A sampler that was told to end adds its counters as it ends: wait for it.
+        let exiting = self
+            .shared
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exiting
+            .take();
+        if let Some(thread) = exiting {
+            let _ = thread.join();
+        }
+        // The running one, if any, is asked.
+        let live = self.stats();
+        let mut total = self
+            .shared
+            .totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(live) = live {
+            total.add(&live);
+        }
+        total
     }
 
     /// The sampler's counters, if it is running.

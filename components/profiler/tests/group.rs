@@ -16,6 +16,7 @@ fn group(base_ms: u64) -> ProfilerGroup {
         base_interval: Duration::from_millis(base_ms),
         clock: Arc::new(MonotonicClock),
         seed: None,
+        on_sampler_thread: None,
     })
     .unwrap()
 }
