@@ -25,7 +25,7 @@ pub mod policy;
 pub mod prefs;
 pub mod symbols;
 
-pub use glue::{shutdown, SamplingStats};
+pub use glue::{shutdown, GcWalks, SamplingStats};
 pub use page::{run_page, PageError, RunOptions, RunReport};
 pub use prefs::{PrefError, Prefs};
 

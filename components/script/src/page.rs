@@ -84,18 +84,23 @@ pub struct RunReport {
     /// registering scripts, and the in-script guards (how many, and their estimated time).
     pub support: Duration,
     pub guards: u64,
+    /// The sampler's counters over the run (ticks, missed blocks, lateness, requests), if
+    /// anything was profiled.
+    pub sampler: Option<jsprof_profiler::SamplerStats>,
 }
 
 /// The process's ProfilerGroup (one per process), with its base interval from the prefs of
 /// the first page that needs it.
+static GROUP: OnceLock<ProfilerGroup> = OnceLock::new();
+
 fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
-    static GROUP: OnceLock<ProfilerGroup> = OnceLock::new();
     if let Some(g) = GROUP.get() {
         return Ok(g);
     }
     let base = prefs.int("profiler.base_interval_ms");
     let group = ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(base.max(0) as u64),
+        on_sampler_thread: Some(crate::glue::setup_sampler_thread),
         ..GroupConfig::default()
     })
     .map_err(|e| PageError::Engine(format!("--pref profiler.base_interval_ms={base}: {e}")))?;
@@ -1094,6 +1099,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
             .unwrap_or_default(),
         page_stops: crate::dom::profiler::main_thread_stop_cost(),
+        sampler: GROUP.get().map(ProfilerGroup::total_stats),
         support: page.host.support.get() + crate::glue::guard_time().1,
         guards: crate::glue::guard_time().0,
     })

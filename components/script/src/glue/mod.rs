@@ -36,6 +36,8 @@ use mozjs::rust::{
     transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, RealmOptions,
     Runtime, SIMPLE_GLOBAL_CLASS,
 };
+pub(crate) use sampling::setup_sampler_thread;
+pub use sampling::GcWalks;
 
 /// What the natives of a realm ask of the embedder. Called re-entrantly from inside script:
 /// implementations use interior mutability and never call back into JS.
@@ -166,9 +168,9 @@ unsafe extern "C" fn on_gc_slice(
     match progress {
         // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
         // JIT stack, which a slice does not change.
-        GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true) },
+        GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true, next_sample_in()) },
         // SAFETY: as above.
-        GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false) },
+        GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false, None) },
         _ => {}
     }
     if let Some(previous) = PREVIOUS_GC_SLICE.with(|p| p.get()) {
@@ -185,8 +187,18 @@ unsafe extern "C" fn on_nursery_collection(
     _data: *mut c_void,
 ) {
     let begin = progress == jsapi::JS::GCNurseryProgress::GC_NURSERY_COLLECTION_START;
+    let due_in = if begin { next_sample_in() } else { None };
     // SAFETY: on the context's own thread, inside the collection.
-    unsafe { sampling::gc_slice(begin) }
+    unsafe { sampling::gc_slice(begin, due_in) }
+}
+
+/// How long until this thread's agent is next sampled (`Some(0)` when that cannot be read
+/// now: a collection that starts while the agent is being used walks, to be safe).
+fn next_sample_in() -> Option<jsprof_profiler::Nanos> {
+    AGENT.with(|a| match a.try_borrow() {
+        Ok(a) => a.as_ref().and_then(|a| a.handle.next_sample_in()),
+        Err(_) => Some(0),
+    })
 }
 
 thread_local! {
@@ -249,6 +261,8 @@ pub struct SamplingStats {
     /// What one signal costs the agent's thread beyond its handler (calibrated).
     pub signal_cost: std::time::Duration,
     pub walk_time: std::time::Duration,
+    /// Stacks walked as collections began, for ticks inside them (see `GcWalks`).
+    pub gc: GcWalks,
     /// Mean handler time of walks of exactly 5 and 20 frames, if any.
     pub walk_at_depth5: Option<std::time::Duration>,
     pub walk_at_depth20: Option<std::time::Duration>,
@@ -265,7 +279,7 @@ impl SamplingStats {
     /// All the agent's thread spent on sampling: interrupt captures, walks, and the kernel's
     /// part of the signals.
     pub fn agent_time(&self) -> std::time::Duration {
-        self.total + self.walk_time + self.signal_cost * self.signalled as u32
+        self.total + self.walk_time + self.gc.time + self.signal_cost * self.signalled as u32
     }
 
     /// Mean cost of a sample with exactly `depth` frames, if any was taken.
@@ -577,8 +591,13 @@ impl Js {
                     .signal
                     .as_ref()
                     .map_or_else(Default::default, |s| s.signalled());
+                let gc = a
+                    .signal
+                    .as_ref()
+                    .map_or_else(Default::default, |s| s.gc_walks());
                 SamplingStats {
                     walks,
+                    gc,
                     signalled,
                     signal_cost,
                     walk_time,

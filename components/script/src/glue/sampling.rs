@@ -16,7 +16,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jsprof_profiler::{FrameSite, RawFrame, RawStack, RealmId, Sampled};
+use jsprof_profiler::{FrameSite, Nanos, RawFrame, RawStack, RealmId, Sampled};
 use mozjs::jsapi::JSContext;
 
 use crate::symbols::ScriptRegistry;
@@ -47,9 +47,30 @@ extern "C" {
     ) -> i32;
     fn jsprof_agent_cost(agent: *const c_void, depth: u32, handler_ns: *mut u64, walks: *mut u64);
     fn jsprof_agent_free(agent: *mut c_void);
-    fn jsprof_agent_gc_slice(begin: bool);
+    fn jsprof_agent_gc_slice(begin: bool, due_in_ns: u64);
+    fn jsprof_agent_gc_cost(
+        agent: *const c_void,
+        walks: *mut u64,
+        ns: *mut u64,
+        skipped: *mut u64,
+        deferred: *mut u64,
+    );
     fn jsprof_agent_on_interrupt();
     fn jsprof_agent_signalled(agent: *const c_void, signal_ns: *mut u64) -> u64;
+    fn jsprof_sampler_thread_setup(slice_ns: u64) -> i32;
+}
+
+/// The scheduler time slice the sampler thread asks for: the shortest Linux allows.
+const SAMPLER_SLICE_NS: u64 = 100_000;
+
+/// Run by the profiler group on its sampler thread as it starts: asks the scheduler for a
+/// short time slice, so that a timer wake-up preempts a busy page thread instead of
+/// waiting behind it (see `jsprof_sampler_thread_setup`). Best effort: a kernel that does
+/// not know per-task slices keeps the default.
+pub(crate) fn setup_sampler_thread() {
+    // SAFETY: sched_setattr on the calling thread, with a struct the shim owns; it touches
+    // no memory of ours and cannot fail in a way that matters beyond its return value.
+    let _ = unsafe { jsprof_sampler_thread_setup(SAMPLER_SLICE_NS) };
 }
 
 /// The interrupt callback's part: walks a pending sample request where JS code stopped.
@@ -65,9 +86,21 @@ pub(super) unsafe fn on_interrupt() {
 ///
 /// # Safety
 /// On the thread of a context, from its GC slice callback.
-pub(super) unsafe fn gc_slice(begin: bool) {
+pub(super) unsafe fn gc_slice(begin: bool, due_in: Option<Nanos>) {
     // SAFETY: per the contract; without an agent on this thread it does nothing.
-    unsafe { jsprof_agent_gc_slice(begin) }
+    unsafe { jsprof_agent_gc_slice(begin, due_in.unwrap_or(u64::MAX)) }
+}
+
+/// What walking collections' stacks cost an agent's thread (see `jsprof_agent_gc_slice`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GcWalks {
+    /// Collections whose stack was walked as they began, and the time that took.
+    pub walks: u64,
+    pub time: Duration,
+    /// Collections not walked (no tick was due soon), and ticks that fell inside one
+    /// (walked when it ended).
+    pub skipped: u64,
+    pub deferred: u64,
 }
 
 /// The C++ agent, while its runtime lives.
@@ -222,6 +255,23 @@ impl SignalSampler {
         // SAFETY: the agent is alive under the lock; plain counters of this thread's.
         let n = unsafe { jsprof_agent_signalled(ptr.0, &mut ns) };
         (n, Duration::from_nanos(ns))
+    }
+
+    /// What walking collections' stacks has cost the agent's thread.
+    pub(crate) fn gc_walks(&self) -> GcWalks {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(ptr) = agent.as_ref() else {
+            return GcWalks::default();
+        };
+        let (mut walks, mut ns, mut skipped, mut deferred) = (0, 0, 0, 0);
+        // SAFETY: the agent is alive under the lock; plain counters of this thread's.
+        unsafe { jsprof_agent_gc_cost(ptr.0, &mut walks, &mut ns, &mut skipped, &mut deferred) };
+        GcWalks {
+            walks,
+            time: Duration::from_nanos(ns),
+            skipped,
+            deferred,
+        }
     }
 
     /// Frees the agent (on its thread, outside any JS). Later samples are `Unavailable`.

@@ -30,6 +30,7 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -40,6 +41,10 @@
 #include "js/Modules.h"
 #include "js/ProfilingFrameIterator.h"
 #include "js/ProfilingStack.h"
+#include "jit/JitRuntime.h"
+#include "jit/JitcodeMap.h"
+#include "jit/JSJitFrameIter.h"
+#include "vm/Runtime.h"
 #include "vm/JSScript.h"
 
 // ---- 1. Script identity ------------------------------------------------------------------
@@ -73,7 +78,10 @@ static const uint32_t JSPROF_FRAME_TOP_LEVEL = 2;   // top-level code of its scr
 
 static const uint32_t kMaxFrames = 256;
 
-enum : uint32_t { kIdle = 0, kRequested = 1, kDone = 2, kWalking = 3 };
+// A request's life: the sampler sets kRequested; the interrupt callback or the handler
+// takes it (kWalking) and publishes the frames (kDone), or, inside a collection whose stack
+// was not kept and cannot be walked now, defers it to the collection's end (kDeferred).
+enum : uint32_t { kIdle = 0, kRequested = 1, kDone = 2, kWalking = 3, kDeferred = 4 };
 
 // What a walk found (jsprof_agent_sample's result).
 enum : int32_t {
@@ -110,8 +118,19 @@ struct JsprofAgent {
   // sampling while it sweeps its JIT tables, and the JS stack cannot change during a
   // slice. `in_gc` is set by the agent's thread, read by its handler.
   volatile bool in_gc;
+  // Whether the running collection's stack was walked as it began: only when a tick may
+  // fall inside it (the next tick is due within twice the longest recent collection).
+  volatile bool gc_walked;
   uint32_t gc_depth;  // nursery collections nest inside major slices
   uint32_t gc_count;
+  uint64_t gc_begin_ns;
+  uint64_t gc_longest_ns;  // the longest recent collection (decays by 1/16 per collection)
+  // Collections walked (and the time, sigmask included), not walked, and ticks that came
+  // inside a collection that was not walked (those fall back to the interrupt).
+  uint64_t gc_walks;
+  uint64_t gc_walk_ns;
+  uint64_t gc_skipped;
+  uint64_t gc_deferred;  // ticks inside a collection that was not walked, served at its end
   jsprof_frame gc_frames[kMaxFrames];
   // Scratch for the merge: JIT frames (youngest first) and their stack addresses.
   jsprof_frame jit[kMaxFrames];
@@ -181,6 +200,85 @@ static JS::ProfilingFrameIterator::RegisterState registers(const ucontext_t* uc)
   return regs;
 }
 
+// `ProfilingFrameIterator::extractStack` computes each JIT frame's line and column, which
+// the walk does not need (a frame is named by its function's definition, from its label):
+// for Baseline frames through `JS::LookupJitCodeRecord`, a linear scan of every JIT code
+// record under a lock, and for Ion frames by decoding source notes (`PCToLineNumber`).
+// Those were most of a cold walk's time. So the walk reads the same JitcodeGlobalTable
+// entry extractStack would, and takes only its labels and source ids. The JIT iterator
+// inside ProfilingFrameIterator is private; it is reached through the standard rule that
+// explicit template instantiations may name private members.
+using JitIterGetter =
+    const js::jit::JSJitProfilingFrameIterator& (JS::ProfilingFrameIterator::*)() const;
+struct JitIterTag {
+  friend JitIterGetter jit_iter_getter(JitIterTag);
+};
+template <JitIterGetter Getter>
+struct JitIterAccess {
+  friend JitIterGetter jit_iter_getter(JitIterTag) { return Getter; }
+};
+template struct JitIterAccess<&JS::ProfilingFrameIterator::jsJitIter>;
+
+// The frames of the iterator's current physical JIT frame (several when Ion inlined
+// calls), youngest first, into `out`/`addr` (at most `room`). Wasm and trampoline frames
+// give none.
+static uint32_t jit_frames(JSContext* cx, const JS::ProfilingFrameIterator& it,
+                           jsprof_frame* out, void** addr, uint32_t room) {
+  if (room == 0 || !it.isJSJit() || js::jit::IsPortableBaselineInterpreterEnabled()) return 0;
+  const js::jit::JSJitProfilingFrameIterator& jit = (it.*jit_iter_getter(JitIterTag{}))();
+  void* stack_address = it.stackAddress();
+  void* pc = jit.resumePCinCurrentFrame();
+  js::jit::JitcodeGlobalTable* table = cx->runtime()->jitRuntime()->getJitcodeGlobalTable();
+  const js::jit::JitcodeGlobalEntry* entry = table->lookup(pc);
+  if (!entry || entry->isDummy()) return 0;
+  if (entry->isBaselineInterpreter()) {
+    JSScript* script = nullptr;
+    jsbytecode* bytecode = nullptr;
+    uint64_t realm = 0;
+    uint32_t source_id = 0;
+    jit.baselineInterpreterScriptPC(&script, &bytecode, &realm, &source_id);
+    out[0] = frame_from_label(source_id, jit.baselineInterpreterLabel());
+    addr[0] = stack_address;
+    return 1;
+  }
+  if (entry->isBaseline()) {
+    const js::jit::BaselineEntry& b = entry->asBaseline();
+    out[0] = frame_from_label(b.scriptKey().scriptSource->id(), b.str());
+    addr[0] = stack_address;
+    return 1;
+  }
+  if (entry->isIon() || entry->isIonIC()) {
+    const js::jit::IonEntry* ion = &entry->asIon();
+    if (entry->isIonIC()) {
+      ion = &entry->asIonIC().ionEntry();
+      pc = entry->asIonIC().rejoinAddr();
+    }
+    if (!ion->containsPointer(pc)) return 0;
+    uint32_t offset = uint32_t(static_cast<uint8_t*>(pc) -
+                               static_cast<uint8_t*>(ion->nativeStartAddr()));
+    const js::jit::JitcodeIonTable* regions = ion->regionTable();
+    js::jit::JitcodeRegionEntry region = regions->regionEntry(regions->findRegionEntry(offset));
+    js::jit::JitcodeRegionEntry::ScriptPcIterator scripts = region.scriptPcIterator();
+    uint32_t n = 0;
+    while (scripts.hasMore() && n < room) {
+      uint32_t script_index, pc_offset;
+      scripts.readNext(&script_index, &pc_offset);
+      out[n] = frame_from_label(ion->getScriptKey(script_index).scriptSource->id(),
+                                ion->getStr(script_index));
+      addr[n] = stack_address;
+      n++;
+    }
+    return n;
+  }
+  if (entry->isRealmIndependentShared()) {
+    // Shared stubs name no script: a hidden frame.
+    out[0] = frame_from_label(0, entry->asRealmIndependentShared().str());
+    addr[0] = stack_address;
+    return 1;
+  }
+  return 0;
+}
+
 // The walk, on the agent's thread, stopped at `regs` (or, with empty registers, at a point
 // where SpiderMonkey itself called out: the profiler starts from the last JIT exit frame).
 // The frames go to `out` (`*out_count` of them, outermost first).
@@ -197,13 +295,7 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
   // first, each with the stack address the merge orders by.
   uint32_t njit = 0;
   for (JS::ProfilingFrameIterator it(cx, regs); !it.done() && njit < kMaxFrames; ++it) {
-    JS::ProfilingFrameIterator::Frame buf[16];
-    uint32_t n = it.extractStack(buf, 0, 16);
-    for (uint32_t i = 0; i < n && njit < kMaxFrames; i++) {
-      a->jit[njit] = frame_from_label(buf[i].sourceId, buf[i].label);
-      a->jit_addr[njit] = buf[i].stackAddress;
-      njit++;
-    }
+    njit += jit_frames(cx, it, &a->jit[njit], &a->jit_addr[njit], kMaxFrames - njit);
   }
   // The profiling stack, oldest first: label and SP-marker frames give the stack address
   // of the C++ interpreter's JS frames after them (Gecko's MergeStacks); frames running
@@ -237,30 +329,49 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
   a->status = JSPROF_SAMPLE_OK;
 }
 
-// Takes the pending request, if any, and walks from `regs` (the signal handler's registers,
-// or none from the interrupt callback).
-static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState& regs) {
-  uint32_t expected = kRequested;
+// Wakes the sampler if it sleeps waiting for the request.
+static void wake_sampler(JsprofAgent* a) {
+  if (a->sampler_sleeps.load(std::memory_order_seq_cst)) {
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
+  }
+}
+
+// Takes the request if it is in state `from` (kRequested, or kDeferred at a collection's
+// end), and walks from `regs` (the signal handler's registers, or none from the interrupt
+// callback and the collection callback).
+static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState& regs,
+                          uint32_t from = kRequested) {
+  uint32_t expected = from;
   if (a && a->state.compare_exchange_strong(expected, kWalking)) {
     uint64_t start = now_ns();
     walk(a, regs, a->frames, &a->count);
-    // Nothing walkable inside a GC slice (sampling is suppressed while the JIT tables are
-    // swept): the slice's stack, walked when it began.
+    // Nothing walkable inside a collection (sampling is suppressed while it moves things
+    // the walk reads): the collection's stack, walked when it began, or, if it was not,
+    // the walk waits for its end. The JS stack cannot change meanwhile, so either way the
+    // sample gets the stack that was running at its tick: the one that made the collection.
+    bool defer = false;
     if (a->count == 0 && a->in_gc) {
-      for (uint32_t i = 0; i < a->gc_count; i++) a->frames[i] = a->gc_frames[i];
-      a->count = a->gc_count;
+      if (a->gc_walked) {
+        for (uint32_t i = 0; i < a->gc_count; i++) a->frames[i] = a->gc_frames[i];
+        a->count = a->gc_count;
+      } else {
+        defer = true;
+        a->gc_deferred++;
+      }
     }
     uint64_t spent = now_ns() - start;
+    a->handler_ns += spent;
+    if (defer) {
+      a->state.store(kDeferred, std::memory_order_seq_cst);
+      return;
+    }
     uint32_t bucket = a->count < 64 ? a->count : 64;
     a->walks++;
-    a->handler_ns += spent;
     a->depth_ns[bucket] += spent;
     a->depth_walks[bucket]++;
     a->state.store(kDone, std::memory_order_seq_cst);
-    if (a->sampler_sleeps.load(std::memory_order_seq_cst)) {
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&a->state), FUTEX_WAKE_PRIVATE, 1, nullptr,
-              nullptr, 0);
-    }
+    wake_sampler(a);
   }
 }
 
@@ -356,9 +467,10 @@ extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
     uint32_t s = a->state.load(std::memory_order_seq_cst);
     if (s == kDone) break;
     uint64_t now = now_ns();
-    if (s == kRequested && now >= deadline) {
-      // Not started: withdraw the request (the handler, if it runs later, finds nothing).
-      uint32_t expected = kRequested;
+    if ((s == kRequested || s == kDeferred) && now >= deadline) {
+      // Not started, or waiting for a collection's end: withdraw the request (the handler
+      // or the collection's end, if they come later, find nothing).
+      uint32_t expected = s;
       if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
       continue;
     }
@@ -391,16 +503,46 @@ extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
 }
 
 // A collection of the agent's context (a major GC slice or a nursery collection) begins
-// (`begin`) or ends, on the agent's thread: when the outermost one begins, its stack is
-// walked and kept for ticks inside it.
-extern "C" void jsprof_agent_gc_slice(bool begin) {
+// (`begin`) or ends, on the agent's thread. When the outermost one begins, its stack is
+// walked and kept for ticks inside it, if the next tick is due within `due_in_ns` of now
+// and that is within twice the longest recent collection (at least 1 ms): most collections
+// are far shorter than a coarse interval, and a walk for each would cost more than the
+// samples. A tick inside a collection that was not walked is walked when it ends (the
+// sampler waits for it, up to its timeout).
+extern "C" void jsprof_agent_gc_slice(bool begin, uint64_t due_in_ns) {
   JsprofAgent* a = tls_agent;
   if (!a) return;
   if (!begin) {
-    if (a->gc_depth > 0 && --a->gc_depth == 0) a->in_gc = false;
+    if (a->gc_depth > 0 && --a->gc_depth == 0) {
+      a->in_gc = false;
+      uint64_t took = now_ns() - a->gc_begin_ns;
+      uint64_t decayed = a->gc_longest_ns - a->gc_longest_ns / 16;
+      a->gc_longest_ns = took > decayed ? took : decayed;
+      // A tick that came inside it and could not be walked: walk now (the stack is the
+      // one the collection interrupted), with SIGPROF blocked as below.
+      if (a->state.load(std::memory_order_seq_cst) == kDeferred) {
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGPROF);
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        JS::ProfilingFrameIterator::RegisterState none;
+        take_and_walk(a, none, kDeferred);
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      }
+    }
     return;
   }
   if (a->gc_depth++ > 0) return;
+  uint64_t start = now_ns();
+  a->gc_begin_ns = start;
+  uint64_t horizon = 2 * a->gc_longest_ns;
+  if (horizon < 1000000) horizon = 1000000;
+  if (!a->enabled || due_in_ns > horizon) {
+    a->gc_walked = false;
+    a->gc_skipped++;
+    a->in_gc = true;
+    return;
+  }
   // Walk as the handler would, with SIGPROF blocked so that the handler (which uses the
   // same buffers) cannot run in the middle; a tick that comes meanwhile is handled as soon
   // as it is unblocked, and then finds the slice's stack.
@@ -411,8 +553,21 @@ extern "C" void jsprof_agent_gc_slice(bool begin) {
   JS::ProfilingFrameIterator::RegisterState none;
   a->in_gc = false;
   walk(a, none, a->gc_frames, &a->gc_count);
+  a->gc_walked = true;
   a->in_gc = true;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  a->gc_walks++;
+  a->gc_walk_ns += now_ns() - start;
+}
+
+// What the collections' walks cost: walks, their time (ns), collections not walked, and
+// ticks inside collections that were not walked (walked at their end).
+extern "C" void jsprof_agent_gc_cost(const JsprofAgent* a, uint64_t* walks, uint64_t* ns,
+                                     uint64_t* skipped, uint64_t* deferred) {
+  *walks = a->gc_walks;
+  *ns = a->gc_walk_ns;
+  *skipped = a->gc_skipped;
+  *deferred = a->gc_deferred;
 }
 
 // Time the agent's thread spent in walks, and how many: in all (`depth` > 64) or of walks
@@ -442,4 +597,32 @@ extern "C" void jsprof_agent_free(JsprofAgent* a) {
   js::SetContextProfilingStack(a->cx, nullptr);
   delete a->stack;
   delete a;
+}
+
+// The sampler thread asks the scheduler for a short time slice (EEVDF's per-task slice,
+// Linux 6.12+; no privilege needed): a task with a shorter slice than the running one
+// preempts it when it wakes, so the sampler's timer wake-ups are not queued behind the
+// page's threads for up to a default slice (~0.75-3 ms) when every core is busy. Older
+// kernels ignore the request or refuse it; either way nothing else changes.
+// Returns 0 or the errno.
+extern "C" int32_t jsprof_sampler_thread_setup(uint64_t slice_ns) {
+  struct {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime;
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+  } attr;
+  memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.sched_policy = 0;  // SCHED_OTHER
+  attr.sched_nice = getpriority(PRIO_PROCESS, 0);
+  attr.sched_runtime = slice_ns;
+  if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0) {
+    return errno;
+  }
+  return 0;
 }
