@@ -97,6 +97,10 @@ pub struct SamplerStats {
     pub missed_ticks: u64,
     /// Samples recorded without a stack because the agent ran no script at the tick.
     pub idle: u64,
+    /// Where in their blocks samples were taken: tenths of the block (0-9), and 10 for
+    /// samples taken after their block ended. Uniform tenths are what keeps periodic work
+    /// from aliasing; `./mach bench` prints how far they are from it.
+    pub phases: [u64; 11],
     /// Time the sampler thread spent in synchronous stack samplers, in all and at most in
     /// one call (ns): a long one delays every other pick.
     pub capture_time: u64,
@@ -130,12 +134,31 @@ impl SamplerStats {
         self.unanswered += other.unanswered;
         self.late_answers += other.late_answers;
         self.idle += other.idle;
+        for (mine, theirs) in self.phases.iter_mut().zip(other.phases) {
+            *mine += theirs;
+        }
         self.capture_time += other.capture_time;
         self.capture_max = self.capture_max.max(other.capture_max);
         let room = LATENESS_KEPT.saturating_sub(self.lateness.len());
         self.lateness
             .extend(other.lateness.iter().take(room).copied());
         self.plan_ticks = other.plan_ticks;
+    }
+
+    /// How evenly samples were spread inside their blocks: the largest distance of a tenth
+    /// of the block's share from 10%, and the share taken after the block ended, both in
+    /// percentage points of the samples counted in [`phases`](Self::phases).
+    pub fn phase_spread(&self) -> Option<(f64, f64)> {
+        let total = self.phases.iter().sum::<u64>();
+        if total == 0 {
+            return None;
+        }
+        let share = |n: u64| n as f64 * 100.0 / total as f64;
+        let worst = self.phases[..10]
+            .iter()
+            .map(|&n| (share(n) - 10.0).abs())
+            .fold(0.0, f64::max);
+        Some((worst, share(self.phases[10])))
     }
 
     /// The `q`-quantile (0 to 1) of the kept lateness values, in ns.
@@ -434,6 +457,9 @@ impl SamplerCore {
             slot.done = Some(pick.block);
             let (every, agent) = (slot.every, slot.agent);
             if self.servable(every, *pick, now) {
+                let block_len = every * self.base;
+                let into = now.saturating_sub(self.epoch + pick.block * block_len);
+                self.stats.phases[(into * 10 / block_len).min(10) as usize] += 1;
                 by_agent.entry(agent).or_default().push(*id);
             } else {
                 // Woke too late for the pick: that block has no sample.

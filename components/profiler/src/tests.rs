@@ -483,6 +483,40 @@ fn a_wake_slightly_past_its_block_still_takes_the_pick_and_the_next_one() {
 }
 
 #[test]
+fn samples_are_spread_evenly_inside_their_blocks() {
+    // Exact wakes: every tenth of a block gets its share of 5000 samples (binomial sd
+    // 21 around 500, so ±100 is a wide margin); none is past its block.
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));
+    h.agents[a].0.enter();
+    h.start(1, a, 2, u32::MAX);
+    h.run_to(10_000 * MS, |_| {});
+    let phases = h.core.stats().phases;
+    assert_eq!(phases.iter().sum::<u64>(), 5000, "{phases:?}");
+    assert!(
+        phases[..10].iter().all(|&n| (400..=600).contains(&n)),
+        "{phases:?}"
+    );
+    assert_eq!(phases[10], 0);
+    // Wakes 300 µs late: the last 15% of each 2 ms block moves past it.
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));
+    h.agents[a].0.enter();
+    h.start(1, a, 2, u32::MAX);
+    while let Some(at) = h.core.next_wake() {
+        if at > 2000 * MS {
+            break;
+        }
+        let now = (at + 300_000).max(h.now);
+        h.set_now(now);
+        h.core.on_wake(now);
+    }
+    let phases = h.core.stats().phases;
+    let late = phases[10] as f64 / phases.iter().sum::<u64>() as f64;
+    assert!((0.10..0.20).contains(&late), "{phases:?}");
+}
+
+#[test]
 fn agents_know_when_their_next_sample_is_due() {
     let mut h = Harness::new();
     let a = h.agent();

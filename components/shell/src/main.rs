@@ -185,6 +185,8 @@ fn print_stats(report: &jsprof_script::RunReport) {
                 "lateness_p50_us": s.lateness_quantile(0.5).map(|ns| ns as f64 / 1e3),
                 "lateness_p99_us": s.lateness_quantile(0.99).map(|ns| ns as f64 / 1e3),
                 "lateness_max_us": s.lateness_quantile(1.0).map(|ns| ns as f64 / 1e3),
+                "evenness_worst_tenth_pts": s.phase_spread().map(|p| p.0),
+                "taken_after_block_pct": s.phase_spread().map(|p| p.1),
             })),
             "support_ms": report.support.as_secs_f64() * 1e3,
             "support_fraction": report.support.as_secs_f64() / report.elapsed.as_secs_f64(),
