@@ -116,6 +116,8 @@ struct GroupState {
     exiting: Option<JoinHandle<()>>,
     /// Sessions not yet stopped (paused and full ones included).
     live: usize,
+    /// The trace builder thread's queue, once the first session started.
+    builder: Option<Sender<sampler::BuildJob>>,
 }
 
 struct GroupShared {
@@ -276,13 +278,24 @@ impl ProfilerGroup {
                 let answers = self.shared.answers_rx.clone();
                 let totals = self.shared.totals.clone();
                 let setup = self.shared.on_sampler_thread;
+                let builder = match &state.builder {
+                    Some(builder) => builder.clone(),
+                    None => {
+                        let (jobs, jobs_rx) = unbounded();
+                        std::thread::Builder::new()
+                            .name("jsprof-trace".into())
+                            .spawn(move || sampler::run_builder(jobs_rx))
+                            .expect("cannot start the trace builder thread");
+                        state.builder.insert(jobs).clone()
+                    }
+                };
                 let join = std::thread::Builder::new()
                     .name("jsprof-sampler".into())
                     .spawn(move || {
                         if let Some(setup) = setup {
                             setup();
                         }
-                        sampler::run(core, clock, control_rx, answers, totals)
+                        sampler::run(core, clock, control_rx, answers, totals, builder)
                     })
                     .expect("cannot start the sampler thread");
                 state.sampler = Some(SamplerThread { control, join });

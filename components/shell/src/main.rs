@@ -180,6 +180,7 @@ fn print_stats(report: &jsprof_script::RunReport) {
                 "late_answers": s.late_answers,
                 "idle": s.idle,
                 "capture_ms": s.capture_time as f64 / 1e6,
+                "thread_cpu_ms": s.thread_cpu as f64 / 1e6,
                 "capture_max_us": s.capture_max as f64 / 1e3,
                 "unanswered": s.unanswered,
                 "lateness_p50_us": s.lateness_quantile(0.5).map(|ns| ns as f64 / 1e3),
