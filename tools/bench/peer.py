@@ -84,6 +84,7 @@ def run_jsprof(exe, url, base):
         result["sampling_ms"] = s["sampling_ms"]
         result["sampling_fraction"] = s["sampling_fraction"]
         result["support_fraction"] = s["support_fraction"]
+        result["sampler_thread_ms"] = (s.get("sampler") or {}).get("thread_cpu_ms")
     return result
 
 
@@ -159,23 +160,34 @@ def main():
         stop = median_of(results, "stop")
         stop_per_1000 = statistics.median(r["stop"] / r["samples"] * 1000 for r in results) if samples else None
         json_per_sample = statistics.median(r["json"] / r["samples"] for r in results) if samples else None
-        if label.startswith("jsprof"):
-            cpu = median_of(results, "sampling_fraction" if samples else "support_fraction", 100.0)
-            cpu_text = fmt(cpu, "{:.3f}% of the run (agent thread)" if samples else "{:.4f}% (support, in-process)")
+        # CPU in sampling, as a share of the page's profiled time: ours on the page's thread
+        # (walks, signals, collection walks) and on the sampler thread; V8's on its profiler
+        # thread (its signal handler's time on the page's thread cannot be read).
+        share = lambda key: statistics.median(r[key] / r["total"] * 100 for r in results) \
+            if all(r.get(key) is not None for r in results) else None
+        if label.startswith("jsprof") and samples:
+            cpu_text = (fmt(share("sampling_ms"), "page thread {:.3f}%") + ", " +
+                        fmt(share("sampler_thread_ms"), "sampler thread {:.2f}%"))
+        elif label.startswith("jsprof"):
+            cpu_text = fmt(median_of(results, "support_fraction", 100.0), "support {:.4f}% (in-process)")
+        elif samples:
+            cpu_text = fmt(share("profiler_threads_cpu_ms"), "profiler thread {:.2f}%")
         else:
-            threads = median_of(results, "profiler_threads_cpu_ms")
-            cpu_text = fmt(threads, "{:.1f} ms (profiler threads)") if samples else "not exposed"
+            cpu_text = "not exposed"
+        with_stack = statistics.median(100 * r["cadence"] * (1 - r["span"]["empty"] / r["samples"]) for r in results) \
+            if samples else None
+        samples_json = statistics.median(r["parts"]["samples"] / r["samples"] for r in results) if samples else None
         rows.append([
             label,
             f"{(med - 1) * 100:+.1f}% [{(q1 - 1) * 100:+.1f}, {(q3 - 1) * 100:+.1f}] ({len(ratios)} pairs)",
             fmt(samples, "{:.0f}"),
-            fmt(median_of(results, "cadence", 100.0), "{:.1f}%"),
+            fmt(median_of(results, "cadence", 100.0), "{:.1f}%") + fmt(with_stack, " ({:.1f}%)") if samples else "n/a",
             fmt(stop, "{:.2f}") + (" / " + fmt(stop_per_1000, "{:.2f}") if stop is not None else ""),
-            fmt(json_per_sample, "{:.1f}"),
+            fmt(json_per_sample, "{:.1f}") + fmt(samples_json, " ({:.1f})") if samples else "n/a",
             cpu_text,
         ])
-    header = ["configuration", "slowdown, median [IQR]", "samples", "cadence",
-              "stop() ms / per 1000 samples", "JSON B/sample", "CPU in sampling"]
+    header = ["configuration", "slowdown, median [IQR]", "samples", "cadence (with a stack)",
+              "stop() ms / per 1000 samples", "JSON B/sample (samples array)", "CPU in sampling"]
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
     print()
