@@ -10,11 +10,14 @@
 //!
 //! # Accuracy
 //!
-//! Samples land on ticks of a grid anchored at the sampler's start: a session's first sample
-//! comes at most one interval after it starts, then one per interval. A stack is taken when the
-//! agent reaches an interrupt check, microseconds after the tick; a long native call delays it,
-//! and the ticks it covers share the stack taken when it returns. Timestamps are the tick times,
-//! floored to 100 µs (5 µs when cross-origin isolated).
+//! A session of interval `k` base ticks takes one sample per block of `k` base intervals, at
+//! a time drawn uniformly inside the block (shared by every session of that interval), so
+//! periodic work cannot alias with the samples (see [`sampler`]). A host that can walk its
+//! agent's stack from the sampler thread gives a [`StackSampler`]: the stack is taken where
+//! the agent stands at that moment, inside a native call too. Otherwise the agent is asked
+//! by interrupt, and an answer later than [`sampler::MAX_ANSWER_DELAY`] gives its tick no
+//! stack: no sample ever gets a stack that was not running at its time. Timestamps are the
+//! times samples were taken, floored to 100 µs (5 µs when cross-origin isolated).
 //!
 //! # Security
 //!
