@@ -1,0 +1,15 @@
+//! What jsprof knows of a page without SpiderMonkey, so that it builds and tests in seconds
+//! and can be fuzzed:
+//!
+//! - [`document`]: html5ever parsing, the document's node list for the realm, and its script
+//!   elements with where their text starts;
+//! - [`policy`]: `Document-Policy` for `js-profiling`;
+//! - [`prefs`]: the `--pref` registry;
+//! - [`symbols`]: the script registry and the resolution of positions to spec names.
+
+#![forbid(unsafe_code)]
+
+pub mod document;
+pub mod policy;
+pub mod prefs;
+pub mod symbols;
