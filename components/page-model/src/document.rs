@@ -1,13 +1,61 @@
-//! The HTML document: parsed by html5ever, handed to the realm as a tree description, and the
-//! list of its script elements with where their text starts in the source.
+//! The HTML document: parsed by html5ever, handed to the realm as a flat list of nodes, and
+//! the list of its script elements with where their text starts in the source.
 //!
 //! Deviation (recorded in ARCHITECTURE.md): the whole document is parsed before the first
 //! script runs, so a script sees elements that come after it; `document.write` does not exist.
 //! Script execution *order* follows the HTML standard.
+//!
+//! Page content decides the input, so nothing here recurses over it or is unbounded:
+//! - the tree reaches the realm as a flat list (each node names its parent's index), built by
+//!   an iterative walk, and html5ever's tree is taken apart iteratively (an `Rc` tree drops
+//!   recursively, and 100,000 nested elements overflowed the stack);
+//! - elements nested deeper than [`Limits::max_depth`] are attached to their ancestor at that
+//!   depth, as Blink's parser does at 512: the DOM the realm gets is never deeper;
+//! - a document with more than [`Limits::max_nodes`] nodes is refused, as soon as the parser
+//!   has made that many;
+//! - the input is fed in small chunks and the parse stops at the run's deadline (unclosed
+//!   elements make html5ever's scope checks quadratic, as every browser's are).
 
-use html5ever::tendril::TendrilSink;
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::Instant;
+
+use html5ever::interface::{Attribute, ElementFlags, NodeOrText, QualName, QuirksMode, TreeSink};
+use html5ever::tendril::{StrTendril, TendrilSink};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 use serde_json::{json, Value};
+
+/// Limits on what a document may make the engine build (prefs `dom.max_nodes` and
+/// `dom.max_depth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Nodes (elements, text runs, comments) the parser may make.
+    pub max_nodes: usize,
+    /// Nesting depth of the DOM the realm gets (the document's children are at depth 1).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_nodes: 1_000_000,
+            max_depth: 512,
+        }
+    }
+}
+
+/// Why a document could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("the document has more than {0} nodes (pref dom.max_nodes)")]
+    TooManyNodes(usize),
+    #[error("parsing the document did not finish before the deadline (--timeout)")]
+    TimedOut,
+}
+
+/// How much input the parser is given between two checks of the limits and the deadline.
+const CHUNK: usize = 4096;
 
 /// What kind of script an element is (<https://html.spec.whatwg.org/#prepare-the-script-element>, step 8-9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,99 +86,274 @@ pub struct ScriptElement {
 /// A parsed document.
 #[derive(Debug)]
 pub struct Document {
-    /// The element tree for the realm: `{"t": "el", "n": name, "a": [[k, v]…], "c": […]}`
-    /// and `{"t": "tx", "v": text}` nodes; script elements carry `"s": index`.
-    pub tree: Value,
+    /// The nodes for the realm, in document order, each after its parent: `[parent, name,
+    /// attributes]` for an element (`[parent, name, attributes, script index]` for a script
+    /// element) and `[parent, null, text]` for text. `parent` is the index of the parent in
+    /// this list plus one; 0 is the document.
+    pub nodes: Value,
     pub scripts: Vec<ScriptElement>,
 }
 
-/// Parses `html`.
-pub fn parse(html: &str) -> Document {
-    let dom = html5ever::parse_document(RcDom::default(), Default::default())
-        .from_utf8()
-        .read_from(&mut html.as_bytes())
-        .expect("reading from memory cannot fail");
-    let positions = script_text_positions(html);
-    let mut scripts = Vec::new();
-    let tree = walk(&dom.document, &mut scripts, &positions);
-    Document { tree, scripts }
+/// Parses `html`, within `limits`, giving up at `deadline`.
+pub fn parse(
+    html: &str,
+    limits: &Limits,
+    deadline: Option<Instant>,
+) -> Result<Document, ParseError> {
+    let made = Rc::new(Cell::new(0usize));
+    let sink = CountingSink {
+        dom: RcDom::default(),
+        made: made.clone(),
+    };
+    let mut parser = html5ever::parse_document(sink, Default::default());
+    let mut start = 0;
+    let mut outcome = Ok(());
+    while start < html.len() {
+        let mut end = (start + CHUNK).min(html.len());
+        while !html.is_char_boundary(end) {
+            end += 1;
+        }
+        parser.process(StrTendril::from_slice(&html[start..end]));
+        start = end;
+        if made.get() > limits.max_nodes {
+            outcome = Err(ParseError::TooManyNodes(limits.max_nodes));
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            outcome = Err(ParseError::TimedOut);
+            break;
+        }
+    }
+    let dom = parser.finish();
+    let result = outcome.map(|()| {
+        let positions = script_text_positions(html);
+        flatten(&dom.document, limits.max_depth.max(1), &positions)
+    });
+    take_apart(&dom.document);
+    result
 }
 
-fn attr(attrs: &[html5ever::Attribute], name: &str) -> Option<String> {
+/// html5ever's sink: an [`RcDom`] that counts the nodes it makes and keeps no parse errors
+/// (a malformed page makes one per token).
+struct CountingSink {
+    dom: RcDom,
+    made: Rc<Cell<usize>>,
+}
+
+impl CountingSink {
+    fn made_one(&self) {
+        self.made.set(self.made.get() + 1);
+    }
+
+    fn count(&self, child: &NodeOrText<Handle>) {
+        // A text run may merge into the previous one: counted as a node all the same.
+        let _ = child;
+        self.made_one();
+    }
+}
+
+impl TreeSink for CountingSink {
+    type Handle = Handle;
+    type Output = RcDom;
+    type ElemName<'a> = <RcDom as TreeSink>::ElemName<'a>;
+
+    fn finish(self) -> RcDom {
+        self.dom
+    }
+    fn parse_error(&self, _msg: Cow<'static, str>) {}
+    fn get_document(&self) -> Handle {
+        self.dom.get_document()
+    }
+    fn elem_name<'a>(&'a self, target: &'a Handle) -> Self::ElemName<'a> {
+        self.dom.elem_name(target)
+    }
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> Handle {
+        self.made_one();
+        self.dom.create_element(name, attrs, flags)
+    }
+    fn create_comment(&self, text: StrTendril) -> Handle {
+        self.made_one();
+        self.dom.create_comment(text)
+    }
+    fn create_pi(&self, target: StrTendril, data: StrTendril) -> Handle {
+        self.made_one();
+        self.dom.create_pi(target, data)
+    }
+    fn append(&self, parent: &Handle, child: NodeOrText<Handle>) {
+        self.count(&child);
+        self.dom.append(parent, child)
+    }
+    fn append_based_on_parent_node(
+        &self,
+        element: &Handle,
+        prev_element: &Handle,
+        child: NodeOrText<Handle>,
+    ) {
+        self.count(&child);
+        self.dom
+            .append_based_on_parent_node(element, prev_element, child)
+    }
+    fn append_doctype_to_document(
+        &self,
+        name: StrTendril,
+        public_id: StrTendril,
+        system_id: StrTendril,
+    ) {
+        self.dom
+            .append_doctype_to_document(name, public_id, system_id)
+    }
+    fn get_template_contents(&self, target: &Handle) -> Handle {
+        self.dom.get_template_contents(target)
+    }
+    fn same_node(&self, x: &Handle, y: &Handle) -> bool {
+        self.dom.same_node(x, y)
+    }
+    fn set_quirks_mode(&self, mode: QuirksMode) {
+        self.dom.set_quirks_mode(mode)
+    }
+    fn append_before_sibling(&self, sibling: &Handle, new_node: NodeOrText<Handle>) {
+        self.count(&new_node);
+        self.dom.append_before_sibling(sibling, new_node)
+    }
+    fn add_attrs_if_missing(&self, target: &Handle, attrs: Vec<Attribute>) {
+        self.dom.add_attrs_if_missing(target, attrs)
+    }
+    fn remove_from_parent(&self, target: &Handle) {
+        self.dom.remove_from_parent(target)
+    }
+    fn reparent_children(&self, node: &Handle, new_parent: &Handle) {
+        self.dom.reparent_children(node, new_parent)
+    }
+    fn is_mathml_annotation_xml_integration_point(&self, handle: &Handle) -> bool {
+        self.dom.is_mathml_annotation_xml_integration_point(handle)
+    }
+    fn maybe_clone_an_option_into_selectedcontent(&self, option: &Handle) {
+        self.dom.maybe_clone_an_option_into_selectedcontent(option)
+    }
+}
+
+/// Takes html5ever's tree apart from the root down, iteratively, so that no node is dropped
+/// while it still owns a deep subtree (`Rc` drops recurse).
+fn take_apart(root: &Handle) {
+    let mut work = vec![root.clone()];
+    while let Some(node) = work.pop() {
+        work.append(&mut node.children.take());
+        if let NodeData::Element {
+            template_contents, ..
+        } = &node.data
+        {
+            work.extend(template_contents.take());
+        }
+    }
+}
+
+fn attr(attrs: &[Attribute], name: &str) -> Option<String> {
     attrs
         .iter()
         .find(|a| a.name.ns == html5ever::ns!() && &*a.name.local == name)
         .map(|a| a.value.to_string())
 }
 
-fn walk(node: &Handle, scripts: &mut Vec<ScriptElement>, positions: &[(u32, u32)]) -> Value {
-    let children = |scripts: &mut Vec<ScriptElement>| -> Vec<Value> {
-        node.children
-            .borrow()
-            .iter()
-            .map(|c| walk(c, scripts, positions))
-            .filter(|v| !v.is_null())
-            .collect()
-    };
-    match &node.data {
-        NodeData::Document => json!({"t": "doc", "c": children(scripts)}),
-        NodeData::Text { contents } => json!({"t": "tx", "v": contents.borrow().to_string()}),
-        NodeData::Element { name, attrs, .. } => {
-            let attrs = attrs.borrow();
-            let local = name.local.to_string();
-            let list: Vec<Value> = attrs
-                .iter()
-                .map(|a| json!([a.name.local.to_string(), a.value.to_string()]))
-                .collect();
-            let mut el = json!({"t": "el", "n": local, "a": list});
-            if local == "script" && name.ns == html5ever::ns!(html) {
-                let index = scripts.len();
-                let text: String = node
-                    .children
-                    .borrow()
-                    .iter()
-                    .filter_map(|c| match &c.data {
-                        NodeData::Text { contents } => Some(contents.borrow().to_string()),
-                        _ => None,
-                    })
-                    .collect();
-                let (line, column) = positions.get(index).copied().unwrap_or((1, 1));
-                if let Some(kind) = script_kind(attr(&attrs, "type"), attr(&attrs, "language")) {
-                    scripts.push(ScriptElement {
-                        index,
-                        kind,
-                        src: attr(&attrs, "src"),
-                        is_async: attr(&attrs, "async").is_some(),
-                        defer: attr(&attrs, "defer").is_some(),
-                        crossorigin: attr(&attrs, "crossorigin"),
-                        text,
-                        line,
-                        column,
-                    });
-                } else {
-                    // A data block (e.g. type="text/plain"): keeps its index, never runs.
-                    scripts.push(ScriptElement {
-                        index,
-                        kind: ScriptKind::Classic,
-                        src: None,
-                        is_async: false,
-                        defer: false,
-                        crossorigin: None,
-                        text: String::new(),
-                        line,
-                        column,
-                    });
-                    scripts.last_mut().expect("just pushed").index = usize::MAX;
-                }
-                el["s"] = json!(index);
+/// The realm's node list and the script elements, by an iterative walk in document order.
+/// A node deeper than `max_depth` is attached to its ancestor at depth `max_depth - 1`, after
+/// the nodes before it in document order.
+fn flatten(root: &Handle, max_depth: usize, positions: &[(u32, u32)]) -> Document {
+    let mut nodes = Vec::new();
+    let mut scripts = Vec::new();
+    // (node, the index + 1 of its parent in `nodes` (0: the document), its depth there).
+    let mut work: Vec<(Handle, usize, usize)> = root
+        .children
+        .borrow()
+        .iter()
+        .rev()
+        .map(|c| (c.clone(), 0, 1))
+        .collect();
+    while let Some((node, parent, depth)) = work.pop() {
+        match &node.data {
+            NodeData::Text { contents } => {
+                nodes.push(json!([parent, null, contents.borrow().to_string()]));
             }
-            el["c"] = Value::Array(children(scripts));
-            el
+            NodeData::Element { name, attrs, .. } => {
+                let attrs = attrs.borrow();
+                let local = name.local.to_string();
+                let list: Vec<Value> = attrs
+                    .iter()
+                    .map(|a| json!([a.name.local.to_string(), a.value.to_string()]))
+                    .collect();
+                let mut entry = vec![json!(parent), json!(local), Value::Array(list)];
+                if local == "script" && name.ns == html5ever::ns!(html) {
+                    let index = scripts.len();
+                    scripts.push(script_element(&node, &attrs, index, positions));
+                    entry.push(json!(index));
+                }
+                nodes.push(Value::Array(entry));
+                let me = nodes.len();
+                // Children go under this element, or beside it past the depth limit.
+                let (child_parent, child_depth) = if depth < max_depth {
+                    (me, depth + 1)
+                } else {
+                    (parent, depth)
+                };
+                work.extend(
+                    node.children
+                        .borrow()
+                        .iter()
+                        .rev()
+                        .map(|c| (c.clone(), child_parent, child_depth)),
+                );
+            }
+            _ => {}
         }
-        _ => Value::Null,
+    }
+    Document {
+        nodes: Value::Array(nodes),
+        scripts,
     }
 }
 
+/// The script element `node`, number `index` in document order.
+fn script_element(
+    node: &Handle,
+    attrs: &[Attribute],
+    index: usize,
+    positions: &[(u32, u32)],
+) -> ScriptElement {
+    let text: String = node
+        .children
+        .borrow()
+        .iter()
+        .filter_map(|c| match &c.data {
+            NodeData::Text { contents } => Some(contents.borrow().to_string()),
+            _ => None,
+        })
+        .collect();
+    let (line, column) = positions.get(index).copied().unwrap_or((1, 1));
+    match script_kind(attr(attrs, "type"), attr(attrs, "language")) {
+        Some(kind) => ScriptElement {
+            index,
+            kind,
+            src: attr(attrs, "src"),
+            is_async: attr(attrs, "async").is_some(),
+            defer: attr(attrs, "defer").is_some(),
+            crossorigin: attr(attrs, "crossorigin"),
+            text,
+            line,
+            column,
+        },
+        // A data block (e.g. type="text/plain"): keeps its place, never runs.
+        None => ScriptElement {
+            index: usize::MAX,
+            kind: ScriptKind::Classic,
+            src: None,
+            is_async: false,
+            defer: false,
+            crossorigin: None,
+            text: String::new(),
+            line,
+            column,
+        },
+    }
+}
 /// The script's type (<https://html.spec.whatwg.org/#prepare-the-script-element>, step 8).
 fn script_kind(ty: Option<String>, language: Option<String>) -> Option<ScriptKind> {
     let ty = match (ty, language) {
@@ -172,7 +395,7 @@ fn script_kind(ty: Option<String>, language: Option<String>) -> Option<ScriptKin
 fn script_text_positions(html: &str) -> Vec<(u32, u32)> {
     let lower = html.to_ascii_lowercase();
     let bytes = lower.as_bytes();
-    let mut out = Vec::new();
+    let mut offsets = Vec::new();
     let mut i = 0;
     while let Some(off) = lower[i..].find('<') {
         i += off;
@@ -208,33 +431,50 @@ fn script_text_positions(html: &str) -> Vec<(u32, u32)> {
         }
         let text_start = (j + 1).min(lower.len());
         if name == "script" {
-            out.push(line_column(html, text_start));
+            offsets.push(text_start);
         }
         let close = format!("</{name}");
         i = lower[text_start..]
             .find(&close)
             .map_or(lower.len(), |e| text_start + e + close.len());
     }
-    out
+    line_columns(html, &offsets)
 }
 
-/// 1-based line and column (in UTF-16 units, as SpiderMonkey counts) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (u32, u32) {
-    let before = &text[..offset];
-    let line = before.matches('\n').count() as u32 + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    let column = before[line_start..].encode_utf16().count() as u32 + 1;
-    (line, column)
+/// 1-based lines and columns (in UTF-16 units, as SpiderMonkey counts) of ascending byte
+/// offsets of `text`, in one pass over it.
+fn line_columns(text: &str, offsets: &[usize]) -> Vec<(u32, u32)> {
+    let mut out = Vec::with_capacity(offsets.len());
+    let (mut pos, mut line, mut line_start) = (0, 1u32, 0);
+    for &offset in offsets {
+        let before = &text[pos..offset];
+        if let Some(last) = before.rfind('\n') {
+            line += before.matches('\n').count() as u32;
+            line_start = pos + last + 1;
+        }
+        pos = offset;
+        let column = text[line_start..offset].encode_utf16().count() as u32 + 1;
+        out.push((line, column));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parse_ok(html: &str) -> Document {
+        parse(html, &Limits::default(), None).expect("parses")
+    }
+
+    fn node(doc: &Document, i: usize) -> &Vec<Value> {
+        doc.nodes[i].as_array().expect("a node is an array")
+    }
+
     #[test]
     fn scripts_in_order_with_positions() {
         let html = "<!doctype html>\n<title>t</title>\n<!-- <script>no</script> -->\n  <script>a()</script>\n<script src=\"x.js\" defer></script><script type=module async>b()</script>\n<script type=\"text/plain\">data</script>";
-        let doc = parse(html);
+        let doc = parse_ok(html);
         let s = &doc.scripts;
         assert_eq!(s.len(), 4);
         assert_eq!((s[0].line, s[0].column, s[0].text.as_str()), (4, 11, "a()"));
@@ -244,6 +484,70 @@ mod tests {
         assert!(s[2].is_async);
         assert_eq!((s[2].line, s[2].column), (5, 61));
         assert_eq!(s[3].index, usize::MAX, "data blocks never run");
-        assert_eq!(doc.tree["t"], "doc");
+        // html, head, title, its text, ... each after its parent.
+        assert_eq!(node(&doc, 0)[..2], [json!(0), json!("html")]);
+        assert_eq!(node(&doc, 1)[..2], [json!(1), json!("head")]);
+        assert_eq!(node(&doc, 2)[..2], [json!(2), json!("title")]);
+        assert_eq!(node(&doc, 3)[..], [json!(3), Value::Null, json!("t")]);
+    }
+
+    #[test]
+    fn columns_count_utf16_units_and_lines_accumulate() {
+        let html = "<p>é😀</p><script>x</script>\n\n<p>\n😀<script>y</script>";
+        let doc = parse_ok(html);
+        assert_eq!((doc.scripts[0].line, doc.scripts[0].column), (1, 19));
+        assert_eq!((doc.scripts[1].line, doc.scripts[1].column), (4, 11));
+    }
+
+    #[test]
+    fn deep_nesting_is_capped_not_recursed() {
+        // 30,000 unclosed and closed elements (a recursive walk or drop overflows a test
+        // thread's 2 MB stack well before): no stack overflow, a DOM no deeper than the
+        // limit, and every element kept in document order.
+        let n = 30_000;
+        for html in [
+            "<div>".repeat(n) + "<script>deep()</script>",
+            "<span>".repeat(n) + &"</span>".repeat(n) + "<script>after()</script>",
+        ] {
+            let limits = Limits {
+                max_depth: 64,
+                ..Limits::default()
+            };
+            let doc = parse(&html, &limits, None).expect("parses");
+            let nodes = doc.nodes.as_array().unwrap();
+            let mut depth = vec![0usize];
+            for n in nodes {
+                let parent = n[0].as_u64().unwrap() as usize;
+                assert!(parent < depth.len(), "a parent comes first");
+                depth.push(depth[parent] + 1);
+            }
+            assert!(depth.iter().max().copied().unwrap() <= 64);
+            assert!(nodes.len() > n, "every element is kept");
+            assert_eq!(doc.scripts.len(), 1);
+        }
+    }
+
+    #[test]
+    fn too_many_nodes_is_an_error_as_soon_as_they_are_made() {
+        let html = "<p>x</p>".repeat(10_000);
+        let limits = Limits {
+            max_nodes: 1000,
+            ..Limits::default()
+        };
+        assert_eq!(
+            parse(&html, &limits, None).unwrap_err(),
+            ParseError::TooManyNodes(1000)
+        );
+        assert!(parse(&html, &Limits::default(), None).is_ok());
+    }
+
+    #[test]
+    fn a_past_deadline_stops_the_parse() {
+        let html = "<div>".repeat(20_000);
+        let past = Instant::now();
+        assert_eq!(
+            parse(&html, &Limits::default(), Some(past)).unwrap_err(),
+            ParseError::TimedOut
+        );
     }
 }

@@ -45,6 +45,21 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "take each sample at its tick by a SIGPROF stack walk (false: interrupt and capture only)",
     ),
     (
+        "dom.max_nodes",
+        PrefValue::Int(1_000_000),
+        "nodes a document may make its parser build; a document with more fails to load",
+    ),
+    (
+        "dom.max_depth",
+        PrefValue::Int(512),
+        "deepest nesting of a parsed document's DOM; deeper elements go beside their ancestor at that depth (as in Blink)",
+    ),
+    (
+        "network.max_response_bytes",
+        PrefValue::Int(64 << 20),
+        "largest response body a load accepts (page, script, fetch); a larger one is a network error for that resource",
+    ),
+    (
         "dom.testing.enabled",
         PrefValue::Bool(false),
         "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages",
@@ -124,6 +139,19 @@ impl Prefs {
         match self.0.get(name) {
             Some(PrefValue::Bool(b)) => *b,
             other => panic!("pref {name} is not a boolean pref: {other:?}"),
+        }
+    }
+
+    /// A non-negative integer pref as a count (negative values count as 0).
+    pub fn count(&self, name: &str) -> usize {
+        usize::try_from(self.int(name)).unwrap_or(0)
+    }
+
+    /// What a document may make the parser build (`dom.max_nodes`, `dom.max_depth`).
+    pub fn document_limits(&self) -> crate::document::Limits {
+        crate::document::Limits {
+            max_nodes: self.count("dom.max_nodes"),
+            max_depth: self.count("dom.max_depth").max(1),
         }
     }
 }

@@ -55,6 +55,11 @@ pub enum PageError {
     Load(#[from] LoadError),
     #[error("{url}: HTTP status {status}")]
     Status { url: Url, status: u16 },
+    #[error("{url}: {error}")]
+    Document {
+        url: Url,
+        error: document::ParseError,
+    },
     #[error("{0}")]
     Engine(String),
 }
@@ -181,7 +186,7 @@ impl Doc {
 fn init_json(doc: &document::Document, d: &Doc, window: usize) -> String {
     serde_json::json!({
         "url": d.url.as_str(),
-        "tree": doc.tree,
+        "nodes": doc.nodes,
         "crossOriginIsolated": d.cross_origin_isolated,
         "windowIndex": window,
     })
@@ -970,6 +975,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     // The time origin: when navigation started (https://w3c.github.io/hr-time/#dfn-time-origin).
     let started = navigation_start();
     let origin = started.0;
+    let deadline = options.timeout.map(|t| Instant::now() + t);
     let response = options.loader.fetch(url)?;
     if !response.ok() {
         return Err(PageError::Status {
@@ -977,7 +983,11 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             status: response.status,
         });
     }
-    let doc = document::parse(&response.text());
+    let doc = document::parse(&response.text(), &options.prefs.document_limits(), deadline)
+        .map_err(|error| PageError::Document {
+            url: response.url.clone(),
+            error,
+        })?;
     let (tx, messages) = mpsc::channel();
     let top_doc = Doc::of(&response, started, false);
     let policy = top_doc.policy;
@@ -1043,7 +1053,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         messages,
         loads_outstanding,
         arrived: HashMap::new(),
-        deadline: options.timeout.map(|t| Instant::now() + t),
+        deadline,
         timed_out: false,
         keep_alive: false,
     };
@@ -1456,7 +1466,20 @@ impl Page {
                 return;
             }
         };
-        let doc = document::parse(&response.text());
+        let limits = self.host.options.prefs.document_limits();
+        let doc = match document::parse(&response.text(), &limits, self.deadline) {
+            Ok(doc) => doc,
+            Err(e) => {
+                self.host.print(
+                    parent,
+                    true,
+                    &format!("jsprof: iframe {}: {e}", response.url),
+                );
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+        };
         let url = response.url.clone();
         // The window's document comes first: the prelude asks the host about it as it runs.
         self.host
@@ -1722,7 +1745,7 @@ fn run_worker(
     }
     let init = serde_json::json!({
         "url": url.as_str(),
-        "tree": { "c": [] },
+        "nodes": [],
         "crossOriginIsolated": doc.cross_origin_isolated,
         "worker": true,
         "windowIndex": 0,

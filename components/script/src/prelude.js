@@ -618,18 +618,19 @@
     e._attrs = attrs.map(([k, v]) => [k, v]);
     return e;
   }
-  function build(desc, parent) {
-    let node;
-    if (desc.t === "tx") node = new Text(desc.v);
-    else {
-      node = makeElement(desc.n, desc.a);
-      if (desc.s !== undefined) scriptElements[desc.s] = node;
-      for (const c of desc.c) build(c, node);
-    }
-    parent.appendChild(node);
-  }
   const document = new Document(ILLEGAL);
-  for (const c of init.tree.c) build(c, document);
+  // The parsed nodes in document order, each after its parent (init.nodes: [parent, name,
+  // attributes, script index] or [parent, null, text]; parent 0 is the document): built
+  // in one loop, whatever the depth.
+  {
+    const made = [document];
+    for (const [parent, name, data, script] of init.nodes) {
+      const node = name === null ? new Text(data) : makeElement(name, data);
+      if (script !== undefined) scriptElements[script] = node;
+      made[parent].appendChild(node);
+      made.push(node);
+    }
+  }
   documentReady = true;
 
   // ---------------------------------------------------------------------------------------
