@@ -436,6 +436,31 @@ const called = (function () { return 1; })();
     }
 
     #[test]
+    fn deeply_nested_scripts_resolve_on_a_builder_sized_stack() {
+        // 3,000 levels of parentheses around a function: deeper than SpiderMonkey compiles
+        // with its 1 MB stack quota, and more than a 2 MB thread lets oxc parse. The trace
+        // builder thread has 64 MB (profiler crate, `BUILDER_STACK`).
+        let n = 3000;
+        let src = format!(
+            "var x = {}function deep(a) {{ return a; }}{};",
+            "(".repeat(n),
+            ")".repeat(n)
+        );
+        let reg = std::sync::Arc::new(ScriptRegistry::default());
+        reg.register(1, 0, "https://a.test/deep.js", &src, 1, 1, false, false);
+        let (id, _) = reg.lookup(1).unwrap();
+        let column = (n + 23) as u32;
+        let r2 = reg.clone();
+        let name = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || r2.resolve_definition(id, 1, column).map(|r| r.name))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(name.as_deref(), Some("deep"));
+    }
+
+    #[test]
     fn a_definition_names_its_own_function_not_an_enclosing_one() {
         let reg = ScriptRegistry::default();
         // `inner`'s `(` is inside `outer`; a declaration at the very start of the script is

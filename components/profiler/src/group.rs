@@ -44,6 +44,12 @@ impl Default for GroupConfig {
     }
 }
 
+/// The trace builder thread's stack. Symbolizers run there, and a host's may parse page
+/// scripts with a recursive-descent parser that has no depth limit of its own (jsprof's
+/// uses oxc): 64 MB is 64 times the 1 MB stack SpiderMonkey allows its own parser, so any
+/// script the engine compiled can be parsed here. Only what is touched is ever committed.
+const BUILDER_STACK: usize = 64 << 20;
+
 /// A seed nobody can predict: std's per-process random hasher keys.
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -284,6 +290,7 @@ impl ProfilerGroup {
                         let (jobs, jobs_rx) = unbounded();
                         std::thread::Builder::new()
                             .name("jsprof-trace".into())
+                            .stack_size(BUILDER_STACK)
                             .spawn(move || sampler::run_builder(jobs_rx))
                             .expect("cannot start the trace builder thread");
                         state.builder.insert(jobs).clone()

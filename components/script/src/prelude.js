@@ -1375,7 +1375,7 @@
     fireLoad() { fire(global, "load"); },
     fireScriptEvent(index, type) { const el = scriptElements[index]; if (el) fire(el, type); },
     reportException(error, message, filename, line, column) {
-      if ((error instanceof Error || error instanceof DOMException) && filename) message = `${error.name}: ${error.message}`;
+      if (error instanceof Error || error instanceof DOMException) message = `${error.name}: ${error.message}`;
       report(error, message, filename, line, column);
     },
     // https://html.spec.whatwg.org/#notify-about-rejected-promises: the reason is read from

@@ -795,6 +795,13 @@ impl Js {
 
     /// Reports the pending exception to window `w`'s page (its `error` event, then stderr).
     fn report_exception(&mut self, w: usize) {
+        self.report_exception_in(w, None)
+    }
+
+    /// Reports the pending exception of running `script` (its URL, start line and column,
+    /// and whether its errors are muted), whose errors may carry no position of their own:
+    /// SpiderMonkey's "too much recursion" while compiling, an out-of-memory.
+    fn report_exception_in(&mut self, w: usize, script: Option<(&str, u32, u32, bool)>) {
         let cx = self.cx();
         // SAFETY: a query of this thread's context.
         if !unsafe { jsapi::JS_IsExceptionPending(cx) } {
@@ -808,7 +815,16 @@ impl Js {
             return;
         };
         let mut exn_value = exn.get();
-        if MUTED_URLS.with(|m| m.borrow().contains(&info.filename)) {
+        let muted_script = match script {
+            Some((url, line, column, muted)) if info.filename.is_empty() => {
+                info.filename = url.to_owned();
+                info.line = line;
+                info.col = column;
+                muted
+            }
+            _ => false,
+        };
+        if muted_script || MUTED_URLS.with(|m| m.borrow().contains(&info.filename)) {
             // https://html.spec.whatwg.org/#report-an-exception: muted errors reveal nothing.
             info = mozjs::rust::ErrorInfo {
                 message: "Script error.".into(),
@@ -847,7 +863,7 @@ impl Js {
         // SAFETY: in window `w`'s realm on this thread's context.
         let ok = unsafe { compile_and_run_classic(cx, source, url, line, column, muted) };
         if !ok {
-            self.report_exception(w);
+            self.report_exception_in(w, Some((url, line, column, muted)));
         }
         ok
     }
@@ -898,7 +914,7 @@ impl Js {
             }
         };
         if !ok {
-            self.report_exception(w);
+            self.report_exception_in(w, Some((url, line, column, false)));
         }
         ok
     }
