@@ -137,8 +137,8 @@ pub(crate) fn main_fetch(loader: &Loader, request: &Request) -> Result<Response,
         };
         let origin_header = (request.mode == Mode::Cors).then_some(serialized.as_str());
         let mut response = match current.scheme() {
-            "file" => load_file(&current)?,
-            "data" => load_data(&current)?,
+            "file" => load_file(&current, loader.max_response_bytes)?,
+            "data" => load_data(&current, loader.max_response_bytes)?,
             "http" | "https" => loader.http_hop(&current, origin_header)?,
             scheme => {
                 return Err(LoadError::UnsupportedScheme {

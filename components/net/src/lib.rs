@@ -12,9 +12,10 @@ mod headers;
 mod origin;
 
 use std::fs;
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use fetch::{Credentials, Mode, Request, Tainting};
 pub use headers::{sidecar_headers, Headers};
@@ -23,6 +24,13 @@ pub use url::Url;
 
 /// How many redirects a fetch follows before giving up (the Fetch standard's limit).
 pub const MAX_REDIRECTS: usize = 20;
+
+/// The largest body a load accepts unless told otherwise ([`Loader::limited`]); the
+/// `network.max_response_bytes` pref has the same default.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 << 20;
+
+/// How long one HTTP request may take, at most, without a run deadline sooner.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why something could not be loaded. Every variant names the URL; `Display` is one line.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +60,13 @@ pub enum LoadError {
     Blocked { url: Url, reason: String },
     #[error("{path}: cannot read certificate ({cause})")]
     Certificate { path: PathBuf, cause: String },
+    /// The body is larger than the loader accepts (`network.max_response_bytes`).
+    #[error("{url}: response larger than the limit of {limit} bytes (network.max_response_bytes)")]
+    TooLarge { url: Url, limit: u64 },
+    /// No whole response before the request's time ran out (the run's deadline, or
+    /// [`REQUEST_TIMEOUT`]).
+    #[error("{url}: no complete response in time ({cause})")]
+    TimedOut { url: Url, cause: String },
 }
 
 /// A loaded resource.
@@ -99,7 +114,7 @@ pub struct LoaderConfig {
     pub certificate_path: Option<PathBuf>,
     /// Host names that resolve to 127.0.0.1 (WPT's `web-platform.test` and friends).
     pub host_overrides: Vec<String>,
-    /// Per-request timeout.
+    /// Per-request timeout ([`REQUEST_TIMEOUT`] if not given).
     pub timeout: Option<Duration>,
 }
 
@@ -107,6 +122,10 @@ pub struct LoaderConfig {
 #[derive(Debug, Clone)]
 pub struct Loader {
     client: reqwest::blocking::Client,
+    /// Loads end (as [`LoadError::TimedOut`]) by this instant: a run's `--timeout`.
+    deadline: Option<Instant>,
+    /// The largest body accepted ([`LoadError::TooLarge`] beyond it).
+    max_response_bytes: u64,
 }
 
 impl Loader {
@@ -114,7 +133,7 @@ impl Loader {
         let mut builder = reqwest::blocking::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("jsprof/", env!("CARGO_PKG_VERSION")))
-            .timeout(config.timeout.unwrap_or(Duration::from_secs(30)))
+            .timeout(config.timeout.unwrap_or(REQUEST_TIMEOUT))
             // No idle connections kept: a server that closes a kept-alive TLS connection
             // without close_notify (wptserve does) would fail the next request on it.
             .pool_max_idle_per_host(0);
@@ -141,7 +160,43 @@ impl Loader {
             path: config.certificate_path.clone().unwrap_or_default(),
             cause: e.to_string(),
         })?;
-        Ok(Loader { client })
+        Ok(Loader {
+            client,
+            deadline: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        })
+    }
+
+    /// This loader (sharing its connections), with every load ending by `deadline` and
+    /// accepting bodies of at most `max_response_bytes`.
+    pub fn limited(&self, deadline: Option<Instant>, max_response_bytes: u64) -> Loader {
+        Loader {
+            client: self.client.clone(),
+            deadline,
+            max_response_bytes,
+        }
+    }
+
+    /// The time left before the deadline, or the error saying there is none.
+    fn time_left(&self, url: &Url) -> Result<Option<Duration>, LoadError> {
+        match self.deadline {
+            None => Ok(None),
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => Ok(Some(left)),
+                _ => Err(LoadError::TimedOut {
+                    url: url.clone(),
+                    cause: "the run's deadline passed".into(),
+                }),
+            },
+        }
+    }
+
+    /// The error for a body over the limit.
+    fn too_large(&self, url: &Url) -> LoadError {
+        LoadError::TooLarge {
+            url: url.clone(),
+            limit: self.max_response_bytes,
+        }
     }
 
     /// Fetches the absolute URL `url` (a string a page gave) as the user would (a
@@ -170,7 +225,12 @@ impl Loader {
         if let Some(origin) = origin {
             req = req.header("Origin", origin);
         }
-        let resp = req.send().map_err(|e| classify(url, &e))?;
+        // The request's timeout covers connecting, the headers and the whole body: a server
+        // that never answers, or dribbles, ends at the run's deadline.
+        if let Some(left) = self.time_left(url)? {
+            req = req.timeout(left.min(REQUEST_TIMEOUT));
+        }
+        let mut resp = req.send().map_err(|e| classify(url, &e))?;
         let status = resp.status().as_u16();
         let mut headers = Headers::default();
         for (name, value) in resp.headers() {
@@ -179,7 +239,21 @@ impl Loader {
         let body = if is_redirect(status) {
             Vec::new()
         } else {
-            resp.bytes().map_err(|e| classify(url, &e))?.to_vec()
+            let limit = self.max_response_bytes;
+            if resp.content_length().is_some_and(|n| n > limit) {
+                return Err(self.too_large(url));
+            }
+            // Read at most one byte past the limit: a body without a length (or lying about
+            // it) is never buffered beyond it.
+            let mut body = Vec::new();
+            (&mut resp)
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut body)
+                .map_err(|e| classify_io(url, &e))?;
+            if body.len() as u64 > limit {
+                return Err(self.too_large(url));
+            }
+            body
         };
         Ok(Response {
             url: url.clone(),
@@ -214,8 +288,32 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
+/// A failed read of a body: reqwest's error is inside the `io::Error`.
+fn classify_io(url: &Url, e: &std::io::Error) -> LoadError {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<reqwest::Error>())
+    {
+        Some(e) => classify(url, e),
+        None if e.kind() == std::io::ErrorKind::TimedOut => LoadError::TimedOut {
+            url: url.clone(),
+            cause: root_cause(e),
+        },
+        None => LoadError::Http {
+            url: url.clone(),
+            cause: root_cause(e),
+        },
+    }
+}
+
 fn classify(url: &Url, e: &reqwest::Error) -> LoadError {
     let cause = root_cause(e);
+    if e.is_timeout() {
+        return LoadError::TimedOut {
+            url: url.clone(),
+            cause,
+        };
+    }
     let lower = cause.to_lowercase();
     if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
         LoadError::Tls {
@@ -232,13 +330,19 @@ fn classify(url: &Url, e: &reqwest::Error) -> LoadError {
     }
 }
 
-pub(crate) fn load_file(url: &Url) -> Result<Response, LoadError> {
+pub(crate) fn load_file(url: &Url, max_bytes: u64) -> Result<Response, LoadError> {
     let path = url.to_file_path().map_err(|()| LoadError::BadUrl {
         input: url.to_string(),
         cause: "not a local file path".into(),
     })?;
-    let body = match fs::read(&path) {
-        Ok(body) => body,
+    let body = match read_regular_file(&path, max_bytes) {
+        Ok(Some(body)) => body,
+        Ok(None) => {
+            return Err(LoadError::TooLarge {
+                url: url.clone(),
+                limit: max_bytes,
+            })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(LoadError::NotFound { url: url.clone() })
         }
@@ -268,8 +372,28 @@ pub(crate) fn load_file(url: &Url) -> Result<Response, LoadError> {
     })
 }
 
+/// The contents of the regular file at `path`, `None` if it has more than `max_bytes`.
+/// Anything else (a directory, a FIFO that would block, a device that never ends) is an
+/// error before a byte is read.
+fn read_regular_file(path: &Path, max_bytes: u64) -> std::io::Result<Option<Vec<u8>>> {
+    // Checked before opening: opening a FIFO blocks until someone writes to it.
+    if !fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let file = fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.len() > max_bytes {
+        return Ok(None);
+    }
+    let mut body = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow while it is read: never past the limit.
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut body)?;
+    Ok((body.len() as u64 <= max_bytes).then_some(body))
+}
+
 /// A `data:` URL (<https://fetch.spec.whatwg.org/#data-url-processor>).
-pub(crate) fn load_data(url: &Url) -> Result<Response, LoadError> {
+pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError> {
     use base64::Engine as _;
     let bad = |cause: &str| LoadError::BadUrl {
         input: url.to_string(),
@@ -296,6 +420,12 @@ pub(crate) fn load_data(url: &Url) -> Result<Response, LoadError> {
     } else {
         bytes
     };
+    if body.len() as u64 > max_bytes {
+        return Err(LoadError::TooLarge {
+            url: url.clone(),
+            limit: max_bytes,
+        });
+    }
     let mut headers = Headers::default();
     headers.append(
         "Content-Type",

@@ -219,3 +219,116 @@ fn data_urls() {
     assert_eq!(r.text(), "hi");
     assert!(l.fetch(&Url::parse("data:nocomma").unwrap()).is_err());
 }
+
+/// A raw TCP server that answers each connection with `respond` (which may never return).
+fn raw_server(respond: fn(std::net::TcpStream)) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            thread::spawn(move || respond(stream));
+        }
+    });
+    port
+}
+
+fn limited(deadline_ms: Option<u64>, max_bytes: u64) -> Loader {
+    let deadline =
+        deadline_ms.map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
+    loader().limited(deadline, max_bytes)
+}
+
+#[test]
+fn bodies_over_the_limit_are_an_error_for_that_load_only() {
+    // Over HTTP, with a Content-Length, and chunked (no length: read up to the limit only).
+    let port = raw_server(|mut s| {
+        let mut buf = [0u8; 4096];
+        let n = std::io::Read::read(&mut s, &mut buf).unwrap_or(0);
+        let head = String::from_utf8_lossy(&buf[..n]);
+        let body = "x".repeat(1000);
+        let response = if head.starts_with("GET /chunked") {
+            format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3e8\r\n{body}\r\n0\r\n\r\n")
+        } else {
+            format!("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n{body}")
+        };
+        let _ = s.write_all(response.as_bytes());
+    });
+    for path in ["sized", "chunked"] {
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/{path}")).unwrap();
+        let e = limited(None, 999).fetch(&url).unwrap_err();
+        assert!(matches!(e, LoadError::TooLarge { limit: 999, .. }), "{e}");
+        assert!(e.to_string().contains("network.max_response_bytes"), "{e}");
+        assert_eq!(limited(None, 1000).fetch(&url).unwrap().body.len(), 1000);
+    }
+    // A file, checked by its size before it is read.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    std::fs::write(&path, vec![b'a'; 1000]).unwrap();
+    let url = Url::from_file_path(&path).unwrap();
+    let e = limited(None, 999).fetch(&url).unwrap_err();
+    assert!(matches!(e, LoadError::TooLarge { .. }), "{e}");
+    assert_eq!(limited(None, 1000).fetch(&url).unwrap().body.len(), 1000);
+    // A data: URL, once decoded.
+    let url = Url::parse(&format!("data:text/plain,{}", "a".repeat(1000))).unwrap();
+    assert!(matches!(
+        limited(None, 999).fetch(&url),
+        Err(LoadError::TooLarge { .. })
+    ));
+    assert_eq!(limited(None, 1000).fetch(&url).unwrap().body.len(), 1000);
+}
+
+#[test]
+fn files_that_are_not_regular_are_refused_before_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // A FIFO nobody writes to would block a read forever.
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut targets = vec![dir.path().to_path_buf()];
+    if made {
+        targets.push(fifo);
+    }
+    for path in targets {
+        let e = loader()
+            .fetch(&Url::from_file_path(&path).unwrap())
+            .unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_or_dribbles_ends_at_the_deadline() {
+    // Accepts, reads the request, and never answers.
+    let silent = raw_server(|s| {
+        let _keep = s;
+        thread::sleep(std::time::Duration::from_secs(120));
+    });
+    // Sends headers, then one byte a second of a body that never ends.
+    let dribble = raw_server(|mut s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+        for _ in 0..120 {
+            if s.write_all(b"x").is_err() {
+                return;
+            }
+            thread::sleep(std::time::Duration::from_secs(1));
+        }
+    });
+    for port in [silent, dribble] {
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/")).unwrap();
+        let start = std::time::Instant::now();
+        let e = limited(Some(1500), 1 << 20).fetch(&url).unwrap_err();
+        let took = start.elapsed();
+        assert!(matches!(e, LoadError::TimedOut { .. }), "{e}");
+        assert!(
+            took >= std::time::Duration::from_millis(1400)
+                && took < std::time::Duration::from_secs(5),
+            "{took:?}"
+        );
+    }
+    // After the deadline, nothing more is even tried.
+    let url = Url::parse(&format!("http://127.0.0.1:{silent}/")).unwrap();
+    let e = limited(Some(0), 1 << 20).fetch(&url).unwrap_err();
+    assert!(e.to_string().contains("deadline"), "{e}");
+}
