@@ -60,6 +60,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "largest response body a load accepts (page, script, fetch); a larger one is a network error for that resource",
     ),
     (
+        "memory.max_resident_mb",
+        PrefValue::Int(2048),
+        "largest resident memory of the engine's process, in MiB (0: no limit); past it the page is stopped as out of memory, like a browser tab that runs out, and its traces are still written",
+    ),
+    (
         "dom.testing.enabled",
         PrefValue::Bool(false),
         "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages",
@@ -145,6 +150,14 @@ impl Prefs {
     /// A non-negative integer pref as a count (negative values count as 0).
     pub fn count(&self, name: &str) -> usize {
         usize::try_from(self.int(name)).unwrap_or(0)
+    }
+
+    /// `memory.max_resident_mb` in bytes, `None` for no limit.
+    pub fn memory_limit(&self) -> Option<u64> {
+        match self.count("memory.max_resident_mb") as u64 {
+            0 => None,
+            mb => Some(mb.saturating_mul(1 << 20)),
+        }
     }
 
     /// What a document may make the parser build (`dom.max_nodes`, `dom.max_depth`).

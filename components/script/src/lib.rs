@@ -10,6 +10,7 @@
 //!   `codegen/` (`Profiler`), and the event loop's cross-thread tasks.
 //! - `prelude.js`: the DOM surface, in JavaScript, over the glue's natives.
 //! - [`page`]: the event loop and the script processing model.
+//! - `watchdog`: stops a run at its deadline or when the process passes its memory limit.
 
 // Architecture invariant: `unsafe` lives in `glue` only.
 #![deny(unsafe_code)]
@@ -18,6 +19,7 @@ mod dom;
 #[allow(unsafe_code)]
 mod glue;
 pub mod page;
+mod watchdog;
 
 pub use jsprof_page_model::{document, policy, prefs, symbols};
 

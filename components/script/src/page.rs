@@ -32,6 +32,7 @@ use crate::glue::{Arg, Host, Js, SamplingStats};
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::symbols::ScriptRegistry;
+use crate::watchdog::{Stop, Watchdog};
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -71,6 +72,9 @@ pub struct RunReport {
     pub url: Url,
     /// True if `--timeout` ended the run with work left.
     pub timed_out: bool,
+    /// The process's resident memory and its limit (`memory.max_resident_mb`), in bytes, if
+    /// the run was stopped for passing it.
+    pub out_of_memory: Option<(u64, u64)>,
     /// The trace of the whole run, if `profile_interval` was given.
     pub trace: Option<ProfilerTrace>,
     /// What sampling cost the page's thread, if it was profiled.
@@ -217,7 +221,10 @@ struct PageHost {
     /// The page's agent in the ProfilerGroup, once sampling support is initialised.
     agent: RefCell<Option<AgentHandle>>,
     tasks: TaskSender,
+    /// Where the traces of the run's `Profiler`s go (one sink for a page and its workers).
     traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
+    /// The sessions of this loop's `Profiler`s (stopped at its end if still running).
+    sessions: RefCell<Vec<std::sync::Weak<Session>>>,
     /// How the page was run (its loader and prefs; workers are run the same way).
     options: RunOptions,
     /// For a worker's event loop: its creator.
@@ -269,6 +276,8 @@ struct WorkerParent {
     tasks: TaskSender,
     window: usize,
     id: u32,
+    /// The run's trace sink.
+    traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
 }
 
 /// A running dedicated worker, seen from its creator.
@@ -580,6 +589,7 @@ impl Host for PageHost {
             tasks: self.tasks.clone(),
             window,
             id,
+            traces: self.traces.clone(),
         };
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
@@ -747,6 +757,15 @@ impl Host for PageHost {
     fn trace_sink(&self) -> Option<Arc<Mutex<Vec<ProfilerTrace>>>> {
         self.traces.clone()
     }
+
+    fn track_session(&self, session: std::sync::Weak<Session>) {
+        let mut sessions = self.sessions.borrow_mut();
+        // Forget the ones gone (a page that starts and drops many profilers stays bounded).
+        if sessions.len() >= 64 && sessions.len().is_power_of_two() {
+            sessions.retain(|s| s.upgrade().is_some_and(|s| !s.is_stopped()));
+        }
+        sessions.push(session);
+    }
 }
 
 /// The profiler's realm id of a window.
@@ -782,7 +801,11 @@ impl PageHost {
             tasks: TaskSender::new(move |task| {
                 let _ = task_tx.send(Message::Task(task));
             }),
-            traces: options.collect_traces.then(Arc::default),
+            traces: match &parent {
+                Some(p) => p.traces.clone(),
+                None => options.collect_traces.then(Arc::default),
+            },
+            sessions: RefCell::default(),
             options: options.clone(),
             parent,
             workers: RefCell::default(),
@@ -790,6 +813,32 @@ impl PageHost {
             busy,
             support: Cell::new(Duration::ZERO),
         })
+    }
+
+    /// At the end of this event loop: stops the `Profiler` sessions still running and keeps
+    /// their traces in the run's sink (in the order they were built), as if the page had
+    /// called `stop()`. Waits for the traces (they are built on the builder thread).
+    fn stop_running_profilers(&self) {
+        let Some(sink) = self.traces.clone() else {
+            return;
+        };
+        let sessions = std::mem::take(&mut *self.sessions.borrow_mut());
+        let (tx, rx) = mpsc::channel();
+        let mut waiting = 0;
+        for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+            let (tx, sink) = (tx.clone(), sink.clone());
+            let stopped = session.stop(move |trace| {
+                sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
+                let _ = tx.send(());
+            });
+            waiting += usize::from(stopped.is_ok());
+        }
+        drop(tx);
+        for _ in 0..waiting {
+            if rx.recv().is_err() {
+                break;
+            }
+        }
     }
 
     /// A worker's loop has work (`true`) or only waits for messages (`false`).
@@ -964,7 +1013,11 @@ struct Page {
     /// Async scripts not yet run (they delay the load event).
     async_left: Vec<usize>,
     deadline: Option<Instant>,
+    /// Stopped with work left (at the deadline, by the watchdog, or stuck waiting).
     timed_out: bool,
+    /// Set by the watchdog: nothing more runs (the interrupt callback terminates the running
+    /// script).
+    halt: Arc<std::sync::atomic::AtomicBool>,
     /// A worker's loop waits for messages even with nothing else to do, until closed.
     keep_alive: bool,
 }
@@ -976,6 +1029,15 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     let started = navigation_start();
     let origin = started.0;
     let deadline = options.timeout.map(|t| Instant::now() + t);
+    // Every load of the run (the page's, its frames' and workers') ends by the deadline
+    // and takes bodies up to `network.max_response_bytes`.
+    let options = &RunOptions {
+        loader: options.loader.limited(
+            deadline,
+            options.prefs.int("network.max_response_bytes").max(0) as u64,
+        ),
+        ..options.clone()
+    };
     let response = options.loader.fetch(url)?;
     if !response.ok() {
         return Err(PageError::Status {
@@ -1055,32 +1117,35 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
         arrived: HashMap::new(),
         deadline,
         timed_out: false,
+        halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         keep_alive: false,
     };
-    // A script that never returns cannot be stopped between tasks: at the deadline a
-    // watchdog interrupts it, and the interrupt callback terminates it.
-    let expired = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (watchdog_stop, watchdog_wait) = mpsc::channel::<()>();
-    let watchdog = page.deadline.map(|deadline| {
-        page.js.terminate_on_interrupt(expired.clone());
+    // A script that never returns cannot be stopped between tasks: the watchdog halts it at
+    // the deadline, or when the process runs out of its memory.
+    page.js.terminate_on_interrupt(page.halt.clone());
+    let watchdog = {
         let interrupter = page.js.interrupter();
-        let expired = expired.clone();
-        std::thread::spawn(move || {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            if let Err(mpsc::RecvTimeoutError::Timeout) = watchdog_wait.recv_timeout(wait) {
-                expired.store(true, std::sync::atomic::Ordering::Release);
-                interrupter.request_interrupt_callback();
-            }
-        })
-    });
+        let wake = page.host.messages_tx.clone();
+        Watchdog::start(
+            page.deadline,
+            options.prefs.memory_limit(),
+            page.halt.clone(),
+            move || interrupter.request_interrupt_callback(),
+            move || {
+                let _ = wake.send(Message::Task(Box::new(|_| {})));
+            },
+        )
+    };
     page.run();
-    // The page is done: so are its workers (and theirs).
+    // The page is done: so are its workers (and theirs), and its profilers.
     page.host.terminate_workers();
-    drop(watchdog_stop);
-    if let Some(w) = watchdog {
-        let _ = w.join();
-    }
-    page.timed_out |= expired.load(std::sync::atomic::Ordering::Acquire);
+    page.host.stop_running_profilers();
+    let stop = watchdog.and_then(Watchdog::finish);
+    page.timed_out |= stop.is_some();
+    let out_of_memory = match stop {
+        Some(Stop::OutOfMemory { resident, limit }) => Some((resident, limit)),
+        _ => None,
+    };
     let elapsed = Duration::from_nanos(clock.now() - origin);
     let sampling = page.js.sampling_stats();
     let (trace, stop_time) = match session {
@@ -1097,7 +1162,8 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     };
     Ok(RunReport {
         url: page.url,
-        timed_out: page.timed_out,
+        timed_out: page.timed_out && out_of_memory.is_none(),
+        out_of_memory,
         trace,
         sampling,
         elapsed,
@@ -1144,7 +1210,7 @@ impl Page {
                     deferred.push(i)
                 }
             }
-            if self.timed_out {
+            if self.expired() {
                 return;
             }
         }
@@ -1210,7 +1276,9 @@ impl Page {
 
     /// Whether `--timeout` has passed (then nothing more runs).
     fn expired(&mut self) -> bool {
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.halt.load(std::sync::atomic::Ordering::Acquire)
+        {
             self.timed_out = true;
         }
         self.timed_out
@@ -1237,8 +1305,7 @@ impl Page {
             return false;
         }
         let now = Instant::now();
-        if self.deadline.is_some_and(|d| now >= d) {
-            self.timed_out = true;
+        if self.expired() {
             return false;
         }
         if self.host.imports_pending.replace(false) {
@@ -1799,8 +1866,10 @@ fn run_worker(
         async_left: Vec::new(),
         deadline: None,
         timed_out: false,
+        halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         keep_alive: true,
     };
     while page.turn() {}
     page.host.terminate_workers();
+    page.host.stop_running_profilers();
 }

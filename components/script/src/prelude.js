@@ -462,6 +462,8 @@
   tag(Element, "Element");
   class HTMLElement extends Element {}
   tag(HTMLElement, "HTMLElement");
+  // The GlobalEventHandlers the engine fires at elements (script and iframe loads, clicks).
+  for (const name of ["load", "error", "click"]) defineHandler(HTMLElement.prototype, name);
   class HTMLScriptElement extends HTMLElement {
     get src() { const s = this.getAttribute("src"); if (s === null) return ""; try { return new URL(s, document.baseURI).href; } catch { return s; } }
     set src(v) { this.setAttribute("src", v); }

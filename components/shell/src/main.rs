@@ -2,7 +2,9 @@
 //! the way a browser does, and prints its console output.
 //!
 //! Exit codes: 0 when the page ran (even if its scripts threw: those errors are reported on
-//! stderr), 2 when it could not be loaded or the command line is wrong.
+//! stderr, and also when `--timeout` stopped it with work left), 2 when it could not be
+//! loaded or the command line is wrong, 3 when it was stopped for using more memory than
+//! `memory.max_resident_mb` (its traces are still written).
 
 #![forbid(unsafe_code)]
 
@@ -54,7 +56,7 @@ fn main() -> ExitCode {
     let result = run(args);
     jsprof_script::shutdown();
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(message) => {
             eprintln!("jsprof: {message}");
             ExitCode::from(2)
@@ -62,7 +64,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<(), String> {
+/// The exit code of a page stopped for passing its memory limit.
+const OUT_OF_MEMORY: u8 = 3;
+
+fn run(args: Args) -> Result<ExitCode, String> {
     let mut prefs = Prefs::default();
     for p in &args.prefs {
         prefs.set_from_arg(p).map_err(|e| e.to_string())?;
@@ -102,6 +107,13 @@ fn run(args: Args) -> Result<(), String> {
     if report.timed_out {
         eprintln!("jsprof: stopped at --timeout with work left");
     }
+    if let Some((resident, limit)) = report.out_of_memory {
+        eprintln!(
+            "jsprof: out of memory: the page was stopped when the process reached {} MiB, over memory.max_resident_mb ({} MiB)",
+            resident >> 20,
+            limit >> 20
+        );
+    }
     if let Some(path) = &args.trace_out {
         let json = serde_json::to_string(&report.traces).expect("traces serialise");
         write_json(path, json)?;
@@ -123,7 +135,10 @@ fn run(args: Args) -> Result<(), String> {
     if args.profile_stats {
         print_stats(&report);
     }
-    Ok(())
+    Ok(match report.out_of_memory {
+        Some(_) => ExitCode::from(OUT_OF_MEMORY),
+        None => ExitCode::SUCCESS,
+    })
 }
 
 /// Writes `json` to `path`, gzipped if its name ends in `.gz`.

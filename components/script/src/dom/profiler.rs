@@ -34,7 +34,8 @@ pub fn main_thread_stop_cost() -> (u32, Duration) {
 #[derive(Debug)]
 pub struct Profiler {
     reflector: Reflector,
-    session: Session,
+    /// Shared with the host, which stops it at the end of the run if the page did not.
+    session: std::sync::Arc<Session>,
     /// The window whose event loop runs the profiler's tasks.
     window: usize,
 }
@@ -90,6 +91,10 @@ impl ProfilerMethods for Profiler {
                 Some(on_buffer_full),
             )
             .map_err(|e| Error::Type(format!("Failed to construct 'Profiler': {e}")))?;
+        let session = std::sync::Arc::new(session);
+        global
+            .host
+            .track_session(std::sync::Arc::downgrade(&session));
         // Step 4. Return a new Profiler associated with the newly created profiling session.
         Ok(Profiler {
             reflector: Reflector::with_handle(handle),

@@ -137,6 +137,9 @@ pub(crate) trait Host {
         max_buffer_size: u32,
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String>;
+    /// A page's `Profiler` runs `session`: if it is still running when the event loop ends,
+    /// the host stops it and keeps its trace, as if the page had stopped it.
+    fn track_session(&self, session: std::sync::Weak<Session>);
     /// Where the window's tasks go (from any thread).
     fn tasks(&self, window: usize) -> TaskSender;
     /// Where traces the page's profilers produce are also collected (`--trace-out`).
