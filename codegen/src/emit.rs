@@ -383,12 +383,22 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
                 #[doc = #doc]
                 fn #m(&self, global: &Global, #(#params),*) -> Fallible<#t>;
             });
+            // An `undefined` operation leaves the return value as it is (undefined).
+            let ret = if op.ret == Ty::Undefined {
+                quote! {
+                    cx.with_this(|this: &#native| this.#m(&global, #(#names),*))??;
+                }
+            } else {
+                quote! {
+                    let value = cx.with_this(|this: &#native| this.#m(&global, #(#names),*))??;
+                    cx.set_return(value.to_js());
+                }
+            };
             fns.push(quote! {
                 fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
-                    let value = cx.with_this(|this: &#native| this.#m(&global, #(#names),*))??;
-                    cx.set_return(value.to_js());
+                    #ret
                     Ok(())
                 }
             });

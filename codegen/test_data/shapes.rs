@@ -103,8 +103,7 @@ fn widget_get_count(cx: &mut CallCtx<'_>) -> Fallible<()> {
 }
 fn widget_poke(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let global = cx.global();
-    let value = cx.with_this(|this: &crate::dom::widget::Widget| this.poke(&global))??;
-    cx.set_return(value.to_js());
+    cx.with_this(|this: &crate::dom::widget::Widget| this.poke(&global))??;
     Ok(())
 }
 fn widget_resize(cx: &mut CallCtx<'_>) -> Fallible<()> {

@@ -8,6 +8,9 @@ interface JsprofTestBindings {
   JsprofTestEcho echo(JsprofTestEcho value);
   sequence<DOMString> words(sequence<DOMString> input, optional boolean reverse);
   Promise<long long> later(long long value);
+  // Panics inside the engine: how tests check that a bug is caught, reported as an
+  // internal error, and ends the run with its exit code and the traces written.
+  undefined crashForTesting();
 };
 
 dictionary JsprofTestEcho {

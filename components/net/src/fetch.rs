@@ -94,8 +94,8 @@ pub(crate) fn main_fetch(loader: &Loader, request: &Request) -> Result<Response,
     let mut tainted_origin = false;
     let mut tainting = Tainting::Basic;
     let mut url_list = vec![request.url.clone()];
+    let mut current = request.url.clone();
     loop {
-        let current = url_list.last().expect("never empty").clone();
         let redirected = url_list.len() > 1;
         // jsprof's local-file policy: only a file: client (or the user) loads file: URLs.
         let client_is_local = request.origin.as_ref().is_none_or(Origin::is_local_files);
@@ -188,7 +188,8 @@ pub(crate) fn main_fetch(loader: &Loader, request: &Request) -> Result<Response,
             {
                 tainted_origin = true;
             }
-            url_list.push(next);
+            url_list.push(next.clone());
+            current = next;
             continue;
         }
         if tainting == Tainting::Cors {

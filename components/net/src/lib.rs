@@ -6,6 +6,10 @@
 //! what CORS checks, muted errors and `Document-Policy` need later.
 
 #![forbid(unsafe_code)]
+// Page content must never make the engine panic: `unwrap`/`expect` only where an invariant
+// (not input) guarantees the value, each with its reason (tests may use them freely).
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod fetch;
 mod headers;

@@ -12,6 +12,10 @@
 //! - [`page`]: the event loop and the script processing model.
 //! - `watchdog`: stops a run at its deadline or when the process passes its memory limit.
 
+// Page content must never make the engine panic: `unwrap`/`expect` only where an invariant
+// (not input) guarantees the value, each with its reason (tests may use them freely).
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 // Architecture invariant: `unsafe` lives in `glue` only.
 #![deny(unsafe_code)]
 
@@ -23,7 +27,7 @@ mod watchdog;
 
 pub use jsprof_page_model::{document, policy, prefs, symbols};
 
-pub use glue::{shutdown, GcWalks, SamplingStats};
+pub use glue::{internal_error, record_internal_error, shutdown, GcWalks, SamplingStats};
 pub use page::{run_page, PageError, RunOptions, RunReport};
 pub use prefs::{PrefError, Prefs};
 

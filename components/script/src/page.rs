@@ -75,6 +75,8 @@ pub struct RunReport {
     /// The process's resident memory and its limit (`memory.max_resident_mb`), in bytes, if
     /// the run was stopped for passing it.
     pub out_of_memory: Option<(u64, u64)>,
+    /// A panic caught in the engine (a bug): the run was stopped where it happened.
+    pub internal_error: Option<String>,
     /// The trace of the whole run, if `profile_interval` was given.
     pub trace: Option<ProfilerTrace>,
     /// What sampling cost the page's thread, if it was profiled.
@@ -1136,12 +1138,17 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
             },
         )
     };
-    page.run();
+    // A panic in the engine's own code (a bug) ends the run like the deadline would, and is
+    // reported; the profilers' traces are still written.
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| page.run())) {
+        crate::glue::record_internal_error(&*payload);
+    }
     // The page is done: so are its workers (and theirs), and its profilers.
     page.host.terminate_workers();
     page.host.stop_running_profilers();
     let stop = watchdog.and_then(Watchdog::finish);
     page.timed_out |= stop.is_some();
+    let internal_error = crate::glue::internal_error();
     let out_of_memory = match stop {
         Some(Stop::OutOfMemory { resident, limit }) => Some((resident, limit)),
         _ => None,
@@ -1162,8 +1169,9 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     };
     Ok(RunReport {
         url: page.url,
-        timed_out: page.timed_out && out_of_memory.is_none(),
+        timed_out: page.timed_out && out_of_memory.is_none() && internal_error.is_none(),
         out_of_memory,
+        internal_error,
         trace,
         sampling,
         elapsed,
@@ -1278,6 +1286,7 @@ impl Page {
     fn expired(&mut self) -> bool {
         if self.deadline.is_some_and(|d| Instant::now() >= d)
             || self.halt.load(std::sync::atomic::Ordering::Acquire)
+            || crate::glue::internal_error().is_some()
         {
             self.timed_out = true;
         }
@@ -1424,7 +1433,9 @@ impl Page {
 
     /// Runs a fetched external script, or fires `error` at its element if it could not be had.
     fn execute_fetched(&mut self, i: usize) {
-        let result = self.arrived.remove(&i).expect("arrived before it runs");
+        let Some(result) = self.arrived.remove(&i) else {
+            return; // Only ever called once the script has arrived.
+        };
         let ready = ready_from(&self.scripts[i], result);
         let s = self.scripts[i].clone();
         self.execute_or_fail(self.window, i, &s, ready);
@@ -1555,8 +1566,9 @@ impl Page {
             .push(Doc::of(&response, started, sandboxed));
         let (init, origin) = {
             let docs = self.host.docs.borrow();
-            let d = docs.last().expect("pushed");
-            (init_json(&doc, d, docs.len() - 1), d.origin.clone())
+            let index = docs.len() - 1;
+            let d = &docs[index];
+            (init_json(&doc, d, index), d.origin.clone())
         };
         let child = match self.js.new_window(PRELUDE, &init, origin) {
             Ok(w) => w,
@@ -1869,7 +1881,10 @@ fn run_worker(
         halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         keep_alive: true,
     };
-    while page.turn() {}
+    let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while page.turn() {}));
+    if let Err(payload) = turned {
+        crate::glue::record_internal_error(&*payload);
+    }
     page.host.terminate_workers();
     page.host.stop_running_profilers();
 }

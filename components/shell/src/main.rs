@@ -4,9 +4,15 @@
 //! Exit codes: 0 when the page ran (even if its scripts threw: those errors are reported on
 //! stderr, and also when `--timeout` stopped it with work left), 2 when it could not be
 //! loaded or the command line is wrong, 3 when it was stopped for using more memory than
-//! `memory.max_resident_mb` (its traces are still written).
+//! `memory.max_resident_mb` (its traces are still written), 70 when the engine hit an
+//! internal error (a bug: a panic, caught and reported as `jsprof: internal error: …`; the
+//! run stops there and its traces are still written).
 
 #![forbid(unsafe_code)]
+// Page content must never make the engine panic: `unwrap`/`expect` only where an invariant
+// (not input) guarantees the value, each with its reason (tests may use them freely).
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,9 +57,31 @@ struct Args {
     trace_out: Option<PathBuf>,
 }
 
+/// The exit code of a run that hit an internal error (sysexits' EX_SOFTWARE).
+const INTERNAL_ERROR: u8 = 70;
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    let result = run(args);
+    // A panic is a bug in jsprof, never the page's doing: one line says so, where it is
+    // caught (at the callback or task it happened in) the run stops, and the exit code is
+    // INTERNAL_ERROR.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" (at {}:{})", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("jsprof: internal error: {message}{at}");
+    }));
+    let result = std::panic::catch_unwind(|| run(args)).unwrap_or_else(|payload| {
+        jsprof_script::record_internal_error(&*payload);
+        Ok(ExitCode::from(INTERNAL_ERROR))
+    });
     jsprof_script::shutdown();
     match result {
         Ok(code) => code,
@@ -115,7 +143,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
         );
     }
     if let Some(path) = &args.trace_out {
-        let json = serde_json::to_string(&report.traces).expect("traces serialise");
+        let json = serde_json::to_string(&report.traces)
+            .map_err(|e| format!("cannot serialise the traces: {e}"))?;
         write_json(path, json)?;
         eprintln!(
             "jsprof: {} trace(s) from the page's profilers written to {}",
@@ -135,9 +164,12 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if args.profile_stats {
         print_stats(&report);
     }
-    Ok(match report.out_of_memory {
-        Some(_) => ExitCode::from(OUT_OF_MEMORY),
-        None => ExitCode::SUCCESS,
+    Ok(if report.internal_error.is_some() {
+        ExitCode::from(INTERNAL_ERROR)
+    } else if report.out_of_memory.is_some() {
+        ExitCode::from(OUT_OF_MEMORY)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

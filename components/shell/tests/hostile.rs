@@ -346,3 +346,18 @@ fn loads_that_never_end_stop_at_the_timeout() {
     assert!(!r.stdout.contains("never"));
     assert_eq!(r.trace_samples().len(), 1);
 }
+
+#[test]
+fn a_panic_in_the_engine_is_an_internal_error_with_its_exit_code() {
+    let r = run("internal-error.html", &["dom.testing.enabled=true"]);
+    // Not `ended_cleanly`: this one must say "internal error".
+    assert!(r.took < Duration::from_secs_f64(TIMEOUT + 1.0));
+    assert_eq!(r.code, Some(70), "{}", r.stderr);
+    r.says("start").says(
+        "jsprof: internal error: JsprofTestBindings.crashForTesting() was called (at components/script/src/dom/testing.rs:",
+    );
+    assert!(!r.stdout.contains("never"), "{}", r.stdout);
+    assert!(!r.stderr.contains(STOPPED), "{}", r.stderr);
+    assert_eq!(r.trace_samples().len(), 1);
+    assert!(r.profile.is_some());
+}

@@ -32,6 +32,11 @@ impl JsprofTestBindingsMethods for JsprofTestBindings {
         self.label.clone()
     }
 
+    #[allow(clippy::panic, reason = "the point of this test-only member")]
+    fn crash_for_testing(&self, _global: &Global) -> Fallible<()> {
+        panic!("JsprofTestBindings.crashForTesting() was called");
+    }
+
     /// Returns the converted dictionary, converted back to JS.
     fn echo(&self, _global: &Global, value: JsprofTestEcho) -> Fallible<JsprofTestEcho> {
         Ok(value)

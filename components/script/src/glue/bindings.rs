@@ -14,9 +14,9 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::ptr::{self, NonNull};
+use std::ptr;
 use std::thread::ThreadId;
 
 use mozjs::gc::RootedTraceableBox;
@@ -69,19 +69,21 @@ static REFLECTOR_CLASS: jsapi::JSClass = jsapi::JSClass {
 type Native = Box<dyn Any>;
 
 unsafe extern "C" fn finalize_reflector(_gcx: *mut jsapi::JS::GCContext, obj: *mut JSObject) {
-    // SAFETY: `obj` is a reflector being finalized on the main thread (FOREGROUND_FINALIZE);
-    // its slot holds the pointer `return_reflector` made with `Box::into_raw`, or undefined.
-    unsafe {
-        let mut slot = UndefinedValue();
-        mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot);
-        if !slot.is_undefined() {
-            let native = slot.to_private() as *mut Native;
-            if !native.is_null() {
-                jsapi::JS_SetReservedSlot(obj, 0, &UndefinedValue());
-                drop(Box::from_raw(native));
+    super::guarded((), || {
+        // SAFETY: `obj` is a reflector being finalized on the main thread (FOREGROUND_FINALIZE);
+        // its slot holds the pointer `return_reflector` made with `Box::into_raw`, or undefined.
+        unsafe {
+            let mut slot = UndefinedValue();
+            mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot);
+            if !slot.is_undefined() {
+                let native = slot.to_private() as *mut Native;
+                if !native.is_null() {
+                    jsapi::JS_SetReservedSlot(obj, 0, &UndefinedValue());
+                    drop(Box::from_raw(native));
+                }
             }
         }
-    }
+    })
 }
 
 thread_local! {
@@ -256,7 +258,7 @@ impl Dict<'_> {
             return Ok(None);
         };
         let cx = self.cx;
-        let cname = CString::new(name).expect("IDL member names have no NUL");
+        let cname = super::cstring(name);
         // SAFETY: `v` is rooted for the call; the object and the member value are rooted
         // here before anything can GC.
         unsafe {
@@ -304,8 +306,7 @@ impl<'a> Val<'a> {
     pub fn to_number(self) -> Fallible<f64> {
         // SAFETY: `cx` is the context of the running call; the value is rooted.
         unsafe {
-            let mut wrapper =
-                mozjs::context::JSContext::from_ptr(NonNull::new(self.cx).expect("live context"));
+            let mut wrapper = super::wrap_cx(self.cx);
             mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(self.v))
                 .map_err(|()| Error::Thrown)
         }
@@ -513,6 +514,7 @@ impl CallCtx<'_> {
             }
             let native: *mut Native = Box::into_raw(Box::new(Box::new(object) as Native));
             jsapi::JS_SetReservedSlot(obj.get(), 0, &PrivateValue(native as *const c_void));
+            #[allow(clippy::expect_used, reason = "the box was made from a T just above")]
             let object = (*native).downcast_ref::<T>().expect("just boxed");
             object.reflector().set(ObjectRoot::new(obj.get()));
             self.args.rval().set(ObjectValue(obj.get()));
@@ -558,48 +560,50 @@ impl CallCtx<'_> {
 /// The native of every binding function: finds the interface and member from the callee's
 /// reserved slot, runs the generated member function, and turns an `Err` into an exception.
 unsafe extern "C" fn binding_native(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the callee is one of
-    // the functions `define_interface` made, whose slot 0 holds an Int32 member code.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        rooted!(in(cx) let callee = args.callee());
-        rooted!(in(cx) let dom_exception = *jsapi::GetFunctionNativeReserved(callee.get(), SLOT_DOM_EXCEPTION));
-        let code = (*jsapi::GetFunctionNativeReserved(callee.get(), SLOT_MEMBER)).to_int32();
-        let throw = |e: &Error| throw(cx, dom_exception.handle().into(), e);
-        let iface = INTERFACES[(code >> 16) as usize];
-        let member = code & 0xffff;
-        let (name, call) = if member == MEMBER_CONSTRUCTOR {
-            let Some(ctor) = &iface.constructor else {
-                return throw(&Error::Type("Illegal constructor.".into()));
+    super::guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the callee is one of
+        // the functions `define_interface` made, whose slot 0 holds an Int32 member code.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            rooted!(in(cx) let callee = args.callee());
+            rooted!(in(cx) let dom_exception = *jsapi::GetFunctionNativeReserved(callee.get(), SLOT_DOM_EXCEPTION));
+            let code = (*jsapi::GetFunctionNativeReserved(callee.get(), SLOT_MEMBER)).to_int32();
+            let throw = |e: &Error| throw(cx, dom_exception.handle().into(), e);
+            let iface = INTERFACES[(code >> 16) as usize];
+            let member = code & 0xffff;
+            let (name, call) = if member == MEMBER_CONSTRUCTOR {
+                let Some(ctor) = &iface.constructor else {
+                    return throw(&Error::Type("Illegal constructor.".into()));
+                };
+                if !args.is_constructing() {
+                    return throw(&Error::Type(format!(
+                        "{} constructor: 'new' is required",
+                        iface.name
+                    )));
+                }
+                (iface.name, ctor.call)
+            } else if member >= MEMBER_OPERATIONS {
+                let op = &iface.operations[(member - MEMBER_OPERATIONS) as usize];
+                (op.name, op.call)
+            } else {
+                let a = &iface.attributes[member as usize];
+                (a.name, a.get)
             };
-            if !args.is_constructing() {
-                return throw(&Error::Type(format!(
-                    "{} constructor: 'new' is required",
-                    iface.name
-                )));
+            let mut ctx = CallCtx {
+                cx,
+                args: &args,
+                callee: callee.handle().into(),
+                dom_exception: dom_exception.handle().into(),
+                iface,
+                member: name,
+            };
+            args.rval().set(UndefinedValue());
+            match call(&mut ctx) {
+                Ok(()) => true,
+                Err(e) => throw(&e),
             }
-            (iface.name, ctor.call)
-        } else if member >= MEMBER_OPERATIONS {
-            let op = &iface.operations[(member - MEMBER_OPERATIONS) as usize];
-            (op.name, op.call)
-        } else {
-            let a = &iface.attributes[member as usize];
-            (a.name, a.get)
-        };
-        let mut ctx = CallCtx {
-            cx,
-            args: &args,
-            callee: callee.handle().into(),
-            dom_exception: dom_exception.handle().into(),
-            iface,
-            member: name,
-        };
-        args.rval().set(UndefinedValue());
-        match call(&mut ctx) {
-            Ok(()) => true,
-            Err(e) => throw(&e),
         }
-    }
+    })
 }
 
 /// Throws `error` (an `Error::Thrown` is already pending) and returns false.
@@ -637,8 +641,8 @@ unsafe fn exception_value(
 ) {
     // SAFETY: per the contract; values are rooted before anything can GC.
     unsafe {
-        let message = |m: &str| CString::new(m.replace('\0', " ")).expect("no NUL");
-        let mut wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
+        let message = |m: &str| super::cstring(m);
+        let mut wrapper = super::wrap_cx(cx);
         match error {
             Error::Type(m) => mozjs::error::throw_type_error(&mut wrapper, &message(m)),
             Error::Range(m) => mozjs::error::throw_range_error(&mut wrapper, &message(m)),
@@ -699,7 +703,7 @@ unsafe fn out_to_js(
                     if !out_to_js(cx, v, member.handle_mut()) {
                         return false;
                     }
-                    let name = CString::new(*name).expect("no NUL");
+                    let name = super::cstring(name);
                     if !jsapi::JS_DefineProperty(
                         cx,
                         obj.handle().into(),
@@ -751,7 +755,7 @@ unsafe fn binding_function(
     code: i32,
     dom_exception: jsapi::HandleValue,
 ) -> *mut JSObject {
-    let cname = CString::new(name).expect("no NUL");
+    let cname = super::cstring(name);
     // SAFETY: per the contract.
     unsafe {
         let f =
@@ -796,7 +800,7 @@ pub(super) unsafe fn define_interfaces(
             rooted!(in(cx) let mut parent_ctor = UndefinedValue());
             rooted!(in(cx) let mut parent_proto = UndefinedValue());
             if let Some(parent) = iface.parent {
-                let p = CString::new(parent).expect("no NUL");
+                let p = super::cstring(parent);
                 if !jsapi::JS_GetProperty(cx, global, p.as_ptr(), parent_ctor.handle_mut().into())
                     || !parent_ctor.get().is_object()
                 {
@@ -863,7 +867,7 @@ pub(super) unsafe fn define_interfaces(
             for (i, a) in iface.attributes.iter().enumerate() {
                 rooted!(in(cx) let getter = binding_function(cx, &format!("get {}", a.name), 0, 0, code(i as i32), dom_exception));
                 rooted!(in(cx) let setter = ptr::null_mut::<JSObject>());
-                let name = CString::new(a.name).expect("no NUL");
+                let name = super::cstring(a.name);
                 if getter.get().is_null()
                     || !jsapi::JS_DefineProperty2(
                         cx,
@@ -880,7 +884,7 @@ pub(super) unsafe fn define_interfaces(
             // Regular operations: writable, enumerable, configurable data properties.
             for (i, op) in iface.operations.iter().enumerate() {
                 rooted!(in(cx) let f = binding_function(cx, op.name, op.length, 0, code(MEMBER_OPERATIONS + i as i32), dom_exception));
-                let name = CString::new(op.name).expect("no NUL");
+                let name = super::cstring(op.name);
                 if f.get().is_null()
                     || !jsapi::JS_DefineProperty3(
                         cx,
@@ -907,7 +911,7 @@ pub(super) unsafe fn define_interfaces(
                 return fail("@@toStringTag");
             }
             // The global property: writable, non-enumerable, configurable.
-            let name = CString::new(iface.name).expect("no NUL");
+            let name = super::cstring(iface.name);
             if !jsapi::JS_DefineProperty3(cx, global, name.as_ptr(), ctor.handle().into(), NONE) {
                 return fail(iface.name);
             }

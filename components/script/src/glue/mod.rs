@@ -167,19 +167,21 @@ unsafe extern "C" fn on_gc_slice(
     progress: jsapi::JS::GCProgress,
     desc: *const jsapi::JS::GCDescription,
 ) {
-    use jsapi::JS::GCProgress::{GC_CYCLE_END, GC_SLICE_BEGIN, GC_SLICE_END};
-    match progress {
-        // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
-        // JIT stack, which a slice does not change.
-        GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true, next_sample_in()) },
-        // SAFETY: as above.
-        GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false, None) },
-        _ => {}
-    }
-    if let Some(previous) = PREVIOUS_GC_SLICE.with(|p| p.get()) {
-        // SAFETY: the callback SpiderMonkey had before ours, called as it would be.
-        unsafe { previous(cx, progress, desc) };
-    }
+    guarded((), || {
+        use jsapi::JS::GCProgress::{GC_CYCLE_END, GC_SLICE_BEGIN, GC_SLICE_END};
+        match progress {
+            // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
+            // JIT stack, which a slice does not change.
+            GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true, next_sample_in()) },
+            // SAFETY: as above.
+            GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false, None) },
+            _ => {}
+        }
+        if let Some(previous) = PREVIOUS_GC_SLICE.with(|p| p.get()) {
+            // SAFETY: the callback SpiderMonkey had before ours, called as it would be.
+            unsafe { previous(cx, progress, desc) };
+        }
+    })
 }
 
 /// The nursery collection callback of every runtime: as [`on_gc_slice`] for minor GCs.
@@ -189,10 +191,12 @@ unsafe extern "C" fn on_nursery_collection(
     _reason: jsapi::JS::GCReason,
     _data: *mut c_void,
 ) {
-    let begin = progress == jsapi::JS::GCNurseryProgress::GC_NURSERY_COLLECTION_START;
-    let due_in = if begin { next_sample_in() } else { None };
-    // SAFETY: on the context's own thread, inside the collection.
-    unsafe { sampling::gc_slice(begin, due_in) }
+    guarded((), || {
+        let begin = progress == jsapi::JS::GCNurseryProgress::GC_NURSERY_COLLECTION_START;
+        let due_in = if begin { next_sample_in() } else { None };
+        // SAFETY: on the context's own thread, inside the collection.
+        unsafe { sampling::gc_slice(begin, due_in) }
+    })
 }
 
 /// How long until this thread's agent is next sampled (`Some(0)` when that cannot be read
@@ -355,6 +359,10 @@ struct PendingImport {
 }
 
 fn host() -> Rc<dyn Host> {
+    #[allow(
+        clippy::expect_used,
+        reason = "natives only run inside a Js, which set HOST"
+    )]
     HOST.with(|h| h.borrow().clone().expect("a Js is alive on this thread"))
 }
 
@@ -367,9 +375,13 @@ thread_local! {
 
 /// The process's engine, initialised on first use.
 fn engine() -> JSEngineHandle {
-    let mut engine = ENGINE.lock().expect("engine lock");
+    let mut engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     engine
         .get_or_insert_with(|| {
+            #[allow(
+                clippy::expect_used,
+                reason = "no engine without SpiderMonkey; it fails only if initialised twice, which the lock prevents"
+            )]
             let owner = JSEngine::init().expect("SpiderMonkey initialises once per process");
             let handle = owner.handle();
             ENGINE_OWNER.with(|o| *o.borrow_mut() = Some(owner));
@@ -382,7 +394,7 @@ fn engine() -> JSEngineHandle {
 /// runtime is gone. A process that skips this crashes in SpiderMonkey's static destructors
 /// at exit while its helper threads still hold their locks.
 pub fn shutdown() {
-    drop(ENGINE.lock().expect("engine lock").take());
+    drop(ENGINE.lock().unwrap_or_else(|e| e.into_inner()).take());
     ENGINE_OWNER.with(|o| drop(o.borrow_mut().take()));
 }
 
@@ -512,7 +524,64 @@ unsafe fn compile_and_run_classic(
 }
 
 fn cstring(s: &str) -> CString {
-    CString::new(s.replace('\0', "\u{FFFD}")).expect("NULs were replaced")
+    CString::new(s.replace('\0', "\u{FFFD}")).unwrap_or_default()
+}
+
+/// The first panic caught in the engine (a bug, never page content): the run ends, as at
+/// its deadline, and reports it. Process-wide, since any thread's loop may hit one.
+static INTERNAL_ERROR: Mutex<Option<String>> = Mutex::new(None);
+static HAS_INTERNAL_ERROR: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Records a caught panic as the run's internal error (the first one is kept).
+pub fn record_internal_error(payload: &(dyn std::any::Any + Send)) {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    let mut slot = INTERNAL_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    slot.get_or_insert(message);
+    HAS_INTERNAL_ERROR.store(true, std::sync::atomic::Ordering::Release);
+}
+
+/// The internal error caught so far, if any.
+pub fn internal_error() -> Option<String> {
+    if !HAS_INTERNAL_ERROR.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
+    INTERNAL_ERROR
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
+/// Runs the body of a callback SpiderMonkey calls. A panic must not unwind into C++ (Rust
+/// would abort the process): it is caught, recorded as the run's internal error, and the
+/// callback returns `failed`, which for a native (false, no exception pending) terminates
+/// the running script. The event loop then ends the run (see `page.rs`).
+fn guarded<T>(failed: T, body: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => {
+            record_internal_error(&*payload);
+            failed
+        }
+    }
+}
+
+/// mozjs's safe-API wrapper around a raw context that SpiderMonkey passed to a callback.
+///
+/// # Safety
+/// `cx` is the live context of this thread.
+unsafe fn wrap_cx(cx: *mut JSContext) -> mozjs::context::JSContext {
+    #[allow(
+        clippy::expect_used,
+        reason = "SpiderMonkey never calls back with a null context"
+    )]
+    let cx = NonNull::new(cx).expect("live context");
+    // SAFETY: as the function's contract.
+    unsafe { mozjs::context::JSContext::from_ptr(cx) }
 }
 
 impl Js {
@@ -1230,38 +1299,40 @@ pub(crate) fn enable_sampling() {
 /// for the script running now), capture it once and hand it over. Returns true (go on),
 /// except past `--timeout`, when false terminates the runaway script.
 unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
-    let terminate = TERMINATE.with(|t| {
-        t.borrow()
-            .as_ref()
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire))
-    });
-    if terminate {
-        // Returning false ends the running script without an exception it could catch.
-        return false;
-    }
-    // A sample the sampler asked for: walked here, where the JS code stopped.
-    // SAFETY: this is the context's interrupt callback, on its thread.
-    unsafe { sampling::on_interrupt() };
-    AGENT.with(|a| {
-        let mut a = a.borrow_mut();
-        let Some(agent) = a.as_mut() else { return };
-        let start = std::time::Instant::now();
-        let Some(request) = agent.handle.take_request() else {
-            return;
-        };
-        // SAFETY: we are on the context's thread, inside SpiderMonkey's interrupt check,
-        // where capturing the stack (which may GC) is allowed.
-        let stack = unsafe { capture_stack(cx, agent) };
-        let depth = stack.len().min(agent.stats.by_depth.len() - 1);
-        agent.handle.answer(request, stack.into());
-        let spent = start.elapsed();
-        agent.stats.samples += 1;
-        agent.stats.total += spent;
-        let bucket = &mut agent.stats.by_depth[depth];
-        bucket.0 += 1;
-        bucket.1 += spent.as_nanos() as u64;
-    });
-    true
+    guarded(false, || {
+        let terminate = TERMINATE.with(|t| {
+            t.borrow()
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire))
+        });
+        if terminate {
+            // Returning false ends the running script without an exception it could catch.
+            return false;
+        }
+        // A sample the sampler asked for: walked here, where the JS code stopped.
+        // SAFETY: this is the context's interrupt callback, on its thread.
+        unsafe { sampling::on_interrupt() };
+        AGENT.with(|a| {
+            let mut a = a.borrow_mut();
+            let Some(agent) = a.as_mut() else { return };
+            let start = std::time::Instant::now();
+            let Some(request) = agent.handle.take_request() else {
+                return;
+            };
+            // SAFETY: we are on the context's thread, inside SpiderMonkey's interrupt check,
+            // where capturing the stack (which may GC) is allowed.
+            let stack = unsafe { capture_stack(cx, agent) };
+            let depth = stack.len().min(agent.stats.by_depth.len() - 1);
+            agent.handle.answer(request, stack.into());
+            let spent = start.elapsed();
+            agent.stats.samples += 1;
+            agent.stats.total += spent;
+            let bucket = &mut agent.stats.by_depth[depth];
+            bucket.0 += 1;
+            bucket.1 += spent.as_nanos() as u64;
+        });
+        true
+    })
 }
 
 /// Captures at most `max_frames` frames of the current stack into `out` (the youngest
@@ -1487,27 +1558,29 @@ unsafe extern "C" fn wrap_object(
     _existing: jsapi::HandleObject,
     obj: jsapi::HandleObject,
 ) -> *mut JSObject {
-    // SAFETY: called by SpiderMonkey with a live context, in the destination realm, and a
-    // rooted object.
-    unsafe {
-        let realm = jsapi::GetCurrentRealmOrNull(cx);
-        let here = if realm.is_null() {
-            None
-        } else {
-            realm_info(jsapi::GetRealmPrincipals(realm))
-        };
-        let there = object_realm_info(obj.get());
-        let same_origin = match (here, there) {
-            (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
-            _ => true,
-        };
-        let handler = if same_origin {
-            mozjs::glue::GetCrossCompartmentWrapper()
-        } else {
-            mozjs::glue::GetSecurityWrapper()
-        };
-        mozjs::glue::WrapperNew(cx, obj, handler, ptr::null())
-    }
+    guarded(ptr::null_mut(), || {
+        // SAFETY: called by SpiderMonkey with a live context, in the destination realm, and a
+        // rooted object.
+        unsafe {
+            let realm = jsapi::GetCurrentRealmOrNull(cx);
+            let here = if realm.is_null() {
+                None
+            } else {
+                realm_info(jsapi::GetRealmPrincipals(realm))
+            };
+            let there = object_realm_info(obj.get());
+            let same_origin = match (here, there) {
+                (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
+                _ => true,
+            };
+            let handler = if same_origin {
+                mozjs::glue::GetCrossCompartmentWrapper()
+            } else {
+                mozjs::glue::GetSecurityWrapper()
+            };
+            mozjs::glue::WrapperNew(cx, obj, handler, ptr::null())
+        }
+    })
 }
 
 unsafe extern "C" fn pre_wrap(
@@ -1518,8 +1591,10 @@ unsafe extern "C" fn pre_wrap(
     _passed: jsapi::HandleObject,
     ret: jsapi::MutableHandleObject,
 ) {
-    // No preparation: the object itself is what gets wrapped.
-    ret.set(obj.get())
+    guarded((), || {
+        // No preparation: the object itself is what gets wrapped.
+        ret.set(obj.get())
+    })
 }
 
 /// What a realm's principals carry (their private pointer, a `Box<RealmInfo>` freed by
@@ -1567,19 +1642,21 @@ static PRINCIPALS_CALLBACKS: mozjs::glue::JSPrincipalsCallbacks =
     };
 
 unsafe extern "C" fn not_system_principal(_p: *mut jsapi::JSPrincipals) -> bool {
-    false
+    guarded(false, || false)
 }
 
 unsafe extern "C" fn destroy_principals(p: *mut jsapi::JSPrincipals) {
-    // SAFETY: SpiderMonkey calls this once, when the last reference to principals made by
-    // `CreateRustJSPrincipals` goes; their private is the Box<RealmInfo> made with them.
-    unsafe {
-        let info = mozjs::glue::GetRustJSPrincipalsPrivate(p) as *mut RealmInfo;
-        if !info.is_null() {
-            drop(Box::from_raw(info));
+    guarded((), || {
+        // SAFETY: SpiderMonkey calls this once, when the last reference to principals made by
+        // `CreateRustJSPrincipals` goes; their private is the Box<RealmInfo> made with them.
+        unsafe {
+            let info = mozjs::glue::GetRustJSPrincipalsPrivate(p) as *mut RealmInfo;
+            if !info.is_null() {
+                drop(Box::from_raw(info));
+            }
+            mozjs::glue::DestroyRustJSPrincipals(p)
         }
-        mozjs::glue::DestroyRustJSPrincipals(p)
-    }
+    })
 }
 
 /// The security callbacks: `subsumes` says whether code of principals `a` may see what
@@ -1593,13 +1670,15 @@ static SECURITY_CALLBACKS: jsapi::JSSecurityCallbacks = jsapi::JSSecurityCallbac
 };
 
 unsafe extern "C" fn subsumes(a: *mut jsapi::JSPrincipals, b: *mut jsapi::JSPrincipals) -> bool {
-    // SAFETY: SpiderMonkey passes principals of live realms (or null for none).
-    let (a, b) = unsafe { (realm_info(a), realm_info(b)) };
-    match (a, b) {
-        (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
-        // No principals: the engine itself, which sees everything and is seen by all.
-        (None, _) | (_, None) => true,
-    }
+    guarded(false, || {
+        // SAFETY: SpiderMonkey passes principals of live realms (or null for none).
+        let (a, b) = unsafe { (realm_info(a), realm_info(b)) };
+        match (a, b) {
+            (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
+            // No principals: the engine itself, which sees everything and is seen by all.
+            (None, _) | (_, None) => true,
+        }
+    })
 }
 
 static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {
@@ -1615,21 +1694,25 @@ unsafe extern "C" fn host_defined_data(
     incumbent: jsapi::JS::MutableHandle<*mut JSObject>,
     data: jsapi::JS::MutableHandle<*mut JSObject>,
 ) -> bool {
-    // SAFETY: called by SpiderMonkey on this thread with valid out-handles.
-    unsafe {
-        incumbent.set(jsapi::CurrentGlobalOrNull(cx));
-        data.set(ptr::null_mut());
-    }
-    true
+    guarded(false, || {
+        // SAFETY: called by SpiderMonkey on this thread with valid out-handles.
+        unsafe {
+            incumbent.set(jsapi::CurrentGlobalOrNull(cx));
+            data.set(ptr::null_mut());
+        }
+        true
+    })
 }
 
 unsafe extern "C" fn host_defined_global(
     cx: *mut JSContext,
     data: jsapi::JS::MutableHandle<*mut JSObject>,
 ) -> bool {
-    // SAFETY: as `host_defined_data`.
-    unsafe { data.set(jsapi::CurrentGlobalOrNull(cx)) };
-    true
+    guarded(false, || {
+        // SAFETY: as `host_defined_data`.
+        unsafe { data.set(jsapi::CurrentGlobalOrNull(cx)) };
+        true
+    })
 }
 
 /// The engine asks for a drain only in paths jsprof does not use; checkpoints drain the
@@ -1724,7 +1807,7 @@ unsafe fn compile_module(
 ) -> *mut JSObject {
     // SAFETY: as the function's contract; the module is rooted before the property set.
     unsafe {
-        let wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live context"));
+        let wrapper = wrap_cx(cx);
         let opts = compile_options(&wrapper, url, line, column);
         let mut src = transform_str_to_source_text(source);
         rooted!(in(cx) let module = jsapi::JS::CompileModule1(cx, opts.ptr, &mut src));
@@ -1823,73 +1906,77 @@ unsafe extern "C" fn load_imported_module(
     _line: u32,
     _column: jsapi::JS::ColumnNumberOneOrigin,
 ) -> bool {
-    // SAFETY: SpiderMonkey calls this on the context's thread with rooted handles.
-    unsafe {
-        let w = current_window(cx);
-        let specifier = {
-            rooted!(in(cx) let s = jsapi::JS::GetModuleRequestSpecifier(cx, request));
-            if s.get().is_null() {
+    guarded(false, || {
+        // SAFETY: SpiderMonkey calls this on the context's thread with rooted handles.
+        unsafe {
+            let w = current_window(cx);
+            let specifier = {
+                rooted!(in(cx) let s = jsapi::JS::GetModuleRequestSpecifier(cx, request));
+                if s.get().is_null() {
+                    return false;
+                }
+                rooted!(in(cx) let v = StringValue(&*s.get()));
+                to_rust_string(cx, v.handle().into()).unwrap_or_default()
+            };
+            let referrer_url = script_url(referrer.get()).unwrap_or_default();
+            let is_dynamic = payload.get().is_object() && {
+                rooted!(in(cx) let obj = payload.get().to_object());
+                jsapi::IsPromiseObject(obj.handle().into())
+            };
+            if is_dynamic {
+                // Completed later, from the event loop, as the HTML standard does.
+                IMPORTS.with(|i| {
+                    i.borrow_mut().push(PendingImport {
+                        window: w,
+                        referrer: referrer_url,
+                        specifier,
+                        request: RootedTraceableBox::from_box(Heap::boxed(request.get())),
+                        payload: RootedTraceableBox::from_box(Heap::boxed(payload.get())),
+                    })
+                });
+                host().dynamic_import_pending(w);
+                return true;
+            }
+            let resolved = url::Url::parse(&referrer_url).and_then(|b| b.join(&specifier));
+            let url = match resolved {
+                Ok(u)
+                    if specifier.starts_with("./")
+                        || specifier.starts_with("../")
+                        || specifier.starts_with('/')
+                        || url::Url::parse(&specifier).is_ok() =>
+                {
+                    u
+                }
+                _ => {
+                    throw_error(
+                        cx,
+                        &format!(
+                            "cannot resolve module specifier '{specifier}' from {referrer_url}"
+                        ),
+                    );
+                    return false;
+                }
+            };
+            let modules = module_map(w);
+            let module = if modules.is_null() {
+                ptr::null_mut()
+            } else {
+                load_module(cx, w, modules, url.as_str())
+            };
+            if module.is_null() {
                 return false;
             }
-            rooted!(in(cx) let v = StringValue(&*s.get()));
-            to_rust_string(cx, v.handle().into()).unwrap_or_default()
-        };
-        let referrer_url = script_url(referrer.get()).unwrap_or_default();
-        let is_dynamic = payload.get().is_object() && {
-            rooted!(in(cx) let obj = payload.get().to_object());
-            jsapi::IsPromiseObject(obj.handle().into())
-        };
-        if is_dynamic {
-            // Completed later, from the event loop, as the HTML standard does.
-            IMPORTS.with(|i| {
-                i.borrow_mut().push(PendingImport {
-                    window: w,
-                    referrer: referrer_url,
-                    specifier,
-                    request: RootedTraceableBox::from_box(Heap::boxed(request.get())),
-                    payload: RootedTraceableBox::from_box(Heap::boxed(payload.get())),
-                })
-            });
-            host().dynamic_import_pending(w);
-            return true;
+            rooted!(in(cx) let module = module);
+            jsapi::JS::FinishLoadingImportedModule(
+                cx,
+                referrer,
+                request,
+                payload,
+                module.handle().into(),
+                false,
+            )
         }
-        let resolved = url::Url::parse(&referrer_url).and_then(|b| b.join(&specifier));
-        let url = match resolved {
-            Ok(u)
-                if specifier.starts_with("./")
-                    || specifier.starts_with("../")
-                    || specifier.starts_with('/')
-                    || url::Url::parse(&specifier).is_ok() =>
-            {
-                u
-            }
-            _ => {
-                throw_error(
-                    cx,
-                    &format!("cannot resolve module specifier '{specifier}' from {referrer_url}"),
-                );
-                return false;
-            }
-        };
-        let modules = module_map(w);
-        let module = if modules.is_null() {
-            ptr::null_mut()
-        } else {
-            load_module(cx, w, modules, url.as_str())
-        };
-        if module.is_null() {
-            return false;
-        }
-        rooted!(in(cx) let module = module);
-        jsapi::JS::FinishLoadingImportedModule(
-            cx,
-            referrer,
-            request,
-            payload,
-            module.handle().into(),
-            false,
-        )
-    }
+    })
 }
 
 thread_local! {
@@ -1908,11 +1995,13 @@ unsafe extern "C" fn modules_loaded(
     cx: *mut JSContext,
     host_defined: jsapi::JS::HandleValue,
 ) -> bool {
-    // SAFETY: `host_defined` is the module object passed to LoadRequestedModules.
-    unsafe {
-        rooted!(in(cx) let module = host_defined.get().to_object());
-        jsapi::JS::ModuleLink(cx, module.handle().into())
-    }
+    guarded(false, || {
+        // SAFETY: `host_defined` is the module object passed to LoadRequestedModules.
+        unsafe {
+            rooted!(in(cx) let module = host_defined.get().to_object());
+            jsapi::JS::ModuleLink(cx, module.handle().into())
+        }
+    })
 }
 
 unsafe extern "C" fn modules_failed(
@@ -1920,9 +2009,13 @@ unsafe extern "C" fn modules_failed(
     _host_defined: jsapi::JS::HandleValue,
     error: jsapi::JS::HandleValue,
 ) -> bool {
-    // SAFETY: `error` is a rooted handle from SpiderMonkey.
-    unsafe { jsapi::JS_SetPendingException(cx, error, jsapi::JS::ExceptionStackBehavior::Capture) };
-    true
+    guarded(false, || {
+        // SAFETY: `error` is a rooted handle from SpiderMonkey.
+        unsafe {
+            jsapi::JS_SetPendingException(cx, error, jsapi::JS::ExceptionStackBehavior::Capture)
+        };
+        true
+    })
 }
 
 /// The promise rejection tracker: remembers promises rejected without a handler.
@@ -1933,16 +2026,18 @@ unsafe extern "C" fn track_rejection(
     state: PromiseRejectionHandlingState,
     _data: *mut c_void,
 ) {
-    let p = promise.get();
-    REJECTIONS.with(|r| {
-        let mut r = r.borrow_mut();
-        match state {
-            PromiseRejectionHandlingState::Unhandled => {
-                r.push(RootedTraceableBox::from_box(Heap::boxed(p)));
+    guarded((), || {
+        let p = promise.get();
+        REJECTIONS.with(|r| {
+            let mut r = r.borrow_mut();
+            match state {
+                PromiseRejectionHandlingState::Unhandled => {
+                    r.push(RootedTraceableBox::from_box(Heap::boxed(p)));
+                }
+                PromiseRejectionHandlingState::Handled => r.retain(|x| x.get() != p),
             }
-            PromiseRejectionHandlingState::Handled => r.retain(|x| x.get() != p),
-        }
-    });
+        });
+    })
 }
 
 /// Reads argument `i` as a number (NaN if absent or not convertible).
@@ -1956,7 +2051,7 @@ unsafe fn arg_number(cx: *mut JSContext, args: &CallArgs, i: u32) -> f64 {
     // SAFETY: `i` is within argc.
     unsafe {
         let v = args.get(i);
-        let mut wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx).expect("live"));
+        let mut wrapper = wrap_cx(cx);
         mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(v)).unwrap_or(f64::NAN)
     }
 }
@@ -2016,172 +2111,196 @@ unsafe fn host_call(
 }
 
 unsafe extern "C" fn native_print(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.print(w, a.num(0) == 1.0, &a.string(1))
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.print(w, a.num(0) == 1.0, &a.string(1))
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_now(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        args.rval().set(DoubleValue(host().now(current_window(cx))));
-    }
-    true
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval().set(DoubleValue(host().now(current_window(cx))));
+        }
+        true
+    })
 }
 
 unsafe extern "C" fn native_time_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        args.rval()
-            .set(DoubleValue(host().time_origin(current_window(cx))));
-    }
-    true
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval()
+                .set(DoubleValue(host().time_origin(current_window(cx))));
+        }
+        true
+    })
 }
 
 unsafe extern "C" fn native_set_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.set_timer(w, a.num(0) as u32, a.num(1), a.num(2) == 1.0)
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.set_timer(w, a.num(0) as u32, a.num(1), a.num(2) == 1.0)
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_clear_timer(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.clear_timer(w, a.num(0) as u32)
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.clear_timer(w, a.num(0) as u32)
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_fetch_start(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.fetch_start(w, a.num(0) as u32, &a.string(1), &a.string(2), &a.string(3))
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.fetch_start(w, a.num(0) as u32, &a.string(1), &a.string(2), &a.string(3))
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
+            })
+        }
+    })
 }
 
 /// `sameOrigin(url)`: whether `url` is same-origin with the current window's document.
 unsafe extern "C" fn native_same_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let url = NativeArgs { cx, args: &args }.string(0);
-        if jsapi::JS_IsExceptionPending(cx) {
-            return false;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let url = NativeArgs { cx, args: &args }.string(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let same = host().same_origin(current_window(cx), &url);
+            args.rval().set(mozjs::jsval::BooleanValue(same));
         }
-        let same = host().same_origin(current_window(cx), &url);
-        args.rval().set(mozjs::jsval::BooleanValue(same));
-    }
-    true
+        true
+    })
 }
 
 /// `windowFor(index)`: window `index`'s global, for the current realm, if their documents are
 /// same-origin (a transparent wrapper of it); `null` otherwise, and the prelude makes a
 /// cross-origin window object of its own realm instead.
 unsafe extern "C" fn native_window_for(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the global is rooted
-    // before it is wrapped into the current compartment.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let target = NativeArgs { cx, args: &args }.num(0);
-        if jsapi::JS_IsExceptionPending(cx) {
-            return false;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the global is rooted
+        // before it is wrapped into the current compartment.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let target = NativeArgs { cx, args: &args }.num(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            args.rval().set(NullValue());
+            let here = current_window(cx);
+            if !(target >= 0.0 && target.fract() == 0.0) {
+                return true;
+            }
+            let target = target as usize;
+            if !host().windows_same_origin(here, target) {
+                return true;
+            }
+            let global = GLOBALS.with(|g| g.borrow().get(target).map(|h| h.get()));
+            let Some(global) = global.filter(|g| !g.is_null()) else {
+                return true;
+            };
+            rooted!(in(cx) let mut obj = global);
+            if !jsapi::JS_WrapObject(cx, obj.handle_mut().into()) {
+                return false;
+            }
+            args.rval().set(ObjectValue(obj.get()));
         }
-        args.rval().set(NullValue());
-        let here = current_window(cx);
-        if !(target >= 0.0 && target.fract() == 0.0) {
-            return true;
-        }
-        let target = target as usize;
-        if !host().windows_same_origin(here, target) {
-            return true;
-        }
-        let global = GLOBALS.with(|g| g.borrow().get(target).map(|h| h.get()));
-        let Some(global) = global.filter(|g| !g.is_null()) else {
-            return true;
-        };
-        rooted!(in(cx) let mut obj = global);
-        if !jsapi::JS_WrapObject(cx, obj.handle_mut().into()) {
-            return false;
-        }
-        args.rval().set(ObjectValue(obj.get()));
-    }
-    true
+        true
+    })
 }
 
 /// `frameTree(index, what)`: see [`Host::frame_tree`].
 unsafe extern "C" fn native_frame_tree(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let a = NativeArgs { cx, args: &args };
-        let (window, what) = (a.num(0), a.num(1));
-        if jsapi::JS_IsExceptionPending(cx) {
-            return false;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let a = NativeArgs { cx, args: &args };
+            let (window, what) = (a.num(0), a.num(1));
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let answer = if window >= 0.0 && window.fract() == 0.0 && what.fract() == 0.0 {
+                host().frame_tree(window as usize, what as i64)
+            } else {
+                -1
+            };
+            args.rval().set(DoubleValue(answer as f64));
         }
-        let answer = if window >= 0.0 && window.fract() == 0.0 && what.fract() == 0.0 {
-            host().frame_tree(window as usize, what as i64)
-        } else {
-            -1
-        };
-        args.rval().set(DoubleValue(answer as f64));
-    }
-    true
+        true
+    })
 }
 
 /// `windowOrigin(index)`: the serialised origin of window `index`'s document.
 unsafe extern "C" fn native_window_origin(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let window = NativeArgs { cx, args: &args }.num(0);
-        if jsapi::JS_IsExceptionPending(cx) {
-            return false;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let window = NativeArgs { cx, args: &args }.num(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let origin = if window >= 0.0 && window.fract() == 0.0 {
+                host().window_origin(window as usize)
+            } else {
+                "null".to_owned()
+            };
+            rooted!(in(cx) let mut v = UndefinedValue());
+            new_string(cx, &origin, v.handle_mut());
+            args.rval().set(v.get());
         }
-        let origin = if window >= 0.0 && window.fract() == 0.0 {
-            host().window_origin(window as usize)
-        } else {
-            "null".to_owned()
-        };
-        rooted!(in(cx) let mut v = UndefinedValue());
-        new_string(cx, &origin, v.handle_mut());
-        args.rval().set(v.get());
-    }
-    true
+        true
+    })
 }
 
 /// `windowPost(to, data, targetOrigin, from)`: posts serialised `data` from window `from` to
 /// window `to` (see [`Host::window_post`]).
 unsafe extern "C" fn native_window_post(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, _, a| {
-            let (to, from) = (a.num(0), a.num(3));
-            let index = |x: f64| (x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
-            if let (Some(to), Some(from)) = (index(to), index(from)) {
-                host.window_post(from, to, &a.string(1), &a.string(2));
-            }
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, _, a| {
+                let (to, from) = (a.num(0), a.num(3));
+                let index = |x: f64| (x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
+                if let (Some(to), Some(from)) = (index(to), index(from)) {
+                    host.window_post(from, to, &a.string(1), &a.string(2));
+                }
+            })
+        }
+    })
 }
 
 /// `loadScript(index, url, module, crossorigin, text)`: the script of element `index`,
@@ -2189,80 +2308,90 @@ unsafe extern "C" fn native_window_post(cx: *mut JSContext, argc: u32, vp: *mut 
 /// document at `url`, queued to run; `crossorigin` is the attribute's value, or null without
 /// one.
 unsafe extern "C" fn native_load_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let present = |i: u32| {
-            argc > i
-                && !CallArgs::from_vp(vp, argc)
-                    .get(i)
-                    .get()
-                    .is_null_or_undefined()
-        };
-        let (has_crossorigin, has_text) = (present(3), present(4));
-        host_call(cx, argc, vp, |host, w, a| {
-            let crossorigin = has_crossorigin.then(|| a.string(3));
-            let text = has_text.then(|| a.string(4));
-            host.load_script(
-                w,
-                a.num(0) as u32,
-                &a.string(1),
-                a.num(2) == 1.0,
-                crossorigin,
-                text,
-            )
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let present = |i: u32| {
+                argc > i
+                    && !CallArgs::from_vp(vp, argc)
+                        .get(i)
+                        .get()
+                        .is_null_or_undefined()
+            };
+            let (has_crossorigin, has_text) = (present(3), present(4));
+            host_call(cx, argc, vp, |host, w, a| {
+                let crossorigin = has_crossorigin.then(|| a.string(3));
+                let text = has_text.then(|| a.string(4));
+                host.load_script(
+                    w,
+                    a.num(0) as u32,
+                    &a.string(1),
+                    a.num(2) == 1.0,
+                    crossorigin,
+                    text,
+                )
+            })
+        }
+    })
 }
 
 /// `callerWindow()`: the window index of the realm whose script called the prelude function
 /// that calls this (the incumbent of `postMessage`), from the principals of the second
 /// youngest frame of the stack; -1 if there is none.
 unsafe extern "C" fn native_caller_window(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the captured stack is
-    // rooted while its slots are read (class-checked first).
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let mut window = -1.0;
-        rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
-        if capture_current_stack(cx, 2, stack.handle_mut()) && is_saved_frame(stack.get()) {
-            let parent = saved_frame_slot(stack.get(), SLOT_PARENT);
-            if parent.is_object() && is_saved_frame(parent.to_object()) {
-                if let Some(w) = saved_frame_window(parent.to_object()) {
-                    window = w as f64;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the captured stack is
+        // rooted while its slots are read (class-checked first).
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let mut window = -1.0;
+            rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
+            if capture_current_stack(cx, 2, stack.handle_mut()) && is_saved_frame(stack.get()) {
+                let parent = saved_frame_slot(stack.get(), SLOT_PARENT);
+                if parent.is_object() && is_saved_frame(parent.to_object()) {
+                    if let Some(w) = saved_frame_window(parent.to_object()) {
+                        window = w as f64;
+                    }
                 }
             }
+            args.rval().set(DoubleValue(window));
         }
-        args.rval().set(DoubleValue(window));
-    }
-    true
+        true
+    })
 }
 
 unsafe extern "C" fn native_port_open(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let pid = host().port_open(current_window(cx));
-        args.rval().set(DoubleValue(pid as f64));
-    }
-    true
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let pid = host().port_open(current_window(cx));
+            args.rval().set(DoubleValue(pid as f64));
+        }
+        true
+    })
 }
 
 unsafe extern "C" fn native_port_attach(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.port_attach(w, a.num(0) as u64, a.num(1) as u8)
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.port_attach(w, a.num(0) as u64, a.num(1) as u8)
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_port_send(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.port_send(w, a.num(0) as u64, a.num(1) as u8, &a.string(2))
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.port_send(w, a.num(0) as u64, a.num(1) as u8, &a.string(2))
+            })
+        }
+    })
 }
 
 /// `importScript(url)`: fetches a classic script in no-cors mode and runs it in the current
@@ -2270,69 +2399,83 @@ unsafe extern "C" fn native_port_send(cx: *mut JSContext, argc: u32, vp: *mut Va
 /// opaque response has muted errors. Returns `undefined`, or why the script could not be
 /// fetched (the prelude throws the NetworkError); the script's exceptions propagate.
 unsafe extern "C" fn native_import_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let url = NativeArgs { cx, args: &args }.string(0);
-        if jsapi::JS_IsExceptionPending(cx) {
-            return false;
-        }
-        match host().fetch_script(current_window(cx), &url, false) {
-            Ok(fetched) => {
-                if !compile_and_run_classic(cx, &fetched.source, &fetched.url, 1, 1, fetched.muted)
-                {
-                    return false;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let url = NativeArgs { cx, args: &args }.string(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            match host().fetch_script(current_window(cx), &url, false) {
+                Ok(fetched) => {
+                    if !compile_and_run_classic(
+                        cx,
+                        &fetched.source,
+                        &fetched.url,
+                        1,
+                        1,
+                        fetched.muted,
+                    ) {
+                        return false;
+                    }
+                    args.rval().set(UndefinedValue());
                 }
-                args.rval().set(UndefinedValue());
-            }
-            Err(e) => {
-                rooted!(in(cx) let mut v = UndefinedValue());
-                new_string(cx, &e, v.handle_mut());
-                args.rval().set(v.get());
+                Err(e) => {
+                    rooted!(in(cx) let mut v = UndefinedValue());
+                    new_string(cx, &e, v.handle_mut());
+                    args.rval().set(v.get());
+                }
             }
         }
-    }
-    true
+        true
+    })
 }
 
 /// `runScript(text, url)`: compiles and runs an inline classic script inserted by script
 /// (<https://html.spec.whatwg.org/#prepare-the-script-element>: it runs at once), with the
 /// document's URL. Its exceptions are reported by the caller.
 unsafe extern "C" fn native_run_script(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let a = NativeArgs { cx, args: &args };
-        let (text, url) = (a.string(0), a.string(1));
-        if jsapi::JS_IsExceptionPending(cx) {
-            return false;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let a = NativeArgs { cx, args: &args };
+            let (text, url) = (a.string(0), a.string(1));
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let _in_script = InScript::enter();
+            if !compile_and_run_classic(cx, &text, &url, 1, 1, false) {
+                return false;
+            }
+            args.rval().set(UndefinedValue());
         }
-        let _in_script = InScript::enter();
-        if !compile_and_run_classic(cx, &text, &url, 1, 1, false) {
-            return false;
-        }
-        args.rval().set(UndefinedValue());
-    }
-    true
+        true
+    })
 }
 
 unsafe extern "C" fn native_worker_start(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            let source = (a.num(3) == 1.0).then(|| a.string(2));
-            host.worker_start(w, a.num(0) as u32, &a.string(1), source)
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                let source = (a.num(3) == 1.0).then(|| a.string(2));
+                host.worker_start(w, a.num(0) as u32, &a.string(1), source)
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_worker_post(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.worker_post(w, a.num(0) as i64, &a.string(1))
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.worker_post(w, a.num(0) as i64, &a.string(1))
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_worker_terminate(
@@ -2340,122 +2483,137 @@ unsafe extern "C" fn native_worker_terminate(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.worker_terminate(w, a.num(0) as i64)
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.worker_terminate(w, a.num(0) as i64)
+            })
+        }
+    })
 }
 
 unsafe extern "C" fn native_worker_error(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-    unsafe {
-        host_call(cx, argc, vp, |host, w, a| {
-            host.worker_error(
-                w,
-                &a.string(0),
-                &a.string(1),
-                a.num(2) as u32,
-                a.num(3) as u32,
-            )
-        })
-    }
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.worker_error(
+                    w,
+                    &a.string(0),
+                    &a.string(1),
+                    a.num(2) as u32,
+                    a.num(3) as u32,
+                )
+            })
+        }
+    })
 }
 
 /// `promiseResult(promise)`: a settled promise's value or reason, read without running any
 /// page-visible code (`undefined` for anything that is not a settled promise).
 unsafe extern "C" fn native_promise_result(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the promise is rooted
-    // by the call's arguments.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        args.rval().set(UndefinedValue());
-        let v = args.get(0);
-        if !v.get().is_object() {
-            return true;
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the promise is rooted
+        // by the call's arguments.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval().set(UndefinedValue());
+            let v = args.get(0);
+            if !v.get().is_object() {
+                return true;
+            }
+            rooted!(in(cx) let obj = v.get().to_object());
+            if !jsapi::IsPromiseObject(obj.handle().into())
+                || jsapi::JS::GetPromiseState(obj.handle().into())
+                    == jsapi::JS::PromiseState::Pending
+            {
+                return true;
+            }
+            rooted!(in(cx) let mut result = UndefinedValue());
+            mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into());
+            args.rval().set(result.get());
         }
-        rooted!(in(cx) let obj = v.get().to_object());
-        if !jsapi::IsPromiseObject(obj.handle().into())
-            || jsapi::JS::GetPromiseState(obj.handle().into()) == jsapi::JS::PromiseState::Pending
-        {
-            return true;
-        }
-        rooted!(in(cx) let mut result = UndefinedValue());
-        mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into());
-        args.rval().set(result.get());
-    }
-    true
+        true
+    })
 }
 
 /// `whenSettled(promise, onFulfilled, onRejected)`: adds reactions to an engine-made promise
 /// the unforgeable way (`JS::AddPromiseReactions`): no `then`, no species constructor, nothing
 /// the page could have replaced runs.
 unsafe extern "C" fn native_when_settled(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; every object is
-    // rooted by the call's arguments or by `rooted!`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        args.rval().set(UndefinedValue());
-        let object = |i: u32| {
-            let v = args.get(i).get();
-            if v.is_object() {
-                v.to_object()
-            } else {
-                ptr::null_mut()
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; every object is
+        // rooted by the call's arguments or by `rooted!`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval().set(UndefinedValue());
+            let object = |i: u32| {
+                let v = args.get(i).get();
+                if v.is_object() {
+                    v.to_object()
+                } else {
+                    ptr::null_mut()
+                }
+            };
+            rooted!(in(cx) let promise = object(0));
+            rooted!(in(cx) let on_fulfilled = object(1));
+            rooted!(in(cx) let on_rejected = object(2));
+            if promise.get().is_null() || !jsapi::IsPromiseObject(promise.handle().into()) {
+                return true;
             }
-        };
-        rooted!(in(cx) let promise = object(0));
-        rooted!(in(cx) let on_fulfilled = object(1));
-        rooted!(in(cx) let on_rejected = object(2));
-        if promise.get().is_null() || !jsapi::IsPromiseObject(promise.handle().into()) {
-            return true;
+            jsapi::JS::AddPromiseReactions(
+                cx,
+                promise.handle().into(),
+                on_fulfilled.handle().into(),
+                on_rejected.handle().into(),
+            )
         }
-        jsapi::JS::AddPromiseReactions(
-            cx,
-            promise.handle().into(),
-            on_fulfilled.handle().into(),
-            on_rejected.handle().into(),
-        )
-    }
+    })
 }
 
 unsafe extern "C" fn native_noop(_cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: as `native_print`.
-    unsafe { CallArgs::from_vp(vp, argc).rval().set(UndefinedValue()) };
-    true
+    guarded(false, || {
+        // SAFETY: as `native_print`.
+        unsafe { CallArgs::from_vp(vp, argc).rval().set(UndefinedValue()) };
+        true
+    })
 }
 
 /// `host.parseURL(input, base, setter, value)`: the WHATWG URL parser (the `url` crate).
 /// Returns the URL's components as JSON after applying `setter` if given, or
 /// `{"error": message}` (the prelude throws the TypeError, with the page's constructor).
 unsafe extern "C" fn native_parse_url(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
-    // SAFETY: as `native_print`.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
-        let present =
-            |i: u32| argc > i && !args.get(i).get().is_undefined() && !args.get(i).get().is_null();
-        let input = arg_string(cx, &args, 0).unwrap_or_default();
-        let base = if present(1) {
-            arg_string(cx, &args, 1)
-        } else {
-            None
-        };
-        let setter = if present(2) {
-            arg_string(cx, &args, 2)
-        } else {
-            None
-        };
-        let value = if present(3) {
-            arg_string(cx, &args, 3)
-        } else {
-            None
-        };
-        let json = crate::url_parts(&input, base.as_deref(), setter.as_deref(), value.as_deref())
-            .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
-        rooted!(in(cx) let mut v = UndefinedValue());
-        new_string(cx, &json, v.handle_mut());
-        args.rval().set(v.get());
-        true
-    }
+    guarded(false, || {
+        // SAFETY: as `native_print`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let present = |i: u32| {
+                argc > i && !args.get(i).get().is_undefined() && !args.get(i).get().is_null()
+            };
+            let input = arg_string(cx, &args, 0).unwrap_or_default();
+            let base = if present(1) {
+                arg_string(cx, &args, 1)
+            } else {
+                None
+            };
+            let setter = if present(2) {
+                arg_string(cx, &args, 2)
+            } else {
+                None
+            };
+            let value = if present(3) {
+                arg_string(cx, &args, 3)
+            } else {
+                None
+            };
+            let json =
+                crate::url_parts(&input, base.as_deref(), setter.as_deref(), value.as_deref())
+                    .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
+            rooted!(in(cx) let mut v = UndefinedValue());
+            new_string(cx, &json, v.handle_mut());
+            args.rval().set(v.get());
+            true
+        }
+    })
 }

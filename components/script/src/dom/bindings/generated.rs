@@ -2,7 +2,7 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use super::runtime::*;
-/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:13).
+/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:16).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofTestEcho {
     /// `anyNumber`
@@ -167,6 +167,8 @@ pub trait JsprofTestBindingsMethods: DomObject + Sized {
     ) -> Fallible<Vec<String>>;
     /// `Promise<long long> later(long long value)`: an `Err` (or an exception converting the arguments) rejects `promise`.
     fn later(&self, global: &Global, value: i64, promise: Promise<i64>) -> Fallible<()>;
+    /// `undefined crashForTesting()`
+    fn crash_for_testing(&self, global: &Global) -> Fallible<()>;
 }
 /// <https://webidl.spec.whatwg.org/#js-constructors> for `JsprofTestBindings`.
 fn jsprof_test_bindings_constructor(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -239,6 +241,13 @@ fn jsprof_test_bindings_later_steps(
         this.later(&global, value, promise)
     })?
 }
+fn jsprof_test_bindings_crash_for_testing(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &crate::dom::testing::JsprofTestBindings| {
+        this.crash_for_testing(&global)
+    })??;
+    Ok(())
+}
 /// The interface object, prototype and members of `JsprofTestBindings`.
 pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
     name: "JsprofTestBindings",
@@ -270,6 +279,11 @@ pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
             name: "later",
             length: 1,
             call: jsprof_test_bindings_later,
+        },
+        OperationDef {
+            name: "crashForTesting",
+            length: 0,
+            call: jsprof_test_bindings_crash_for_testing,
         },
     ],
 };

@@ -114,6 +114,10 @@ pub enum Out {
 impl Out {
     /// `value` as JSON (for dictionaries mapped to `serde` types).
     pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Out {
+        #[allow(
+            clippy::expect_used,
+            reason = "the dictionaries are structs of strings, numbers and sequences: always serialisable"
+        )]
         Out::Json(serde_json::to_string(value).expect("dictionaries serialise"))
     }
 }
