@@ -11,7 +11,7 @@
 //! thread, with its own runtime, host and realm.
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::rc::Rc;
 use std::sync::mpsc;
@@ -225,8 +225,14 @@ struct PageHost {
     tasks: TaskSender,
     /// Where the traces of the run's `Profiler`s go (one sink for a page and its workers).
     traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
-    /// The sessions of this loop's `Profiler`s (stopped at its end if still running).
-    sessions: RefCell<Vec<std::sync::Weak<Session>>>,
+    /// The sessions of this loop's `Profiler`s, by window (stopped at the loop's end, or when
+    /// their window is discarded, if still running).
+    sessions: RefCell<Vec<(usize, std::sync::Weak<Session>)>>,
+    /// Windows whose iframe left the document: nothing runs in them any more.
+    discarded: RefCell<HashSet<usize>>,
+    /// (parent window, iframe number) of iframes removed from their document, so that a
+    /// load still in flight for one is dropped when it arrives.
+    discarded_frames: RefCell<HashSet<(usize, u32)>>,
     /// How the page was run (its loader and prefs; workers are run the same way).
     options: RunOptions,
     /// For a worker's event loop: its creator.
@@ -760,13 +766,60 @@ impl Host for PageHost {
         self.traces.clone()
     }
 
-    fn track_session(&self, session: std::sync::Weak<Session>) {
+    fn track_session(&self, window: usize, session: std::sync::Weak<Session>) {
         let mut sessions = self.sessions.borrow_mut();
         // Forget the ones gone (a page that starts and drops many profilers stays bounded).
         if sessions.len() >= 64 && sessions.len().is_power_of_two() {
-            sessions.retain(|s| s.upgrade().is_some_and(|s| !s.is_stopped()));
+            sessions.retain(|(_, s)| s.upgrade().is_some_and(|s| !s.is_stopped()));
         }
-        sessions.push(session);
+        sessions.push((window, session));
+    }
+
+    fn discard_frame(&self, window: usize, index: u32) {
+        self.discarded_frames.borrow_mut().insert((window, index));
+        let child = self
+            .doc(window)
+            .frames
+            .get(index as usize)
+            .copied()
+            .flatten();
+        let Some(child) = child else {
+            return; // Still loading: dropped when it arrives.
+        };
+        // The child and every window below it.
+        let mut windows = vec![child];
+        let mut i = 0;
+        while i < windows.len() {
+            let below: Vec<usize> = self
+                .doc(windows[i])
+                .frames
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            windows.extend(below);
+            i += 1;
+        }
+        let gone: HashSet<usize> = windows.iter().copied().collect();
+        self.discarded.borrow_mut().extend(gone.iter().copied());
+        // Their profilers stop (their traces are kept, as at the end of a run), their
+        // timers go, and their realms are let go by a task (not while script runs).
+        self.stop_profilers(|w| gone.contains(&w));
+        let timers: Vec<(usize, u32)> = self
+            .timer_keys
+            .borrow()
+            .keys()
+            .filter(|(w, _)| gone.contains(w))
+            .copied()
+            .collect();
+        for (w, id) in timers {
+            self.clear_timer(w, id);
+        }
+        self.tasks.queue(Box::new(move |js| {
+            for w in windows {
+                js.discard_window(w);
+            }
+        }));
     }
 }
 
@@ -808,6 +861,8 @@ impl PageHost {
                 None => options.collect_traces.then(Arc::default),
             },
             sessions: RefCell::default(),
+            discarded: RefCell::default(),
+            discarded_frames: RefCell::default(),
             options: options.clone(),
             parent,
             workers: RefCell::default(),
@@ -821,10 +876,26 @@ impl PageHost {
     /// their traces in the run's sink (in the order they were built), as if the page had
     /// called `stop()`. Waits for the traces (they are built on the builder thread).
     fn stop_running_profilers(&self) {
+        self.stop_profilers(|_| true);
+    }
+
+    /// Stops the running `Profiler` sessions of the windows `of` selects, keeping their
+    /// traces in the run's sink if it has one, and waits for those traces.
+    fn stop_profilers(&self, of: impl Fn(usize) -> bool) {
+        let sessions: Vec<std::sync::Weak<Session>> = {
+            let mut all = self.sessions.borrow_mut();
+            let (chosen, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|(w, _)| of(*w));
+            *all = kept;
+            chosen.into_iter().map(|(_, s)| s).collect()
+        };
         let Some(sink) = self.traces.clone() else {
+            for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+                let _ = session.stop(|_| {});
+            }
             return;
         };
-        let sessions = std::mem::take(&mut *self.sessions.borrow_mut());
         let (tx, rx) = mpsc::channel();
         let mut waiting = 0;
         for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
@@ -1524,6 +1595,15 @@ impl Page {
         sandboxed: bool,
         result: Result<Response, LoadError>,
     ) {
+        if self
+            .host
+            .discarded_frames
+            .borrow()
+            .contains(&(parent, index))
+            || self.host.discarded.borrow().contains(&parent)
+        {
+            return; // Its iframe left the document while it loaded.
+        }
         let response = match result {
             Ok(r) if r.ok() => r,
             Ok(r) => {
@@ -1594,7 +1674,7 @@ impl Page {
         self.js.attach_frame(parent, index, child);
         self.js.call_hook(child, c"startFrames", &[]);
         for (i, s) in doc.scripts.iter().enumerate() {
-            if s.index == usize::MAX || self.expired() {
+            if s.index == usize::MAX || self.expired() || !self.js.is_live(child) {
                 continue;
             }
             let ready = match &s.src {

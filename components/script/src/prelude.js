@@ -397,7 +397,7 @@
     get ownerDocument() { return this === document ? null : document; }
     hasChildNodes() { return this._children.length > 0; }
     get textContent() { return this._children.map((c) => c.textContent).join(""); }
-    set textContent(v) { for (const c of this._children) { c._parent = null; parentOf.delete(c); } this._children = []; if (v !== "" && v != null) this.appendChild(document.createTextNode(String(v))); }
+    set textContent(v) { const wasConnected = document.contains(this); for (const c of this._children) { c._parent = null; parentOf.delete(c); if (wasConnected) disconnected(c); } this._children = []; if (v !== "" && v != null) this.appendChild(document.createTextNode(String(v))); }
     appendChild(node) { return this.insertBefore(node, null); }
     insertBefore(node, ref) {
       if (!(node instanceof Node)) throw new TypeError("insertBefore: argument is not a Node");
@@ -413,9 +413,11 @@
     removeChild(node) {
       const i = this._children.indexOf(node);
       if (i < 0) throw new DOMException("The node to be removed is not a child of this node.", "NotFoundError");
+      const wasConnected = document.contains(this);
       this._children.splice(i, 1);
       node._parent = null;
       parentOf.delete(node);
+      if (wasConnected) disconnected(node);
       return node;
     }
     remove() { if (this._parent) this._parent.removeChild(this); }
@@ -499,6 +501,24 @@
     const sandbox = el.getAttribute("sandbox");
     const opaque = sandbox !== null && !sandbox.toLowerCase().split(/\s+/).includes("allow-same-origin");
     host.loadFrame(index, url, opaque ? 1 : 0);
+  }
+  // Removing an iframe from the document destroys its child navigable
+  // (https://html.spec.whatwg.org/#the-iframe-element:html-element-removing-steps): its
+  // contentWindow is null from then on, and the engine ends its document (scripts, timers,
+  // profilers) and lets its realm go (host.discardFrame). Inserted again, it loads anew.
+  function disconnected(node) {
+    const each = (e) => {
+      if (!(e instanceof HTMLIFrameElement)) return;
+      const f = frameState.get(e);
+      if (!f) return;
+      frameState.delete(e);
+      childFrames[f.index] = null;
+      if (f.windowIndex !== undefined) windowsByIndex.delete(f.windowIndex);
+      delete global[String(f.index)];
+      host.discardFrame(f.index);
+    };
+    each(node);
+    if (node._descendants) for (const e of node._descendants()) each(e);
   }
   // Connecting a subtree starts the loads of its iframes and prepares its scripts.
   function connected(node) {
@@ -1345,7 +1365,9 @@
     attachFrame(index, windowIndex) {
       const el = childFrames[index];
       if (!el) return;
-      frameState.get(el).window = windowProxy(windowIndex);
+      const f = frameState.get(el);
+      f.window = windowProxy(windowIndex);
+      f.windowIndex = windowIndex;
       Object.defineProperty(global, String(index), { get: () => frameState.get(el).window, enumerable: true, configurable: true });
     },
     // A message another window posted to this one.

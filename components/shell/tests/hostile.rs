@@ -361,3 +361,38 @@ fn a_panic_in_the_engine_is_an_internal_error_with_its_exit_code() {
     assert_eq!(r.trace_samples().len(), 1);
     assert!(r.profile.is_some());
 }
+
+#[test]
+fn removed_iframes_and_terminated_workers_let_their_memory_go() {
+    // Kept, 200 iframes of 4 MB or 100 workers of 8 MB would pass the limit: the run
+    // would end as out of memory (exit 3).
+    for (page, done, traces) in [
+        ("churn-iframes.html", "iframes: 200 made and removed", 200),
+        (
+            "churn-workers.html",
+            "workers: 100 made and terminated",
+            100,
+        ),
+    ] {
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let out = tempfile::tempdir().unwrap();
+        let trace_out = out.path().join("traces.json");
+        let output = Command::new(env!("CARGO_BIN_EXE_jsprof"))
+            .arg(page)
+            .args(["--timeout", "60", "--pref", "memory.max_resident_mb=400"])
+            .arg("--trace-out")
+            .arg(&trace_out)
+            .current_dir(hostile())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{page}\n{stdout}\n{stderr}");
+        assert!(stdout.contains(done), "{page}\n{stdout}\n{stderr}");
+        assert!(!stdout.contains("FAIL"), "{stdout}");
+        // Each one's profiler was stopped when it went, and its trace kept.
+        let written: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&trace_out).unwrap()).unwrap();
+        assert_eq!(written.as_array().map(Vec::len), Some(traces), "{page}");
+    }
+}

@@ -94,7 +94,7 @@ impl ProfilerMethods for Profiler {
         let session = std::sync::Arc::new(session);
         global
             .host
-            .track_session(std::sync::Arc::downgrade(&session));
+            .track_session(global.window, std::sync::Arc::downgrade(&session));
         // Step 4. Return a new Profiler associated with the newly created profiling session.
         Ok(Profiler {
             reflector: Reflector::with_handle(handle),

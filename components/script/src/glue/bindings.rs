@@ -149,6 +149,28 @@ fn rooted_object(r: RootRef) -> *mut JSObject {
     })
 }
 
+/// Releases the roots of objects whose global is `global` (a discarded window's promises
+/// and reflectors with pending work: nothing will settle or reach them any more).
+pub(super) fn release_roots_of(global: *mut JSObject) {
+    let gone: Vec<_> = ROOTS.with(|r| {
+        let mut roots = r.borrow_mut();
+        let ids: Vec<u64> = roots
+            .iter()
+            .filter(|(_, obj)| {
+                let obj = obj.get();
+                // SAFETY: a rooted, live object of this thread's runtime (a root's object
+                // is never a cross-compartment wrapper: roots are made in the object's
+                // own realm).
+                !obj.is_null() && unsafe { jsapi::GetNonCCWObjectGlobal(obj) } == global
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        ids.into_iter().filter_map(|id| roots.remove(&id)).collect()
+    });
+    // Dropped outside the borrow: the Heap's own drop may run GC barriers.
+    drop(gone);
+}
+
 /// Releases every root (before the runtime goes away).
 pub(super) fn release_all_roots() {
     let all = ROOTS.with(|r| std::mem::take(&mut *r.borrow_mut()));

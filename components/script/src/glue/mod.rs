@@ -120,6 +120,9 @@ pub(crate) trait Host {
     /// Loads the document of the window's iframe number `index` (a child browsing context;
     /// `sandboxed`: its document gets an opaque origin).
     fn load_frame(&self, window: usize, index: u32, url: &str, sandboxed: bool);
+    /// The window's iframe number `index` left the document: its child window (loaded or
+    /// still loading) is to be discarded.
+    fn discard_frame(&self, window: usize, index: u32);
     /// Starts `fetch()` number `id` of the window with the request's `mode` and
     /// `credentials` (as the page gave them): the result comes back as a task calling the
     /// prelude's `fetchDone`.
@@ -139,7 +142,7 @@ pub(crate) trait Host {
     ) -> Result<Session, String>;
     /// A page's `Profiler` runs `session`: if it is still running when the event loop ends,
     /// the host stops it and keeps its trace, as if the page had stopped it.
-    fn track_session(&self, session: std::sync::Weak<Session>);
+    fn track_session(&self, window: usize, session: std::sync::Weak<Session>);
     /// Where the window's tasks go (from any thread).
     fn tasks(&self, window: usize) -> TaskSender;
     /// Where traces the page's profilers produce are also collected (`--trace-out`).
@@ -634,6 +637,41 @@ impl Js {
     }
 
     /// The context, in window `w`'s realm for the life of the returned guard.
+    /// Whether window `w` exists and was not discarded.
+    pub fn is_live(&self, w: usize) -> bool {
+        self.windows
+            .get(w)
+            .is_some_and(|win| !win.global.get().is_null())
+    }
+
+    /// Discards window `w` (its iframe left the document): its global, hooks and module map
+    /// are no longer rooted, nor are its pending promises and reflectors, so that its realm
+    /// can be collected once the page holds nothing of it. Nothing runs in it any more:
+    /// hooks, scripts, settlements and imports for it are dropped.
+    pub fn discard_window(&mut self, w: usize) {
+        if !self.is_live(w) {
+            return;
+        }
+        let global = self.windows[w].global.get();
+        bindings::release_roots_of(global);
+        IMPORTS.with(|i| i.borrow_mut().retain(|import| import.window != w));
+        self.windows[w].global.set(ptr::null_mut());
+        self.windows[w].hooks.set(ptr::null_mut());
+        for table in [&MODULE_MAPS, &GLOBALS] {
+            table.with(|t| {
+                if let Some(heap) = t.borrow().get(w) {
+                    heap.set(ptr::null_mut());
+                }
+            });
+        }
+        // The window's realm has its own zone, which allocates nothing from now on, so the
+        // collections other windows' allocations trigger (zone GCs) never schedule it: a
+        // full GC takes it now, as a browser collects after a window closes.
+        let cx = self.cx();
+        // SAFETY: this thread's context, outside any realm's script (a task).
+        unsafe { jsapi::JS_GC(cx, jsapi::JS::GCReason::API) };
+    }
+
     fn enter_window(&mut self, w: usize) -> (*mut JSContext, InRealm) {
         let cx = self.cx();
         let realm = InRealm::new(cx, self.windows[w].global.get());
@@ -747,7 +785,7 @@ impl Js {
                 (index + 1) as *mut c_void,
             );
             rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
-            let natives: [(&CStr, jsapi::JSNative, u32); 27] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 28] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -756,6 +794,7 @@ impl Js {
                 (c"parseURL", Some(native_parse_url), 2),
                 (c"fetchStart", Some(native_fetch_start), 4),
                 (c"loadFrame", Some(native_load_frame), 3),
+                (c"discardFrame", Some(native_discard_frame), 1),
                 (c"sameOrigin", Some(native_same_origin), 1),
                 (c"windowFor", Some(native_window_for), 1),
                 (c"frameTree", Some(native_frame_tree), 2),
@@ -930,6 +969,9 @@ impl Js {
         column: u32,
         muted: bool,
     ) -> bool {
+        if !self.is_live(w) {
+            return false;
+        }
         let (cx, _realm) = self.enter_window(w);
         let _in_script = InScript::enter();
         // SAFETY: in window `w`'s realm on this thread's context.
@@ -950,6 +992,9 @@ impl Js {
         line: u32,
         column: u32,
     ) -> bool {
+        if !self.is_live(w) {
+            return false;
+        }
         let (cx, _realm) = self.enter_window(w);
         // SAFETY: module objects are rooted and registered in the window's module map
         // (itself rooted) before anything can GC.
@@ -997,6 +1042,9 @@ impl Js {
         for import in pending {
             let _in_script = InScript::enter();
             let w = import.window;
+            if !self.is_live(w) {
+                continue;
+            }
             let (cx, _realm) = self.enter_window(w);
             // SAFETY: request and payload stay rooted in `import` for the whole block; the
             // module is rooted before the next GC.
@@ -1056,6 +1104,9 @@ impl Js {
 
     /// Settles a promise of window `w` (a task: the caller runs a microtask checkpoint).
     pub fn settle(&mut self, w: usize, settlement: Settlement) {
+        if !self.is_live(w) {
+            return;
+        }
         let (cx, _realm) = self.enter_window(w);
         let _in_script = InScript::enter();
         // SAFETY: in the window's realm; the hooks object is rooted by the window.
@@ -1103,6 +1154,9 @@ impl Js {
 
     /// Calls hook `name` with `first` (a JS value) followed by `args`.
     fn call_hook_with_value(&mut self, w: usize, name: &CStr, first: Value, args: &[Arg]) -> bool {
+        if !self.is_live(w) {
+            return false;
+        }
         let (cx, _realm) = self.enter_window(w);
         // SAFETY: the hooks object is rooted by the window; `first` is rooted right away and
         // every argument value is rooted in `argv` before the call.
@@ -2183,6 +2237,17 @@ unsafe extern "C" fn native_load_frame(cx: *mut JSContext, argc: u32, vp: *mut V
         unsafe {
             host_call(cx, argc, vp, |host, w, a| {
                 host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
+            })
+        }
+    })
+}
+
+unsafe extern "C" fn native_discard_frame(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.discard_frame(w, a.num(0) as u32)
             })
         }
     })
