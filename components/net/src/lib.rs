@@ -398,32 +398,17 @@ fn read_regular_file(path: &Path, max_bytes: u64) -> std::io::Result<Option<Vec<
 
 /// A `data:` URL (<https://fetch.spec.whatwg.org/#data-url-processor>).
 pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError> {
-    use base64::Engine as _;
-    let bad = |cause: &str| LoadError::BadUrl {
+    // The Fetch standard's processor, as the `data-url` crate implements it: forgiving
+    // base64 (whitespace, missing padding), a case-insensitive `;base64`, and
+    // `text/plain;charset=US-ASCII` when the MIME type is missing or invalid.
+    let bad = |cause: String| LoadError::BadUrl {
         input: url.to_string(),
-        cause: cause.to_owned(),
+        cause,
     };
-    let rest = &url.as_str()["data:".len()..];
-    let (meta, payload) = rest
-        .split_once(',')
-        .ok_or_else(|| bad("no ',' in data: URL"))?;
-    let payload = payload.split('#').next().unwrap_or_default();
-    let bytes: Vec<u8> = percent_encoding::percent_decode_str(payload).collect();
-    let (mime, is_base64) = match meta.trim().strip_suffix(";base64") {
-        Some(m) => (m, true),
-        None => (meta.trim(), false),
-    };
-    let body = if is_base64 {
-        let compact: Vec<u8> = bytes
-            .into_iter()
-            .filter(|b| !b.is_ascii_whitespace())
-            .collect();
-        base64::engine::general_purpose::STANDARD
-            .decode(&compact)
-            .map_err(|e| bad(&format!("bad base64: {e}")))?
-    } else {
-        bytes
-    };
+    let data = data_url::DataUrl::process(url.as_str()).map_err(|e| bad(format!("{e:?}")))?;
+    let (body, _fragment) = data
+        .decode_to_vec()
+        .map_err(|_| bad("bad base64 in data: URL".into()))?;
     if body.len() as u64 > max_bytes {
         return Err(LoadError::TooLarge {
             url: url.clone(),
@@ -431,14 +416,7 @@ pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError
         });
     }
     let mut headers = Headers::default();
-    headers.append(
-        "Content-Type",
-        if mime.is_empty() {
-            "text/plain;charset=US-ASCII"
-        } else {
-            mime
-        },
-    );
+    headers.append("Content-Type", &data.mime_type().to_string());
     Ok(Response {
         url: url.clone(),
         url_list: vec![url.clone()],

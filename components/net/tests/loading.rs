@@ -218,6 +218,22 @@ fn data_urls() {
     let r = l.fetch(&Url::parse("data:;base64,aGk=").unwrap()).unwrap();
     assert_eq!(r.text(), "hi");
     assert!(l.fetch(&Url::parse("data:nocomma").unwrap()).is_err());
+    // Fetch's data: URL processor: `;base64` in any case, forgiving padding and whitespace,
+    // and text/plain;charset=US-ASCII when no MIME type is given.
+    for (url, body, mime) in [
+        ("data:;BASE64,aGk", "hi", "text/plain;charset=US-ASCII"),
+        ("data:text/html;Base64,a G k =", "hi", "text/html"),
+        ("data:,a%20b", "a b", "text/plain;charset=US-ASCII"),
+        ("data:text/plain;charset=utf-8,x", "x", "text/plain;charset=utf-8"),
+    ] {
+        let r = l.fetch(&Url::parse(url).unwrap()).unwrap();
+        assert_eq!(
+            (r.text().as_str(), r.headers.get("content-type")),
+            (body, Some(mime)),
+            "{url}"
+        );
+    }
+    assert!(l.fetch(&Url::parse("data:;base64,a").unwrap()).is_err());
 }
 
 /// A raw TCP server that answers each connection with `respond` (which may never return).

@@ -5,7 +5,8 @@
 //!   elements with where their text starts;
 //! - [`policy`]: `Document-Policy` for `js-profiling`;
 //! - [`prefs`]: the `--pref` registry;
-//! - [`symbols`]: the script registry and the resolution of positions to spec names.
+//! - [`symbols`]: the script registry and the resolution of positions to spec names;
+//! - [`url_api`]: the URL standard's API (parse, setters, getters) for `URL` and `Location`.
 
 #![forbid(unsafe_code)]
 
@@ -13,3 +14,4 @@ pub mod document;
 pub mod policy;
 pub mod prefs;
 pub mod symbols;
+pub mod url_api;

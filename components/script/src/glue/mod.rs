@@ -2672,9 +2672,17 @@ unsafe extern "C" fn native_parse_url(cx: *mut JSContext, argc: u32, vp: *mut Va
             } else {
                 None
             };
-            let json =
-                crate::url_parts(&input, base.as_deref(), setter.as_deref(), value.as_deref())
-                    .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
+            // An argument's ToString threw: the native throws it on.
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let json = crate::url_api::url_parts(
+                &input,
+                base.as_deref(),
+                setter.as_deref(),
+                value.as_deref(),
+            )
+            .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
             rooted!(in(cx) let mut v = UndefinedValue());
             new_string(cx, &json, v.handle_mut());
             args.rval().set(v.get());
