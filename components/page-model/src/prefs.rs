@@ -40,6 +40,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "deepest stack a sample captures",
     ),
     (
+        "js.stack_capture_slots",
+        PrefValue::Bool(true),
+        "read captured SavedFrames' reserved slots directly (false: only the public accessors, the fallback path, for tests)",
+    ),
+    (
         "profiler.signal_sampling",
         PrefValue::Bool(true),
         "take each sample at its tick by a SIGPROF stack walk (false: interrupt and capture only)",

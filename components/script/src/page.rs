@@ -21,14 +21,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use jsprof_net::{Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url};
 use jsprof_profiler::{
-    AgentHandle, Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, RealmId,
+    AgentHandle, Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace,
     Resolution, Session, SessionOptions,
 };
 
 use crate::document::{self, ScriptElement, ScriptKind};
 use crate::dom::bindings::runtime::GlobalKind;
 use crate::dom::{Task, TaskSender};
-use crate::glue::{Arg, Host, Js, SamplingStats};
+use crate::glue::{realm_of, Arg, Host, Js, SamplingStats};
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::symbols::ScriptRegistry;
@@ -823,11 +823,6 @@ impl Host for PageHost {
     }
 }
 
-/// The profiler's realm id of a window.
-fn realm_of(window: usize) -> RealmId {
-    RealmId(window as u32 + 1)
-}
-
 impl PageHost {
     /// The host of one event loop: a page's (and its iframes'), or a worker's (`parent`: its
     /// creator).
@@ -977,19 +972,19 @@ impl PageHost {
             .prefs
             .get_bool("profiler.signal_sampling")
             .unwrap_or(true);
-        let agent = crate::glue::install_agent(
-            realm_of(window),
-            self.registry.clone(),
+        let config = crate::glue::AgentConfig {
+            realm: realm_of(window),
             max_frames,
-            signal,
-            |sampler| {
-                let requester = move || interrupter.request_interrupt_callback();
-                match sampler {
-                    Some(sampler) => group.register_sampled_agent(requester, sampler),
-                    None => group.register_agent(requester),
-                }
-            },
-        );
+            signal_sampling: signal,
+            read_slots: self.options.prefs.bool("js.stack_capture_slots"),
+        };
+        let agent = crate::glue::install_agent(config, self.registry.clone(), |sampler| {
+            let requester = move || interrupter.request_interrupt_callback();
+            match sampler {
+                Some(sampler) => group.register_sampled_agent(requester, sampler),
+                None => group.register_agent(requester),
+            }
+        });
         *self.agent.borrow_mut() = Some(agent.clone());
         Ok(agent)
     }

@@ -179,8 +179,13 @@ impl Run {
 }
 
 fn jsprof(page: &str) -> Run {
+    jsprof_with(page, &[])
+}
+
+fn jsprof_with(page: &str, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_jsprof"))
         .args([page, "--timeout", "20"])
+        .args(args)
         .output()
         .expect("jsprof runs");
     Run {
@@ -336,11 +341,24 @@ fn a_same_origin_frame_is_reachable() {
 #[test]
 fn a_profiler_made_with_a_frames_constructor_profiles_that_frame() {
     let s = Servers::start();
-    let run = jsprof(&s.url("profiler-realm.html"));
-    run.assert_has(&[
-        "child frames true parent frames false",
-        "resources [\"profiler-realm-child.html\"]",
-    ]);
+    // Through every capture path: the SIGPROF walk, the interrupt's slot reads, and the
+    // public accessors (the fallback, which takes each frame's realm from its script).
+    for prefs in [
+        &[][..],
+        &["--pref", "profiler.signal_sampling=false"],
+        &[
+            "--pref",
+            "profiler.signal_sampling=false",
+            "--pref",
+            "js.stack_capture_slots=false",
+        ],
+    ] {
+        let run = jsprof_with(&s.url("profiler-realm.html"), prefs);
+        run.assert_has(&[
+            "child frames true parent frames false",
+            "resources [\"profiler-realm-child.html\"]",
+        ]);
+    }
 }
 
 #[test]

@@ -224,12 +224,15 @@ struct Agent {
     realm: RealmId,
     registry: Arc<ScriptRegistry>,
     max_frames: u32,
-    /// SpiderMonkey source id -> (script, hidden): one registry lookup per source.
-    sources: FxHashMap<u32, (Option<jsprof_profiler::ScriptId>, bool)>,
+    /// SpiderMonkey source id -> (script, hidden, realm of the window that compiled it):
+    /// one registry lookup per source.
+    sources: FxHashMap<u32, (Option<jsprof_profiler::ScriptId>, bool, RealmId)>,
     /// The SavedFrame class, once seen (checked by name the first time).
     saved_frame_class: *const jsapi::JSClass,
     /// The SIGPROF walk, if this agent samples that way.
     signal: Option<Arc<sampling::SignalSampler>>,
+    /// Read SavedFrames' reserved slots (the fast path), or only the public accessors.
+    read_slots: bool,
     stats: SamplingStats,
 }
 
@@ -237,18 +240,18 @@ impl Agent {
     /// The raw frame of a SavedFrame's source id, line and tagged column. The script comes
     /// from the registry by source id (cached per id): a source the host never registered
     /// (eval code, the prelude, self-hosted builtins) is a hidden frame without a script.
+    /// The frame's realm is the realm of the window that compiled its script (the fast path
+    /// then reads it from the frame's principals, which also covers unregistered sources).
     fn raw_frame(&mut self, source_id: u32, line: u32, column: u32) -> RawFrame {
-        let registry = &self.registry;
-        let (script, hidden) =
-            *self
-                .sources
-                .entry(source_id)
-                .or_insert_with(|| match registry.lookup(source_id) {
-                    Some((script, hidden)) => (Some(script), hidden),
-                    None => (None, true),
-                });
+        let (registry, default_realm) = (&self.registry, self.realm);
+        let (script, hidden, realm) = *self.sources.entry(source_id).or_insert_with(|| {
+            match registry.lookup_with_window(source_id) {
+                Some((script, hidden, window)) => (Some(script), hidden, realm_of(window)),
+                None => (None, true, default_realm),
+            }
+        });
         RawFrame {
-            realm: self.realm,
+            realm,
             script,
             hidden,
             site: FrameSite::Position {
@@ -571,6 +574,11 @@ fn guarded<T>(failed: T, body: impl FnOnce() -> T) -> T {
             failed
         }
     }
+}
+
+/// The profiler's realm id of window `window` (windows are numbered from 0, realms from 1).
+pub(crate) fn realm_of(window: usize) -> RealmId {
+    RealmId(window as u32 + 1)
 }
 
 /// mozjs's safe-API wrapper around a raw context that SpiderMonkey passed to a callback.
@@ -1294,6 +1302,19 @@ impl Drop for Js {
     }
 }
 
+/// How an agent samples (from the prefs).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AgentConfig {
+    /// The realm of the window that installs it (frames of unregistered sources get it).
+    pub realm: RealmId,
+    /// `js.stack_capture_max_frames`.
+    pub max_frames: u32,
+    /// `profiler.signal_sampling`.
+    pub signal_sampling: bool,
+    /// `js.stack_capture_slots`.
+    pub read_slots: bool,
+}
+
 /// Makes this thread's runtime a profiler agent: stacks are captured in the interrupt
 /// callback, for `realm`, resolved later through `registry`. (Sampling support, initialised
 /// when a document's policy says: eagerly, or with the first `Profiler`.)
@@ -1302,12 +1323,16 @@ impl Drop for Js {
 /// (`sampling.rs`), and the interrupt capture serves only what the walk cannot;
 /// `register` registers the agent with the group, given that sampler.
 pub(crate) fn install_agent(
-    realm: RealmId,
+    config: AgentConfig,
     registry: Arc<ScriptRegistry>,
-    max_frames: u32,
-    signal_sampling: bool,
     register: impl FnOnce(Option<jsprof_profiler::StackSampler>) -> AgentHandle,
 ) -> AgentHandle {
+    let AgentConfig {
+        realm,
+        max_frames,
+        signal_sampling,
+        read_slots,
+    } = config;
     let signal = match (signal_sampling, Runtime::get()) {
         // SAFETY: the context is this thread's own; `Js::drop` closes the sampler before
         // the runtime goes.
@@ -1330,6 +1355,7 @@ pub(crate) fn install_agent(
             sources: FxHashMap::default(),
             saved_frame_class: ptr::null(),
             signal,
+            read_slots,
             stats: SamplingStats {
                 by_depth: vec![(0, 0); 65],
                 ..Default::default()
@@ -1484,9 +1510,11 @@ unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> 
         if !capture_current_stack(cx, agent.max_frames, stack.handle_mut()) {
             return frames;
         }
-        if let Some(mut fast) = frames_from_slots(stack.get(), agent) {
-            fast.reverse();
-            return fast;
+        if agent.read_slots {
+            if let Some(mut fast) = frames_from_slots(stack.get(), agent) {
+                fast.reverse();
+                return fast;
+            }
         }
         agent.stats.fallbacks += 1;
         // Fallback: the public accessors. No subsumes callback is installed, so every frame
@@ -1577,7 +1605,7 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
             );
             let (window, muted) = saved_frame_principals(obj);
             if let Some(window) = window {
-                frame.realm = RealmId(window as u32 + 1);
+                frame.realm = realm_of(window);
             }
             // The engine's own muted-errors flag of the frame's script, besides the
             // registry's: either hides the frame.

@@ -199,7 +199,7 @@ impl SignalSampler {
     /// sources — eval code, the prelude, self-hosted builtins — are hidden).
     fn raw_frame(&self, f: &WalkFrame) -> RawFrame {
         let (script, hidden, realm) = match self.registry.lookup_with_window(f.source_id) {
-            Some((script, hidden, window)) => (Some(script), hidden, RealmId(window as u32 + 1)),
+            Some((script, hidden, window)) => (Some(script), hidden, super::realm_of(window)),
             None => (None, true, self.default_realm),
         };
         let site = if f.flags & FRAME_TOP_LEVEL != 0 {
