@@ -17,7 +17,7 @@
 //!   elements make html5ever's scope checks quadratic, as every browser's are).
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -101,9 +101,12 @@ pub fn parse(
     deadline: Option<Instant>,
 ) -> Result<Document, ParseError> {
     let made = Rc::new(Cell::new(0usize));
+    let script_lines = Rc::new(RefCell::new(rustc_hash::FxHashMap::default()));
     let sink = CountingSink {
         dom: RcDom::default(),
         made: made.clone(),
+        line: Cell::new(1),
+        script_lines: script_lines.clone(),
     };
     let mut parser = html5ever::parse_document(sink, Default::default());
     let mut start = 0;
@@ -126,18 +129,24 @@ pub fn parse(
     }
     let dom = parser.finish();
     let result = outcome.map(|()| {
-        let positions = script_text_positions(html);
-        flatten(&dom.document, limits.max_depth.max(1), &positions)
+        let lines = script_lines.borrow();
+        let mut positions = ScriptPositions::new(html, &lines);
+        flatten(&dom.document, limits.max_depth.max(1), &mut positions)
     });
     take_apart(&dom.document);
     result
 }
 
-/// html5ever's sink: an [`RcDom`] that counts the nodes it makes and keeps no parse errors
-/// (a malformed page makes one per token).
+/// html5ever's sink: an [`RcDom`] that counts the nodes it makes, keeps no parse errors (a
+/// malformed page makes one per token), and notes the source line of each `<script>` start
+/// tag it makes an element for (the tokenizer's line when it emitted the tag: the line of
+/// its `>`, after which the script's text starts).
 struct CountingSink {
     dom: RcDom,
     made: Rc<Cell<usize>>,
+    line: Cell<u64>,
+    /// Script element (by its node's address) -> the line of its start tag's end.
+    script_lines: Rc<RefCell<rustc_hash::FxHashMap<usize, u64>>>,
 }
 
 impl CountingSink {
@@ -169,7 +178,18 @@ impl TreeSink for CountingSink {
     }
     fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> Handle {
         self.made_one();
-        self.dom.create_element(name, attrs, flags)
+        let is_script =
+            name.local == html5ever::local_name!("script") && name.ns == html5ever::ns!(html);
+        let node = self.dom.create_element(name, attrs, flags);
+        if is_script {
+            self.script_lines
+                .borrow_mut()
+                .insert(Rc::as_ptr(&node) as usize, self.line.get());
+        }
+        node
+    }
+    fn set_current_line(&self, line_number: u64) {
+        self.line.set(line_number);
     }
     fn create_comment(&self, text: StrTendril) -> Handle {
         self.made_one();
@@ -257,7 +277,7 @@ fn attr(attrs: &[Attribute], name: &str) -> Option<String> {
 /// The realm's node list and the script elements, by an iterative walk in document order.
 /// A node deeper than `max_depth` is attached to its ancestor at depth `max_depth - 1`, after
 /// the nodes before it in document order.
-fn flatten(root: &Handle, max_depth: usize, positions: &[(u32, u32)]) -> Document {
+fn flatten(root: &Handle, max_depth: usize, positions: &mut ScriptPositions) -> Document {
     let mut nodes = Vec::new();
     let mut scripts = Vec::new();
     // (node, the index + 1 of its parent in `nodes` (0: the document), its depth there).
@@ -316,7 +336,7 @@ fn script_element(
     node: &Handle,
     attrs: &[Attribute],
     index: usize,
-    positions: &[(u32, u32)],
+    positions: &mut ScriptPositions,
 ) -> ScriptElement {
     let text: String = node
         .children
@@ -327,7 +347,7 @@ fn script_element(
             _ => None,
         })
         .collect();
-    let (line, column) = positions.get(index).copied().unwrap_or((1, 1));
+    let (line, column) = positions.of(node, &text);
     match script_kind(attr(attrs, "type"), attr(attrs, "language")) {
         Some(kind) => ScriptElement {
             index,
@@ -389,74 +409,108 @@ fn script_kind(ty: Option<String>, language: Option<String>) -> Option<ScriptKin
     }
 }
 
-/// Where the text of each `<script>` element starts (1-based line and column), found by a
-/// scan of the source that skips comments and the raw text of script, style, textarea,
-/// title, xmp, noscript and iframe elements, as the HTML tokenizer does.
-fn script_text_positions(html: &str) -> Vec<(u32, u32)> {
-    let lower = html.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    let mut offsets = Vec::new();
-    let mut i = 0;
-    while let Some(off) = lower[i..].find('<') {
-        i += off;
-        if lower[i..].starts_with("<!--") {
-            i = lower[i + 4..]
-                .find("-->")
-                .map_or(lower.len(), |e| i + 4 + e + 3);
-            continue;
-        }
-        let name_start = i + 1;
-        let name_end = lower[name_start..]
-            .find(|c: char| !c.is_ascii_alphanumeric())
-            .map_or(lower.len(), |e| name_start + e);
-        let name = &lower[name_start..name_end];
-        const RAW: &[&str] = &[
-            "script", "style", "textarea", "title", "xmp", "noscript", "iframe",
-        ];
-        if !RAW.contains(&name) || name.is_empty() {
-            i += 1;
-            continue;
-        }
-        // The end of the start tag, skipping quoted attribute values.
-        let mut j = name_end;
-        let mut quote = None;
-        while j < bytes.len() {
-            match (quote, bytes[j]) {
-                (None, b'"' | b'\'') => quote = Some(bytes[j]),
-                (Some(q), c) if c == q => quote = None,
-                (None, b'>') => break,
-                _ => {}
-            }
-            j += 1;
-        }
-        let text_start = (j + 1).min(lower.len());
-        if name == "script" {
-            offsets.push(text_start);
-        }
-        let close = format!("</{name}");
-        i = lower[text_start..]
-            .find(&close)
-            .map_or(lower.len(), |e| text_start + e + close.len());
-    }
-    line_columns(html, &offsets)
+/// Where each `<script>` element's text starts in the source (1-based line, and column in
+/// UTF-16 units as SpiderMonkey counts). html5ever's own tokenizer says on which line each
+/// script element's start tag ended (the sink notes it); on that line, the start tag is found
+/// by its `<script` and its end `>` (quoted attribute values skipped), and the element's text
+/// must follow it. Scripts are placed in document order, each after the previous one, so two
+/// identical scripts on one line get their own columns. A `<template>`'s scripts and SVG
+/// `<script>`s are not the document's script elements and never shift the others.
+struct ScriptPositions<'a> {
+    /// The source with line breaks normalised as the tokenizer does (CR LF and CR to LF),
+    /// so that its lines are html5ever's and its text matches the elements' text.
+    source: Cow<'a, str>,
+    /// ASCII-lowercased `source` (same byte offsets), to find `<script` in any case.
+    lower: String,
+    /// Byte offset of each line's start.
+    line_starts: Vec<usize>,
+    lines: &'a rustc_hash::FxHashMap<usize, u64>,
+    /// Where the previous script's text ended.
+    cursor: usize,
 }
 
-/// 1-based lines and columns (in UTF-16 units, as SpiderMonkey counts) of ascending byte
-/// offsets of `text`, in one pass over it.
-fn line_columns(text: &str, offsets: &[usize]) -> Vec<(u32, u32)> {
-    let mut out = Vec::with_capacity(offsets.len());
-    let (mut pos, mut line, mut line_start) = (0, 1u32, 0);
-    for &offset in offsets {
-        let before = &text[pos..offset];
-        if let Some(last) = before.rfind('\n') {
-            line += before.matches('\n').count() as u32;
-            line_start = pos + last + 1;
+impl<'a> ScriptPositions<'a> {
+    fn new(html: &'a str, lines: &'a rustc_hash::FxHashMap<usize, u64>) -> Self {
+        let source = if html.contains('\r') {
+            Cow::Owned(html.replace("\r\n", "\n").replace('\r', "\n"))
+        } else {
+            Cow::Borrowed(html)
+        };
+        let line_starts = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        ScriptPositions {
+            lower: source.to_ascii_lowercase(),
+            source,
+            line_starts,
+            lines,
+            cursor: 0,
         }
-        pos = offset;
-        let column = text[line_start..offset].encode_utf16().count() as u32 + 1;
-        out.push((line, column));
     }
-    out
+
+    /// The position of `node`'s text, which is `text`.
+    fn of(&mut self, node: &Handle, text: &str) -> (u32, u32) {
+        let line = self
+            .lines
+            .get(&(Rc::as_ptr(node) as usize))
+            .copied()
+            .unwrap_or(1)
+            .max(1);
+        let Some(&line_start) = self.line_starts.get(line as usize - 1) else {
+            return (line as u32, 1);
+        };
+        let line_end = self
+            .line_starts
+            .get(line as usize)
+            .copied()
+            .unwrap_or(self.source.len());
+        let Some(offset) = self.text_start(line_start, line_end, text) else {
+            return (line as u32, 1);
+        };
+        self.cursor = offset + text.len();
+        let column = self.source[line_start..offset].encode_utf16().count() as u32 + 1;
+        (line as u32, column)
+    }
+
+    /// The offset just past the `>` of a `<script` start tag that ends within
+    /// `line_start..line_end`, at or after the cursor, and is followed by `text`.
+    fn text_start(&self, line_start: usize, line_end: usize, text: &str) -> Option<usize> {
+        let bytes = self.lower.as_bytes();
+        let mut at = self.cursor.min(line_end);
+        while let Some(found) = self.lower[at..line_end].find("<script") {
+            let name_end = at + found + "<script".len();
+            at = name_end;
+            if !matches!(
+                bytes.get(name_end),
+                Some(b' ' | b'\t' | b'\n' | b'\x0c' | b'/' | b'>')
+            ) {
+                continue;
+            }
+            // The end of the start tag, skipping quoted attribute values.
+            let mut j = name_end;
+            let mut quote = None;
+            while j < bytes.len() {
+                match (quote, bytes[j]) {
+                    (None, b'"' | b'\'') => quote = Some(bytes[j]),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let after = j + 1;
+            if after <= line_end
+                && after > line_start
+                && self
+                    .source
+                    .get(after..)
+                    .is_some_and(|rest| rest.starts_with(text))
+            {
+                return Some(after);
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]
@@ -497,6 +551,28 @@ mod tests {
         let doc = parse_ok(html);
         assert_eq!((doc.scripts[0].line, doc.scripts[0].column), (1, 19));
         assert_eq!((doc.scripts[1].line, doc.scripts[1].column), (4, 11));
+    }
+
+    #[test]
+    fn positions_come_from_html5evers_own_tokenizer() {
+        // A <template>'s script and an SVG <script> are elements html5ever makes (not HTML
+        // script elements of the document): the scripts after them keep their positions.
+        let html = "<template><script>t()</script></template>\n<svg><script>s()</script></svg>\n<script>a()</script><script>a()</script>\n<textarea><script>no</script></textarea><!--\n<script>no</script>--><script\n  data-x=\">b()\">b()</script>";
+        let doc = parse_ok(html);
+        let runs: Vec<_> = doc
+            .scripts
+            .iter()
+            .map(|s| (s.text.as_str(), s.line, s.column))
+            .collect();
+        assert_eq!(
+            runs,
+            [("a()", 3, 9), ("a()", 3, 29), ("b()", 6, 17)],
+            "{runs:?}"
+        );
+        // CR LF and CR count as one line break each, as the tokenizer counts them.
+        let doc = parse_ok("<p>\r\n\r<script>\r\nx()</script>");
+        assert_eq!((doc.scripts[0].line, doc.scripts[0].column), (3, 9));
+        assert_eq!(doc.scripts[0].text, "\nx()");
     }
 
     #[test]
