@@ -1,0 +1,709 @@
+//! The natives the prelude calls (`host.*`): each converts its arguments and calls the
+//! [`Host`]; a throwing conversion throws on.
+//!
+//! One file past 600 lines on purpose: it is a flat table of some thirty independent
+//! natives of a dozen lines each (the `unsafe` boundary of each host call), read by looking
+//! one up; grouping them by topic would only add indirection.
+
+use super::*;
+
+/// Reads argument `i` as a number (NaN if absent or not convertible).
+///
+/// # Safety
+/// `cx` live, `args` the callback's arguments.
+pub(super) unsafe fn arg_number(cx: *mut JSContext, args: &CallArgs, i: u32) -> f64 {
+    if i >= args.argc_ {
+        return f64::NAN;
+    }
+    // SAFETY: `i` is within argc.
+    unsafe {
+        let v = args.get(i);
+        let mut wrapper = wrap_cx(cx);
+        mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(v)).unwrap_or(f64::NAN)
+    }
+}
+
+/// Reads argument `i` as a string.
+///
+/// # Safety
+/// `cx` live, `args` the callback's arguments.
+pub(super) unsafe fn arg_string(cx: *mut JSContext, args: &CallArgs, i: u32) -> Option<String> {
+    if i >= args.argc_ {
+        return None;
+    }
+    // SAFETY: `i` is within argc.
+    unsafe { to_rust_string(cx, args.get(i)) }
+}
+
+/// A native's arguments, read with ToNumber/ToString.
+pub(super) struct NativeArgs<'a> {
+    pub(super) cx: *mut JSContext,
+    pub(super) args: &'a CallArgs,
+}
+
+impl NativeArgs<'_> {
+    pub(super) fn num(&self, i: u32) -> f64 {
+        // SAFETY: `cx` and `args` are the running native's.
+        unsafe { arg_number(self.cx, self.args, i) }
+    }
+
+    pub(super) fn string(&self, i: u32) -> String {
+        // SAFETY: `cx` and `args` are the running native's.
+        unsafe { arg_string(self.cx, self.args, i) }.unwrap_or_default()
+    }
+}
+
+/// The body of a native that hands its arguments to the host and returns `undefined`.
+///
+/// # Safety
+/// Called from a JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+pub(super) unsafe fn host_call(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+    f: impl FnOnce(&dyn Host, usize, &NativeArgs),
+) -> bool {
+    // SAFETY: per the contract.
+    unsafe {
+        let args = CallArgs::from_vp(vp, argc);
+        f(
+            &*host(),
+            current_window(cx),
+            &NativeArgs { cx, args: &args },
+        );
+        args.rval().set(UndefinedValue());
+        // An argument's ToNumber/ToString threw: the native throws it on.
+        !jsapi::JS_IsExceptionPending(cx)
+    }
+}
+
+pub(super) unsafe extern "C" fn native_print(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.print(w, a.num(0) == 1.0, &a.string(1))
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_now(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval().set(DoubleValue(host().now(current_window(cx))));
+        }
+        true
+    })
+}
+
+pub(super) unsafe extern "C" fn native_time_origin(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval()
+                .set(DoubleValue(host().time_origin(current_window(cx))));
+        }
+        true
+    })
+}
+
+pub(super) unsafe extern "C" fn native_set_timer(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.set_timer(w, a.num(0) as u32, a.num(1), a.num(2) == 1.0)
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_clear_timer(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.clear_timer(w, a.num(0) as u32)
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_fetch_start(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.fetch_start(w, a.num(0) as u32, &a.string(1), &a.string(2), &a.string(3))
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_load_frame(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_discard_frame(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.discard_frame(w, a.num(0) as u32)
+            })
+        }
+    })
+}
+
+/// `sameOrigin(url)`: whether `url` is same-origin with the current window's document.
+pub(super) unsafe extern "C" fn native_same_origin(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let url = NativeArgs { cx, args: &args }.string(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let same = host().same_origin(current_window(cx), &url);
+            args.rval().set(mozjs::jsval::BooleanValue(same));
+        }
+        true
+    })
+}
+
+/// `windowFor(index)`: window `index`'s global, for the current realm, if their documents are
+/// same-origin (a transparent wrapper of it); `null` otherwise, and the prelude makes a
+/// cross-origin window object of its own realm instead.
+pub(super) unsafe extern "C" fn native_window_for(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the global is rooted
+        // before it is wrapped into the current compartment.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let target = NativeArgs { cx, args: &args }.num(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            args.rval().set(NullValue());
+            let here = current_window(cx);
+            if !(target >= 0.0 && target.fract() == 0.0) {
+                return true;
+            }
+            let target = target as usize;
+            if !host().windows_same_origin(here, target) {
+                return true;
+            }
+            let global = GLOBALS.with(|g| g.borrow().get(target).map(|h| h.get()));
+            let Some(global) = global.filter(|g| !g.is_null()) else {
+                return true;
+            };
+            rooted!(in(cx) let mut obj = global);
+            if !jsapi::JS_WrapObject(cx, obj.handle_mut().into()) {
+                return false;
+            }
+            args.rval().set(ObjectValue(obj.get()));
+        }
+        true
+    })
+}
+
+/// `frameTree(index, what)`: see [`Host::frame_tree`].
+pub(super) unsafe extern "C" fn native_frame_tree(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let a = NativeArgs { cx, args: &args };
+            let (window, what) = (a.num(0), a.num(1));
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let answer = if window >= 0.0 && window.fract() == 0.0 && what.fract() == 0.0 {
+                host().frame_tree(window as usize, what as i64)
+            } else {
+                -1
+            };
+            args.rval().set(DoubleValue(answer as f64));
+        }
+        true
+    })
+}
+
+/// `windowOrigin(index)`: the serialised origin of window `index`'s document.
+pub(super) unsafe extern "C" fn native_window_origin(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let window = NativeArgs { cx, args: &args }.num(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let origin = if window >= 0.0 && window.fract() == 0.0 {
+                host().window_origin(window as usize)
+            } else {
+                "null".to_owned()
+            };
+            rooted!(in(cx) let mut v = UndefinedValue());
+            new_string(cx, &origin, v.handle_mut());
+            args.rval().set(v.get());
+        }
+        true
+    })
+}
+
+/// `windowPost(to, data, targetOrigin, from)`: posts serialised `data` from window `from` to
+/// window `to` (see [`Host::window_post`]).
+pub(super) unsafe extern "C" fn native_window_post(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, _, a| {
+                let (to, from) = (a.num(0), a.num(3));
+                let index = |x: f64| (x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
+                if let (Some(to), Some(from)) = (index(to), index(from)) {
+                    host.window_post(from, to, &a.string(1), &a.string(2));
+                }
+            })
+        }
+    })
+}
+
+/// `loadScript(index, url, module, crossorigin, text)`: the script of element `index`,
+/// inserted by script, fetched from `url` — or, given `text`, an inline module of the
+/// document at `url`, queued to run; `crossorigin` is the attribute's value, or null without
+/// one.
+pub(super) unsafe extern "C" fn native_load_script(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let present = |i: u32| {
+                argc > i
+                    && !CallArgs::from_vp(vp, argc)
+                        .get(i)
+                        .get()
+                        .is_null_or_undefined()
+            };
+            let (has_crossorigin, has_text) = (present(3), present(4));
+            host_call(cx, argc, vp, |host, w, a| {
+                let crossorigin = has_crossorigin.then(|| a.string(3));
+                let text = has_text.then(|| a.string(4));
+                host.load_script(
+                    w,
+                    a.num(0) as u32,
+                    &a.string(1),
+                    a.num(2) == 1.0,
+                    crossorigin,
+                    text,
+                )
+            })
+        }
+    })
+}
+
+/// `callerWindow()`: the window index of the realm whose script called the prelude function
+/// that calls this (the incumbent of `postMessage`), from the principals of the second
+/// youngest frame of the stack; -1 if there is none.
+pub(super) unsafe extern "C" fn native_caller_window(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the captured stack is
+        // rooted while its slots are read (class-checked first).
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let mut window = -1.0;
+            rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
+            if capture_current_stack(cx, 2, stack.handle_mut()) && is_saved_frame(stack.get()) {
+                let parent = saved_frame_slot(stack.get(), SLOT_PARENT);
+                if parent.is_object() && is_saved_frame(parent.to_object()) {
+                    if let Some(w) = saved_frame_window(parent.to_object()) {
+                        window = w as f64;
+                    }
+                }
+            }
+            args.rval().set(DoubleValue(window));
+        }
+        true
+    })
+}
+
+pub(super) unsafe extern "C" fn native_port_open(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let pid = host().port_open(current_window(cx));
+            args.rval().set(DoubleValue(pid as f64));
+        }
+        true
+    })
+}
+
+pub(super) unsafe extern "C" fn native_port_attach(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.port_attach(w, a.num(0) as u64, a.num(1) as u8)
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_port_send(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.port_send(w, a.num(0) as u64, a.num(1) as u8, &a.string(2))
+            })
+        }
+    })
+}
+
+/// `importScript(url)`: fetches a classic script in no-cors mode and runs it in the current
+/// realm, with its URL as its file name (a worker's `importScripts`); a script from an
+/// opaque response has muted errors. Returns `undefined`, or why the script could not be
+/// fetched (the prelude throws the NetworkError); the script's exceptions propagate.
+pub(super) unsafe extern "C" fn native_import_script(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let url = NativeArgs { cx, args: &args }.string(0);
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            match host().fetch_script(current_window(cx), &url, false) {
+                Ok(fetched) => {
+                    if !compile_and_run_classic(
+                        cx,
+                        &fetched.source,
+                        &fetched.url,
+                        1,
+                        1,
+                        fetched.muted,
+                    ) {
+                        return false;
+                    }
+                    args.rval().set(UndefinedValue());
+                }
+                Err(e) => {
+                    rooted!(in(cx) let mut v = UndefinedValue());
+                    new_string(cx, &e, v.handle_mut());
+                    args.rval().set(v.get());
+                }
+            }
+        }
+        true
+    })
+}
+
+/// `runScript(text, url)`: compiles and runs an inline classic script inserted by script
+/// (<https://html.spec.whatwg.org/#prepare-the-script-element>: it runs at once), with the
+/// document's URL. Its exceptions are reported by the caller.
+pub(super) unsafe extern "C" fn native_run_script(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let a = NativeArgs { cx, args: &args };
+            let (text, url) = (a.string(0), a.string(1));
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let _in_script = InScript::enter();
+            if !compile_and_run_classic(cx, &text, &url, 1, 1, false) {
+                return false;
+            }
+            args.rval().set(UndefinedValue());
+        }
+        true
+    })
+}
+
+pub(super) unsafe extern "C" fn native_worker_start(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                let source = (a.num(3) == 1.0).then(|| a.string(2));
+                host.worker_start(w, a.num(0) as u32, &a.string(1), source)
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_worker_post(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.worker_post(w, a.num(0) as i64, &a.string(1))
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_worker_terminate(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.worker_terminate(w, a.num(0) as i64)
+            })
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_worker_error(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+        unsafe {
+            host_call(cx, argc, vp, |host, w, a| {
+                host.worker_error(
+                    w,
+                    &a.string(0),
+                    &a.string(1),
+                    a.num(2) as u32,
+                    a.num(3) as u32,
+                )
+            })
+        }
+    })
+}
+
+/// `promiseResult(promise)`: a settled promise's value or reason, read without running any
+/// page-visible code (`undefined` for anything that is not a settled promise).
+pub(super) unsafe extern "C" fn native_promise_result(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the promise is rooted
+        // by the call's arguments.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval().set(UndefinedValue());
+            let v = args.get(0);
+            if !v.get().is_object() {
+                return true;
+            }
+            rooted!(in(cx) let obj = v.get().to_object());
+            if !jsapi::IsPromiseObject(obj.handle().into())
+                || jsapi::JS::GetPromiseState(obj.handle().into())
+                    == jsapi::JS::PromiseState::Pending
+            {
+                return true;
+            }
+            rooted!(in(cx) let mut result = UndefinedValue());
+            mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into());
+            args.rval().set(result.get());
+        }
+        true
+    })
+}
+
+/// `whenSettled(promise, onFulfilled, onRejected)`: adds reactions to an engine-made promise
+/// the unforgeable way (`JS::AddPromiseReactions`): no `then`, no species constructor, nothing
+/// the page could have replaced runs.
+pub(super) unsafe extern "C" fn native_when_settled(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; every object is
+        // rooted by the call's arguments or by `rooted!`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            args.rval().set(UndefinedValue());
+            let object = |i: u32| {
+                let v = args.get(i).get();
+                if v.is_object() {
+                    v.to_object()
+                } else {
+                    ptr::null_mut()
+                }
+            };
+            rooted!(in(cx) let promise = object(0));
+            rooted!(in(cx) let on_fulfilled = object(1));
+            rooted!(in(cx) let on_rejected = object(2));
+            if promise.get().is_null() || !jsapi::IsPromiseObject(promise.handle().into()) {
+                return true;
+            }
+            jsapi::JS::AddPromiseReactions(
+                cx,
+                promise.handle().into(),
+                on_fulfilled.handle().into(),
+                on_rejected.handle().into(),
+            )
+        }
+    })
+}
+
+pub(super) unsafe extern "C" fn native_noop(
+    _cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: as `native_print`.
+        unsafe { CallArgs::from_vp(vp, argc).rval().set(UndefinedValue()) };
+        true
+    })
+}
+
+/// `host.parseURL(input, base, setter, value)`: the WHATWG URL parser (the `url` crate).
+/// Returns the URL's components as JSON after applying `setter` if given, or
+/// `{"error": message}` (the prelude throws the TypeError, with the page's constructor).
+pub(super) unsafe extern "C" fn native_parse_url(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: as `native_print`.
+        unsafe {
+            let args = CallArgs::from_vp(vp, argc);
+            let present = |i: u32| {
+                argc > i && !args.get(i).get().is_undefined() && !args.get(i).get().is_null()
+            };
+            let input = arg_string(cx, &args, 0).unwrap_or_default();
+            let base = if present(1) {
+                arg_string(cx, &args, 1)
+            } else {
+                None
+            };
+            let setter = if present(2) {
+                arg_string(cx, &args, 2)
+            } else {
+                None
+            };
+            let value = if present(3) {
+                arg_string(cx, &args, 3)
+            } else {
+                None
+            };
+            // An argument's ToString threw: the native throws it on.
+            if jsapi::JS_IsExceptionPending(cx) {
+                return false;
+            }
+            let json = crate::url_api::url_parts(
+                &input,
+                base.as_deref(),
+                setter.as_deref(),
+                value.as_deref(),
+            )
+            .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
+            rooted!(in(cx) let mut v = UndefinedValue());
+            new_string(cx, &json, v.handle_mut());
+            args.rval().set(v.get());
+            true
+        }
+    })
+}

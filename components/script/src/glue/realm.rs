@@ -1,0 +1,167 @@
+//! Window realms: a global with its principals, the prelude run in it, its hooks.
+
+use super::*;
+
+impl Js {
+    /// Creates window `index`'s realm, for a document of `origin`, and runs `prelude` in it:
+    /// a function expression `(host, global, init) => hooks`, whose result is kept as the
+    /// window's hooks.
+    pub fn new_window(
+        &mut self,
+        prelude: &str,
+        init_json: &str,
+        origin: Origin,
+    ) -> Result<usize, String> {
+        self.new_window_of_kind(prelude, init_json, origin, GlobalKind::Window)
+    }
+
+    /// [`Js::new_window`] for a global of `kind` (a worker's global takes the interfaces
+    /// exposed on DedicatedWorkerGlobalScope).
+    pub fn new_window_of_kind(
+        &mut self,
+        prelude: &str,
+        init_json: &str,
+        origin: Origin,
+        kind: GlobalKind,
+    ) -> Result<usize, String> {
+        let index = self.windows.len();
+        let cx = self.cx();
+        let options = RealmOptions::default();
+        // SAFETY: every GC pointer below is rooted before the next call that can GC; natives
+        // are `extern "C"` functions of the JSNative signature.
+        unsafe {
+            // Each window's realm has its own principals, carrying the window's index and its
+            // document's origin: stack captures record them per frame (which is how a
+            // sample tells realms apart), and the subsumes and wrap callbacks compare their
+            // origins. `destroy_principals` frees the RealmInfo.
+            let info = Box::new(RealmInfo {
+                window: index,
+                origin,
+            });
+            let principals = mozjs::glue::CreateRustJSPrincipals(
+                &PRINCIPALS_CALLBACKS,
+                Box::into_raw(info) as *mut c_void,
+            );
+            rooted!(in(cx) let global = jsapi::JS_NewGlobalObject(
+                cx,
+                &SIMPLE_GLOBAL_CLASS,
+                principals,
+                OnNewGlobalHookOption::FireOnNewGlobalHook,
+                &*options,
+            ));
+            if global.get().is_null() {
+                return Err("cannot create a global".into());
+            }
+            let _realm = InRealm::new(cx, global.get());
+            jsapi::SetRealmPrivate(
+                jsapi::GetObjectRealmOrNull(global.get()),
+                (index + 1) as *mut c_void,
+            );
+            rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
+            let natives: [(&CStr, jsapi::JSNative, u32); 28] = [
+                (c"print", Some(native_print), 2),
+                (c"now", Some(native_now), 0),
+                (c"timeOrigin", Some(native_time_origin), 0),
+                (c"setTimer", Some(native_set_timer), 3),
+                (c"clearTimer", Some(native_clear_timer), 1),
+                (c"parseURL", Some(native_parse_url), 2),
+                (c"fetchStart", Some(native_fetch_start), 4),
+                (c"loadFrame", Some(native_load_frame), 3),
+                (c"discardFrame", Some(native_discard_frame), 1),
+                (c"sameOrigin", Some(native_same_origin), 1),
+                (c"windowFor", Some(native_window_for), 1),
+                (c"frameTree", Some(native_frame_tree), 2),
+                (c"windowOrigin", Some(native_window_origin), 1),
+                (c"windowPost", Some(native_window_post), 4),
+                (c"loadScript", Some(native_load_script), 5),
+                (c"runScript", Some(native_run_script), 2),
+                (c"workerStart", Some(native_worker_start), 4),
+                (c"importScript", Some(native_import_script), 1),
+                (c"callerWindow", Some(native_caller_window), 0),
+                (c"portOpen", Some(native_port_open), 0),
+                (c"portAttach", Some(native_port_attach), 2),
+                (c"portSend", Some(native_port_send), 3),
+                (c"workerPost", Some(native_worker_post), 2),
+                (c"workerTerminate", Some(native_worker_terminate), 1),
+                (c"workerError", Some(native_worker_error), 4),
+                (c"watchPromise", Some(native_noop), 1),
+                (c"promiseResult", Some(native_promise_result), 1),
+                (c"whenSettled", Some(native_when_settled), 3),
+            ];
+            for (name, f, nargs) in natives {
+                if jsapi::JS_DefineFunction(
+                    cx,
+                    host_obj.handle().into(),
+                    name.as_ptr(),
+                    f,
+                    nargs,
+                    0,
+                )
+                .is_null()
+                {
+                    return Err(format!("cannot define host.{}", name.to_string_lossy()));
+                }
+            }
+            rooted!(in(cx) let modules = jsapi::JS_NewPlainObject(cx));
+            rooted!(in(cx) let mut prelude_fn = UndefinedValue());
+            let opts =
+                CompileOptionsWrapper::new(self.rt.cx_no_gc(), c"jsprof:prelude".to_owned(), 1);
+            let _in_script = InScript::enter();
+            let mut source = transform_str_to_source_text(prelude);
+            if !jsapi::JS::Evaluate2(cx, opts.ptr, &mut source, prelude_fn.handle_mut().into()) {
+                return Err(format!("prelude: {}", self.take_exception_text()));
+            }
+            rooted!(in(cx) let mut init = UndefinedValue());
+            new_string(cx, init_json, init.handle_mut());
+            rooted!(in(cx) let argv = mozjs::gc::ValueArray::<3>::new([
+                ObjectValue(host_obj.get()),
+                ObjectValue(global.get()),
+                init.get(),
+            ]));
+            rooted!(in(cx) let mut hooks = UndefinedValue());
+            let args = HandleValueArray::from(&argv);
+            if !jsapi::JS_CallFunctionValue(
+                cx,
+                global.handle().into(),
+                prelude_fn.handle().into(),
+                &args,
+                hooks.handle_mut().into(),
+            ) {
+                return Err(format!("prelude: {}", self.take_exception_text()));
+            }
+            if !hooks.get().is_object() {
+                return Err("prelude: did not return its hooks".into());
+            }
+            // The interfaces with generated bindings, over the prelude's DOM.
+            rooted!(in(cx) let hooks_obj = hooks.get().to_object());
+            rooted!(in(cx) let mut dom_exception = UndefinedValue());
+            if !jsapi::JS_GetProperty(
+                cx,
+                hooks_obj.handle().into(),
+                c"DOMException".as_ptr(),
+                dom_exception.handle_mut().into(),
+            ) {
+                return Err(format!("prelude: {}", self.take_exception_text()));
+            }
+            bindings::define_interfaces(
+                cx,
+                global.handle().into(),
+                dom_exception.handle().into(),
+                kind,
+            )?;
+            self.windows.push(Window {
+                global: RootedTraceableBox::from_box(Heap::boxed(global.get())),
+                hooks: RootedTraceableBox::from_box(Heap::boxed(hooks.get().to_object())),
+            });
+            MODULE_MAPS.with(|m| {
+                m.borrow_mut()
+                    .push(RootedTraceableBox::from_box(Heap::boxed(modules.get())))
+            });
+            GLOBALS.with(|g| {
+                g.borrow_mut()
+                    .push(RootedTraceableBox::from_box(Heap::boxed(global.get())))
+            });
+        }
+        Ok(index)
+    }
+}

@@ -1,0 +1,138 @@
+//! iframes: a child document's window, created when its response arrives.
+
+use super::*;
+
+impl Page {
+    /// Creates the child browsing context of `parent`'s iframe number `index` from its
+    /// document's response, runs the document's scripts, and fires `load` at the iframe.
+    /// (A child document's scripts run in document order, fetched one after the other on
+    /// the event loop's thread: a simplification of the parser-driven model of the top
+    /// document.)
+    pub(super) fn load_frame(
+        &mut self,
+        parent: usize,
+        index: u32,
+        started: (Nanos, f64),
+        sandboxed: bool,
+        result: Result<Response, LoadError>,
+    ) {
+        if self
+            .host
+            .discarded_frames
+            .borrow()
+            .contains(&(parent, index))
+            || self.host.discarded.borrow().contains(&parent)
+        {
+            return; // Its iframe left the document while it loaded.
+        }
+        let response = match result {
+            Ok(r) if r.ok() => r,
+            Ok(r) => {
+                self.host.print(
+                    parent,
+                    true,
+                    &format!("jsprof: iframe {}: HTTP status {}", r.url, r.status),
+                );
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+            Err(e) => {
+                self.host
+                    .print(parent, true, &format!("jsprof: iframe: {e}"));
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+        };
+        let limits = self.host.options.prefs.document_limits();
+        let doc = match document::parse(&response.text(), &limits, self.deadline) {
+            Ok(doc) => doc,
+            Err(e) => {
+                self.host.print(
+                    parent,
+                    true,
+                    &format!("jsprof: iframe {}: {e}", response.url),
+                );
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+        };
+        let url = response.url.clone();
+        // The window's document comes first: the prelude asks the host about it as it runs.
+        self.host
+            .docs
+            .borrow_mut()
+            .push(Doc::of(&response, started, sandboxed));
+        let (init, origin) = {
+            let docs = self.host.docs.borrow();
+            let index = docs.len() - 1;
+            let d = &docs[index];
+            (init_json(&doc, d, index), d.origin.clone())
+        };
+        let child = match self.js.new_window(PRELUDE, &init, origin) {
+            Ok(w) => w,
+            Err(e) => {
+                // Windows and documents share indices: the failed window's document goes.
+                self.host.docs.borrow_mut().pop();
+                self.host
+                    .print(parent, true, &format!("jsprof: iframe {url}: {e}"));
+                self.js
+                    .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+                return;
+            }
+        };
+        {
+            let mut docs = self.host.docs.borrow_mut();
+            docs[child].parent = Some(parent);
+            let frames = &mut docs[parent].frames;
+            if frames.len() <= index as usize {
+                frames.resize(index as usize + 1, None);
+            }
+            frames[index as usize] = Some(child);
+        }
+        self.js.attach_frame(parent, index, child);
+        self.js.call_hook(child, c"startFrames", &[]);
+        for (i, s) in doc.scripts.iter().enumerate() {
+            if s.index == usize::MAX || self.expired() || !self.js.is_live(child) {
+                continue;
+            }
+            let ready = match &s.src {
+                None => Ok(Ready {
+                    source: s.text.clone(),
+                    url: url.to_string(),
+                    line: s.line,
+                    column: s.column,
+                    muted: false,
+                }),
+                Some(src) => {
+                    let origin = self.host.doc(child).origin.clone();
+                    let fetched = join_src(&url, src).and_then(|u| {
+                        self.host.options.loader.fetch_request(&script_request(
+                            u,
+                            &origin,
+                            s.kind,
+                            s.crossorigin.as_deref(),
+                        ))
+                    });
+                    ready_from(s, fetched)
+                }
+            };
+            self.execute_or_fail(child, i, s, ready);
+        }
+        for (hook, arg) in [
+            (c"setReadyState", Some("interactive")),
+            (c"fireDOMContentLoaded", None),
+            (c"setReadyState", Some("complete")),
+            (c"fireLoad", None),
+        ] {
+            let args: Vec<Arg> = arg.into_iter().map(Arg::Str).collect();
+            self.js.call_hook(child, hook, &args);
+            self.checkpoint();
+        }
+        self.js
+            .call_hook(parent, c"frameLoaded", &[Arg::Num(f64::from(index))]);
+        self.checkpoint();
+    }
+}

@@ -1,0 +1,247 @@
+//! The state of one event loop that natives reach ([`PageHost`]): documents, timers,
+//! workers, profiling support, sessions, discarded windows.
+
+use super::*;
+
+/// The embedder state natives reach (through [`Host`]). Only interior mutability: natives run
+/// while the event loop is inside a call into JS.
+pub(super) struct PageHost {
+    pub(super) clock: MonotonicClock,
+    /// Each window's document, by window index.
+    pub(super) docs: RefCell<Vec<Doc>>,
+    /// iframes whose documents are being fetched (the top document's load event waits).
+    pub(super) frames_loading: Cell<usize>,
+    /// Script elements inserted by script whose responses have not arrived (they delay the
+    /// load event too).
+    pub(super) scripts_loading: Cell<usize>,
+    /// Where other threads send the event loop what they have (a child document).
+    pub(super) messages_tx: mpsc::Sender<Message>,
+    pub(super) timers: RefCell<BTreeMap<(Instant, u64), Timer>>,
+    pub(super) timer_keys: RefCell<HashMap<(usize, u32), (Instant, u64)>>,
+    pub(super) timer_seq: Cell<u64>,
+    pub(super) clamp: Duration,
+    pub(super) imports_pending: Cell<bool>,
+    pub(super) registry: Arc<ScriptRegistry>,
+    /// Interrupts this page's runtime (the sampler's way in), once the runtime exists.
+    pub(super) interrupter: OnceCell<mozjs::rust::ThreadSafeJSContext>,
+    /// The page's agent in the ProfilerGroup, once sampling support is initialised.
+    pub(super) agent: RefCell<Option<AgentHandle>>,
+    pub(super) tasks: TaskSender,
+    /// Where the traces of the run's `Profiler`s go (one sink for a page and its workers).
+    pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
+    /// The sessions of this loop's `Profiler`s, by window (stopped at the loop's end, or when
+    /// their window is discarded, if still running).
+    pub(super) sessions: RefCell<Vec<(usize, std::sync::Weak<Session>)>>,
+    /// Windows whose iframe left the document: nothing runs in them any more.
+    pub(super) discarded: RefCell<HashSet<usize>>,
+    /// (parent window, iframe number) of iframes removed from their document, so that a
+    /// load still in flight for one is dropped when it arrives.
+    pub(super) discarded_frames: RefCell<HashSet<(usize, u32)>>,
+    /// How the page was run (its loader and prefs; workers are run the same way).
+    pub(super) options: RunOptions,
+    /// For a worker's event loop: its creator.
+    pub(super) parent: Option<WorkerParent>,
+    /// The dedicated workers this loop's windows started, by id.
+    pub(super) workers: RefCell<HashMap<u32, WorkerHandle>>,
+    /// Set to end this loop (a worker's `terminate()`/`close()`): checked between tasks, and
+    /// by the interrupt callback to stop a running script.
+    pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
+    /// For a worker's loop: held while it has work (its script, timers, loads, tasks), so
+    /// that its creator's page does not end before the worker has said what it had to say.
+    pub(super) busy: RefCell<Option<crate::dom::PendingTask>>,
+    /// Main-thread time spent on profiling support: initialising it, registering scripts
+    /// (the in-script guards are counted by the glue).
+    pub(super) support: Cell<Duration>,
+}
+
+impl PageHost {
+    /// The host of one event loop: a page's (and its iframes'), or a worker's (`parent`: its
+    /// creator).
+    pub(super) fn new(
+        options: &RunOptions,
+        doc: Doc,
+        tx: mpsc::Sender<Message>,
+        parent: Option<WorkerParent>,
+    ) -> Rc<PageHost> {
+        let task_tx = tx.clone();
+        let busy = RefCell::new(parent.as_ref().map(|p| p.tasks.expect()));
+        Rc::new(PageHost {
+            clock: MonotonicClock,
+            docs: RefCell::new(vec![doc]),
+            frames_loading: Cell::new(0),
+            scripts_loading: Cell::new(0),
+            messages_tx: tx,
+            timers: RefCell::default(),
+            timer_keys: RefCell::default(),
+            timer_seq: Cell::new(0),
+            clamp: Duration::from_millis(options.prefs.int("dom.timeout_clamp_ms").max(0) as u64),
+            imports_pending: Cell::new(false),
+            registry: ScriptRegistry::new(),
+            interrupter: OnceCell::new(),
+            agent: RefCell::new(None),
+            tasks: TaskSender::new(move |task| {
+                let _ = task_tx.send(Message::Task(task));
+            }),
+            traces: match &parent {
+                Some(p) => p.traces.clone(),
+                None => options.collect_traces.then(Arc::default),
+            },
+            sessions: RefCell::default(),
+            discarded: RefCell::default(),
+            discarded_frames: RefCell::default(),
+            options: options.clone(),
+            parent,
+            workers: RefCell::default(),
+            closed: Arc::default(),
+            busy,
+            support: Cell::new(Duration::ZERO),
+        })
+    }
+
+    /// At the end of this event loop: stops the `Profiler` sessions still running and keeps
+    /// their traces in the run's sink (in the order they were built), as if the page had
+    /// called `stop()`. Waits for the traces (they are built on the builder thread).
+    pub(super) fn stop_running_profilers(&self) {
+        self.stop_profilers(|_| true);
+    }
+
+    /// Stops the running `Profiler` sessions of the windows `of` selects, keeping their
+    /// traces in the run's sink if it has one, and waits for those traces.
+    pub(super) fn stop_profilers(&self, of: impl Fn(usize) -> bool) {
+        let sessions: Vec<std::sync::Weak<Session>> = {
+            let mut all = self.sessions.borrow_mut();
+            let (chosen, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|(w, _)| of(*w));
+            *all = kept;
+            chosen.into_iter().map(|(_, s)| s).collect()
+        };
+        let Some(sink) = self.traces.clone() else {
+            for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+                let _ = session.stop(|_| {});
+            }
+            return;
+        };
+        let (tx, rx) = mpsc::channel();
+        let mut waiting = 0;
+        for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+            let (tx, sink) = (tx.clone(), sink.clone());
+            let stopped = session.stop(move |trace| {
+                sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
+                let _ = tx.send(());
+            });
+            waiting += usize::from(stopped.is_ok());
+        }
+        drop(tx);
+        for _ in 0..waiting {
+            if rx.recv().is_err() {
+                break;
+            }
+        }
+    }
+
+    /// A worker's loop has work (`true`) or only waits for messages (`false`).
+    pub(super) fn set_busy(&self, busy: bool) {
+        let Some(parent) = &self.parent else { return };
+        let mut token = self.busy.borrow_mut();
+        match (busy, token.is_some()) {
+            (true, false) => *token = Some(parent.tasks.expect()),
+            (false, true) => *token = None,
+            _ => {}
+        }
+    }
+
+    /// For a worker's loop: runs `f` as a task of its creator's loop, with the window and id
+    /// of its Worker object there.
+    pub(super) fn to_worker_object(&self, f: impl FnOnce(&mut Js, usize, u32) + Send + 'static) {
+        if let Some(p) = &self.parent {
+            let (w, id) = (p.window, p.id);
+            p.tasks.queue(Box::new(move |js| f(js, w, id)));
+        }
+    }
+
+    /// Ends every worker this loop started (and theirs), waiting for their threads.
+    pub(super) fn terminate_workers(&self) {
+        let workers: Vec<WorkerHandle> =
+            self.workers.borrow_mut().drain().map(|(_, w)| w).collect();
+        for w in workers {
+            w.terminate();
+        }
+    }
+
+    /// Window `window`'s document (borrowed: `performance.now()` reads it on every call).
+    pub(super) fn doc(&self, window: usize) -> std::cell::Ref<'_, Doc> {
+        std::cell::Ref::map(self.docs.borrow(), |docs| &docs[window])
+    }
+
+    /// Initialises sampling support (once): registers the page's event loop as an agent of
+    /// the process's ProfilerGroup and installs the stack capture in its runtime.
+    pub(super) fn sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
+        if let Some(agent) = self.agent.borrow().as_ref() {
+            return Ok(agent.clone());
+        }
+        let start = Instant::now();
+        let agent = self.install_sampling_agent(window)?;
+        self.support.set(self.support.get() + start.elapsed());
+        Ok(agent)
+    }
+
+    pub(super) fn install_sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
+        let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
+        let interrupter = self
+            .interrupter
+            .get()
+            .cloned()
+            .ok_or("the page has no runtime yet")?;
+        let max_frames = self
+            .options
+            .prefs
+            .int("js.stack_capture_max_frames")
+            .clamp(1, 4096) as u32;
+        let signal = self
+            .options
+            .prefs
+            .get_bool("profiler.signal_sampling")
+            .unwrap_or(true);
+        let config = crate::glue::AgentConfig {
+            realm: realm_of(window),
+            max_frames,
+            signal_sampling: signal,
+            read_slots: self.options.prefs.bool("js.stack_capture_slots"),
+        };
+        let agent = crate::glue::install_agent(config, self.registry.clone(), |sampler| {
+            let requester = move || interrupter.request_interrupt_callback();
+            match sampler {
+                Some(sampler) => group.register_sampled_agent(requester, sampler),
+                None => group.register_agent(requester),
+            }
+        });
+        *self.agent.borrow_mut() = Some(agent.clone());
+        Ok(agent)
+    }
+
+    pub(super) fn arm(&self, timer: Timer, at: Instant) {
+        let seq = self.timer_seq.get();
+        self.timer_seq.set(seq + 1);
+        let key = (at, seq);
+        self.timer_keys
+            .borrow_mut()
+            .insert((timer.window, timer.id), key);
+        self.timers.borrow_mut().insert(key, timer);
+    }
+
+    /// The earliest timer due at or before `now`, removed from the queue.
+    pub(super) fn take_due(&self, now: Instant) -> Option<Timer> {
+        let mut timers = self.timers.borrow_mut();
+        let (&key, _) = timers.iter().next().filter(|((at, _), _)| *at <= now)?;
+        let timer = timers.remove(&key)?;
+        self.timer_keys
+            .borrow_mut()
+            .remove(&(timer.window, timer.id));
+        Some(timer)
+    }
+
+    pub(super) fn next_deadline(&self) -> Option<Instant> {
+        self.timers.borrow().keys().next().map(|(at, _)| *at)
+    }
+}
