@@ -224,7 +224,11 @@ fn data_urls() {
         ("data:;BASE64,aGk", "hi", "text/plain;charset=US-ASCII"),
         ("data:text/html;Base64,a G k =", "hi", "text/html"),
         ("data:,a%20b", "a b", "text/plain;charset=US-ASCII"),
-        ("data:text/plain;charset=utf-8,x", "x", "text/plain;charset=utf-8"),
+        (
+            "data:text/plain;charset=utf-8,x",
+            "x",
+            "text/plain;charset=utf-8",
+        ),
     ] {
         let r = l.fetch(&Url::parse(url).unwrap()).unwrap();
         assert_eq!(
