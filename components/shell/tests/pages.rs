@@ -835,3 +835,20 @@ fn cross_origin_scripts_without_cors_leave_no_frames() {
         "http://127.0.0.1:{script_port}/profile/work.js?cors"
     )));
 }
+
+#[test]
+fn positions_after_template_and_svg_scripts_and_natives_throwing_conversions() {
+    let out = jsprof(&["positions/index.html"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let url = format!("file://{}/positions/index.html", pages().display());
+    // A <template>'s script and an SVG <script> are not the document's scripts: the ones
+    // after them keep their own positions, in error reports and in traces.
+    assert_eq!(
+        out.stderr.trim(),
+        format!("Uncaught Error: after template and svg ({url}:15:17)")
+    );
+    assert_eq!(
+        out.stdout,
+        "URL: toString threw\nURL base: base threw\nundefined\nsetTimeout: delay threw\nwork at 4:14\n"
+    );
+}
