@@ -72,6 +72,14 @@ fn busy_agent(
     (agent, thread)
 }
 
+/// Waits until the group's sampler has ticked `n` times (at most a minute).
+fn wait_for_ticks(g: &ProfilerGroup, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while g.stats().map_or(0, |s| s.ticks) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn the_sampler_thread_lives_exactly_as_long_as_its_sessions() {
     let g = group(1);
@@ -80,7 +88,8 @@ fn the_sampler_thread_lives_exactly_as_long_as_its_sessions() {
     let s1 = g.start_session(options(&agent, 1.0, 1000)).unwrap();
     let s2 = g.start_session(options(&agent, 3.0, 1000)).unwrap();
     assert!(g.sampler_running());
-    std::thread::sleep(Duration::from_millis(30));
+    // Until the sampler has ticked enough (not a fixed sleep: a loaded machine may starve it).
+    wait_for_ticks(&g, 30);
     assert_eq!(g.stats().unwrap().plan_ticks, 1);
     let t1 = stop(&s1);
     assert!(g.sampler_running());
@@ -108,7 +117,7 @@ fn a_busy_agent_is_sampled_through_its_interrupts() {
     }
     let session = g.start_session(options(&agent, 2.0, 10_000)).unwrap();
     let start = Instant::now();
-    std::thread::sleep(Duration::from_millis(100));
+    wait_for_ticks(&g, 100);
     let trace = stop(&session);
     busy.store(false, Ordering::SeqCst);
     thread.join().unwrap();
