@@ -181,9 +181,9 @@ pub(crate) fn install_agent(
         read_slots,
     } = config;
     let signal = match (signal_sampling, Runtime::get()) {
-        // SAFETY: the context is this thread's own; `Js::drop` closes the sampler before
-        // the runtime goes.
         (true, Some(cx)) => {
+            // SAFETY: the context is this thread's own; `Js::drop` closes the sampler before
+            // the runtime goes.
             Some(unsafe { sampling::SignalSampler::install(cx.as_ptr(), registry.clone(), realm) })
         }
         _ => None,

@@ -541,10 +541,10 @@ unsafe fn new_string(cx: *mut JSContext, s: &str, out: mozjs::rust::MutableHandl
     // SAFETY: the pointer and length describe `utf16`, which outlives the call (the chars are copied).
     let js = unsafe { jsapi::JS_NewUCStringCopyN(cx, utf16.as_ptr(), utf16.len()) };
     let mut out = out;
-    // SAFETY: `js` is non-null in the else branch, a fresh string.
     out.set(if js.is_null() {
         UndefinedValue()
     } else {
+        // SAFETY: `js` is non-null in this branch, a fresh string.
         StringValue(unsafe { &*js })
     });
 }

@@ -108,9 +108,9 @@ impl Js {
             return false;
         }
         let (cx, _realm) = self.enter_window(w);
+        let _in_script = InScript::enter();
         // SAFETY: module objects are rooted and registered in the window's module map
         // (itself rooted) before anything can GC.
-        let _in_script = InScript::enter();
         let ok = unsafe {
             rooted!(in(cx) let module = compile_module(cx, module_map(w), source, url, line, column));
             if module.get().is_null() {
