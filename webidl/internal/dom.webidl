@@ -1,5 +1,5 @@
 // From https://dom.spec.whatwg.org/ (the members the engine implements).
-// Implemented in components/script/src/prelude.js; see webidl/Bindings.toml.
+// Implemented in components/script/src/prelude/; see webidl/Bindings.toml.
 
 [Exposed=(Window,Worker)]
 interface Event {

@@ -1,5 +1,5 @@
 // From https://webidl.spec.whatwg.org/#idl-DOMException (the members the engine implements).
-// Implemented in components/script/src/prelude.js; see webidl/Bindings.toml.
+// Implemented in components/script/src/prelude/; see webidl/Bindings.toml.
 
 [Exposed=(Window,Worker)]
 interface DOMException {

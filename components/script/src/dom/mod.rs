@@ -5,7 +5,7 @@
 //! - [`profiler`]: the `Profiler` interface of the JS Self-Profiling API.
 //! - [`testing`]: `JsprofTestBindings`, which tests the bindings from pages (behind a pref).
 //!
-//! The rest of the DOM (events, nodes, timers) is JavaScript in `prelude.js`; generated
+//! The rest of the DOM (events, nodes, timers) is JavaScript in `prelude/`; generated
 //! interfaces inherit from it (`Profiler : EventTarget`).
 
 pub mod bindings;

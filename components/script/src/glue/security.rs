@@ -13,7 +13,7 @@ pub(super) static WRAP_CALLBACKS: jsapi::JSWrapObjectCallbacks = jsapi::JSWrapOb
 /// origins it is SpiderMonkey's opaque security wrapper, which refuses every operation: no
 /// object of one origin is usable from another. (Windows of other origins are never
 /// handed across at all: a page reaches them through cross-origin window objects its own
-/// realm makes, see `prelude.js`. The opaque wrapper is the net under that.)
+/// realm makes, see `prelude/`. The opaque wrapper is the net under that.)
 pub(super) unsafe extern "C" fn wrap_object(
     cx: *mut JSContext,
     _existing: jsapi::HandleObject,

@@ -45,7 +45,24 @@ use self::host::*;
 use self::scripts::*;
 use self::workers::*;
 
-const PRELUDE: &str = include_str!("../prelude.js");
+/// The prelude (`src/prelude/`): one function expression `(host, global, init) => hooks`,
+/// kept in files by Web API and joined at build time, so a realm still evaluates one script.
+const PRELUDE: &str = concat!(
+    include_str!("../prelude/00-primordials.js"),
+    include_str!("../prelude/01-dom-exception.js"),
+    include_str!("../prelude/02-events.js"),
+    include_str!("../prelude/03-url.js"),
+    include_str!("../prelude/04-document.js"),
+    include_str!("../prelude/05-window.js"),
+    include_str!("../prelude/06-structured-clone.js"),
+    include_str!("../prelude/07-messaging.js"),
+    include_str!("../prelude/08-windows.js"),
+    include_str!("../prelude/09-blob.js"),
+    include_str!("../prelude/10-threads.js"),
+    include_str!("../prelude/11-workers.js"),
+    include_str!("../prelude/12-fetch.js"),
+    include_str!("../prelude/13-hooks.js")
+);
 
 /// How to run a page.
 #[derive(Debug, Clone)]

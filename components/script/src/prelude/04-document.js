@@ -1,0 +1,272 @@
+  // ---------------------------------------------------------------------------------------
+  // The document (https://dom.spec.whatwg.org/#nodes), built from html5ever's tree.
+  class Node extends EventTarget {
+    constructor(key) { if (key !== ILLEGAL) throw new TypeError("Illegal constructor"); super(); this._children = []; this._parent = null; }
+    get parentNode() { return this._parent; }
+    get parentElement() { return this._parent instanceof Element ? this._parent : null; }
+    get childNodes() { return this._children.slice(); }
+    get firstChild() { return this._children[0] || null; }
+    get lastChild() { return this._children[this._children.length - 1] || null; }
+    get nextSibling() { const p = this._parent; return p ? p._children[p._children.indexOf(this) + 1] || null : null; }
+    get previousSibling() { const p = this._parent; return p ? p._children[p._children.indexOf(this) - 1] || null : null; }
+    get ownerDocument() { return this === document ? null : document; }
+    hasChildNodes() { return this._children.length > 0; }
+    get textContent() { return this._children.map((c) => c.textContent).join(""); }
+    set textContent(v) { const wasConnected = document.contains(this); for (const c of this._children) { c._parent = null; parentOf.delete(c); if (wasConnected) disconnected(c); } this._children = []; if (v !== "" && v != null) this.appendChild(document.createTextNode(String(v))); }
+    appendChild(node) { return this.insertBefore(node, null); }
+    insertBefore(node, ref) {
+      if (!(node instanceof Node)) throw new TypeError("insertBefore: argument is not a Node");
+      if (node._parent) node._parent.removeChild(node);
+      const i = ref ? this._children.indexOf(ref) : -1;
+      if (ref && i < 0) throw new DOMException("The reference node is not a child of this node.", "NotFoundError");
+      if (i < 0) this._children.push(node); else this._children.splice(i, 0, node);
+      node._parent = this;
+      parentOf.set(node, this);
+      if (typeof connected === "function" && documentReady) connected(node);
+      return node;
+    }
+    removeChild(node) {
+      const i = this._children.indexOf(node);
+      if (i < 0) throw new DOMException("The node to be removed is not a child of this node.", "NotFoundError");
+      const wasConnected = document.contains(this);
+      this._children.splice(i, 1);
+      node._parent = null;
+      parentOf.delete(node);
+      if (wasConnected) disconnected(node);
+      return node;
+    }
+    remove() { if (this._parent) this._parent.removeChild(this); }
+    contains(other) { for (let n = other; n; n = n._parent) if (n === this) return true; return false; }
+    *_descendants() { for (const c of this._children) { if (c instanceof Element) yield c; yield* c._descendants(); } }
+    getElementsByTagName(name) { name = String(name).toLowerCase(); return [...this._descendants()].filter((e) => name === "*" || e.localName === name); }
+    getElementsByClassName(names) { const want = String(names).split(/\s+/).filter(Boolean); return [...this._descendants()].filter((e) => want.every((c) => e.classList.includes(c))); }
+    querySelectorAll(selectors) { const m = compileSelector(String(selectors)); return [...this._descendants()].filter((e) => m(e)); }
+    querySelector(selectors) { const m = compileSelector(String(selectors)); for (const e of this._descendants()) if (m(e)) return e; return null; }
+  }
+  for (const [n, v] of [["ELEMENT_NODE", 1], ["TEXT_NODE", 3], ["COMMENT_NODE", 8], ["DOCUMENT_NODE", 9]]) {
+    Object.defineProperty(Node, n, { value: v, enumerable: true });
+    Object.defineProperty(Node.prototype, n, { value: v, enumerable: true });
+  }
+  tag(Node, "Node");
+  class Text extends Node {
+    constructor(data = "") { super(ILLEGAL); this.data = String(data); }
+    get nodeType() { return 3; }
+    get nodeName() { return "#text"; }
+    get nodeValue() { return this.data; }
+    get textContent() { return this.data; }
+    set textContent(v) { this.data = String(v); }
+  }
+  tag(Text, "Text");
+  class Element extends Node {
+    constructor(key) { super(key); this._attrs = []; this.localName = ""; }
+    get nodeType() { return 1; }
+    get nodeName() { return this.tagName; }
+    get tagName() { return this.localName.toUpperCase(); }
+    get id() { return this.getAttribute("id") || ""; }
+    set id(v) { this.setAttribute("id", v); }
+    get className() { return this.getAttribute("class") || ""; }
+    set className(v) { this.setAttribute("class", v); }
+    get classList() { return this.className.split(/\s+/).filter(Boolean); }
+    get children() { return this._children.filter((c) => c instanceof Element); }
+    get attributes() { return this._attrs.map(([name, value]) => ({ name, value })); }
+    getAttribute(n) { const a = this._attrs.find(([k]) => k === String(n).toLowerCase()); return a ? a[1] : null; }
+    hasAttribute(n) { return this.getAttribute(n) !== null; }
+    setAttribute(n, v) { n = String(n).toLowerCase(); const a = this._attrs.find(([k]) => k === n); if (a) a[1] = String(v); else this._attrs.push([n, String(v)]); }
+    removeAttribute(n) { this._attrs = this._attrs.filter(([k]) => k !== String(n).toLowerCase()); }
+    matches(selectors) { return compileSelector(String(selectors))(this); }
+    closest(selectors) { const m = compileSelector(String(selectors)); for (let e = this; e instanceof Element; e = e._parent) if (m(e)) return e; return null; }
+  }
+  tag(Element, "Element");
+  class HTMLElement extends Element {}
+  tag(HTMLElement, "HTMLElement");
+  // The GlobalEventHandlers the engine fires at elements (script and iframe loads, clicks).
+  for (const name of ["load", "error", "click"]) defineHandler(HTMLElement.prototype, name);
+  class HTMLScriptElement extends HTMLElement {
+    get src() { const s = this.getAttribute("src"); if (s === null) return ""; try { return new URL(s, document.baseURI).href; } catch { return s; } }
+    set src(v) { this.setAttribute("src", v); }
+    get type() { return this.getAttribute("type") || ""; }
+    get async() { return this.hasAttribute("async"); }
+    get defer() { return this.hasAttribute("defer"); }
+    get text() { return this.textContent; }
+  }
+  tag(HTMLScriptElement, "HTMLScriptElement");
+  // iframes (https://html.spec.whatwg.org/#the-iframe-element): an <iframe src> in the
+  // document gets a child browsing context from the engine (host.loadFrame); its window
+  // arrives through hooks.attachFrame and its load through hooks.frameLoaded.
+  const frameState = new WeakMap();
+  const childFrames = [];
+  class HTMLIFrameElement extends HTMLElement {
+    get src() { const s = this.getAttribute("src"); if (s === null) return ""; try { return new URL(s, document.baseURI).href; } catch { return s; } }
+    set src(v) { this.setAttribute("src", v); }
+    setAttribute(n, v) { super.setAttribute(n, v); if (String(n).toLowerCase() === "src") loadFrame(this); }
+    get contentWindow() { const f = frameState.get(this); return f ? f.window : null; }
+    get contentDocument() { const w = this.contentWindow; return w ? w.document : null; }
+  }
+  tag(HTMLIFrameElement, "HTMLIFrameElement");
+  function loadFrame(el) {
+    if (!(el instanceof HTMLIFrameElement) || frameState.has(el) || !document.contains(el)) return;
+    const src = el.getAttribute("src");
+    if (src === null || src === "") return;
+    let url;
+    try { url = new URL(src, document.baseURI).href; } catch { return; }
+    const index = childFrames.length;
+    childFrames.push(el);
+    frameState.set(el, { index, window: null });
+    // A sandbox without allow-same-origin gives the frame's document an opaque origin.
+    const sandbox = el.getAttribute("sandbox");
+    const opaque = sandbox !== null && !sandbox.toLowerCase().split(/\s+/).includes("allow-same-origin");
+    host.loadFrame(index, url, opaque ? 1 : 0);
+  }
+  // Removing an iframe from the document destroys its child navigable
+  // (https://html.spec.whatwg.org/#the-iframe-element:html-element-removing-steps): its
+  // contentWindow is null from then on, and the engine ends its document (scripts, timers,
+  // profilers) and lets its realm go (host.discardFrame). Inserted again, it loads anew.
+  function disconnected(node) {
+    const each = (e) => {
+      if (!(e instanceof HTMLIFrameElement)) return;
+      const f = frameState.get(e);
+      if (!f) return;
+      frameState.delete(e);
+      childFrames[f.index] = null;
+      if (f.windowIndex !== undefined) windowsByIndex.delete(f.windowIndex);
+      delete global[String(f.index)];
+      host.discardFrame(f.index);
+    };
+    each(node);
+    if (node._descendants) for (const e of node._descendants()) each(e);
+  }
+  // Connecting a subtree starts the loads of its iframes and prepares its scripts.
+  function connected(node) {
+    if (!document.contains(node)) return;
+    const each = (e) => {
+      if (e instanceof HTMLIFrameElement) loadFrame(e);
+      else if (e instanceof HTMLScriptElement) prepareScript(e);
+    };
+    each(node);
+    if (node._descendants) for (const e of node._descendants()) each(e);
+  }
+  // prepare the script element (https://html.spec.whatwg.org/#prepare-the-script-element)
+  // for one inserted by script: the parser's own are run by the engine. An external script
+  // is fetched and runs when it arrives (it is async); an inline classic script runs now,
+  // an inline module as a task.
+  const startedScripts = new WeakSet();
+  function prepareScript(el) {
+    if (startedScripts.has(el) || scriptElements.includes(el)) return;
+    const type = (el.getAttribute("type") ?? "").trim().toLowerCase();
+    const classic = type === "" || /^(text|application)\/(x-)?(java|ecma)script$/.test(type) || type === "text/jscript";
+    const module = type === "module";
+    if (!classic && !module) return; // a data block
+    const src = el.getAttribute("src");
+    if (src === null && el.textContent === "") return;
+    startedScripts.add(el);
+    const index = scriptElements.length;
+    scriptElements[index] = el;
+    if (src !== null) {
+      let url;
+      try { url = new URL(src, document.baseURI).href; } catch { queueTask(() => fire(el, "error")); return; }
+      host.loadScript(index, url, module ? 1 : 0, el.getAttribute("crossorigin"));
+    } else if (module) {
+      host.loadScript(index, init.url, 1, null, el.textContent);
+    } else {
+      const previous = currentScript;
+      currentScript = el;
+      try { host.runScript(el.textContent, init.url); } catch (e) { reportError(e); } finally { currentScript = previous; }
+    }
+  }
+  const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement };
+
+  // Selectors: compound selectors (type, #id, .class, [attr], [attr=value], *), the
+  // descendant and child combinators, and selector lists.
+  function compileSelector(text) {
+    const alternatives = text.split(",").map((s) => s.trim());
+    if (alternatives.some((s) => !s)) throw new DOMException(`'${text}' is not a valid selector`, "SyntaxError");
+    const compiled = alternatives.map((alt) => {
+      const tokens = alt.replace(/\s*>\s*/g, " > ").split(/\s+/);
+      const steps = [];
+      let combinator = " ";
+      for (const t of tokens) {
+        if (t === ">") { combinator = ">"; continue; }
+        steps.push({ combinator, test: compileCompound(t, text) });
+        combinator = " ";
+      }
+      return steps;
+    });
+    const matchSteps = (el, steps, i) => {
+      if (!steps[i].test(el)) return false;
+      if (i === 0) return true;
+      if (steps[i].combinator === ">") return el._parent instanceof Element && matchSteps(el._parent, steps, i - 1);
+      for (let p = el._parent; p instanceof Element; p = p._parent) if (matchSteps(p, steps, i - 1)) return true;
+      return false;
+    };
+    return (el) => compiled.some((steps) => matchSteps(el, steps, steps.length - 1));
+  }
+  function compileCompound(t, whole) {
+    const re = /^(\*|[a-zA-Z][\w-]*)?((?:#[\w-]+|\.[\w-]+|\[[\w-]+(?:=(?:"[^"]*"|'[^']*'|[^\]]*))?\])*)$/;
+    const m = re.exec(t);
+    if (!m) throw new DOMException(`'${whole}' is not a valid selector`, "SyntaxError");
+    const tests = [];
+    if (m[1] && m[1] !== "*") { const n = m[1].toLowerCase(); tests.push((e) => e.localName === n); }
+    for (const part of m[2].match(/#[\w-]+|\.[\w-]+|\[[^\]]*\]/g) || []) {
+      if (part[0] === "#") tests.push((e) => e.id === part.slice(1));
+      else if (part[0] === ".") tests.push((e) => e.classList.includes(part.slice(1)));
+      else {
+        const [, name, value] = /^\[([\w-]+)(?:=(.*))?\]$/.exec(part);
+        const v = value === undefined ? undefined : value.replace(/^(["'])(.*)\1$/, "$2");
+        tests.push((e) => (v === undefined ? e.hasAttribute(name) : e.getAttribute(name) === v));
+      }
+    }
+    return (e) => tests.every((f) => f(e));
+  }
+
+  let readyState = "loading";
+  let currentScript = null;
+  const scriptElements = [];
+  class Document extends Node {
+    get nodeType() { return 9; }
+    get nodeName() { return "#document"; }
+    get documentElement() { return this.children[0] || null; }
+    get children() { return this._children.filter((c) => c instanceof Element); }
+    get head() { return this.querySelector("head"); }
+    get body() { return this.querySelector("body"); }
+    get title() { const t = this.querySelector("title"); return t ? t.textContent.replace(/\s+/g, " ").trim() : ""; }
+    set title(v) { let t = this.querySelector("title"); if (!t) { t = this.createElement("title"); (this.head || this.documentElement).appendChild(t); } t.textContent = v; }
+    get readyState() { return readyState; }
+    get URL() { return init.url; }
+    get documentURI() { return init.url; }
+    get baseURI() { return init.url; }
+    get location() { return location; }
+    get defaultView() { return global; }
+    get currentScript() { return currentScript; }
+    get compatMode() { return "CSS1Compat"; }
+    get characterSet() { return "UTF-8"; }
+    get visibilityState() { return "visible"; }
+    get hidden() { return false; }
+    getElementById(id) { for (const e of this._descendants()) if (e.id === String(id)) return e; return null; }
+    createElement(name) { return makeElement(String(name).toLowerCase(), []); }
+    createTextNode(data) { return new Text(data); }
+    createEvent(kind) { return new Event(""); }
+  }
+  tag(Document, "Document");
+  defineHandler(Document.prototype, "readystatechange");
+  function makeElement(name, attrs) {
+    const Cls = ELEMENTS[name] || HTMLElement;
+    const e = new Cls(ILLEGAL);
+    e.localName = name;
+    e._attrs = attrs.map(([k, v]) => [k, v]);
+    return e;
+  }
+  const document = new Document(ILLEGAL);
+  // The parsed nodes in document order, each after its parent (init.nodes: [parent, name,
+  // attributes, script index] or [parent, null, text]; parent 0 is the document): built
+  // in one loop, whatever the depth.
+  {
+    const made = [document];
+    for (const [parent, name, data, script] of init.nodes) {
+      const node = name === null ? new Text(data) : makeElement(name, data);
+      if (script !== undefined) scriptElements[script] = node;
+      made[parent].appendChild(node);
+      made.push(node);
+    }
+  }
+  documentReady = true;
+

@@ -1,0 +1,35 @@
+  // Blob and blob: URLs (https://w3c.github.io/FileAPI/), holding text: string parts as they
+  // are, bytes as Latin-1.
+  const blobData = new WeakMap();
+  const blobURLs = new Map();
+  class Blob {
+    constructor(parts = [], options = {}) {
+      let text = "";
+      for (const p of Array.from(parts)) {
+        if (p instanceof Blob) text += blobData.get(p);
+        else if (p instanceof ArrayBuffer) text += String.fromCharCode(...new Uint8Array(p));
+        else if (ArrayBuffer.isView(p)) text += String.fromCharCode(...new Uint8Array(p.buffer, p.byteOffset, p.byteLength));
+        else text += String(p);
+      }
+      blobData.set(this, text);
+      defineValue(this, "_type", /[^\x20-\x7e]/.test(String(options.type ?? "")) ? "" : String(options.type ?? "").toLowerCase());
+    }
+    get size() { return unescape(encodeURIComponent(blobData.get(this))).length; }
+    get type() { return this._type; }
+    text() { return Promise.resolve(blobData.get(this)); }
+    slice(start = 0, end = undefined, type = "") {
+      const b = new Blob([blobData.get(this).slice(start, end)], { type });
+      return b;
+    }
+  }
+  tag(Blob, "Blob");
+  let nextBlobURL = 1;
+  URL.createObjectURL = function createObjectURL(blob) {
+    if (!(blob instanceof Blob)) throw new TypeError("createObjectURL: argument is not a Blob");
+    const origin = location.origin === "null" ? "null" : location.origin;
+    const url = `blob:${origin}/jsprof-${nextBlobURL++}-${Math.random().toString(16).slice(2)}`;
+    blobURLs.set(url, blob);
+    return url;
+  };
+  URL.revokeObjectURL = function revokeObjectURL(url) { blobURLs.delete(String(url)); };
+
