@@ -101,7 +101,7 @@ pub fn parse(
     deadline: Option<Instant>,
 ) -> Result<Document, ParseError> {
     let made = Rc::new(Cell::new(0usize));
-    let script_lines = Rc::new(RefCell::new(rustc_hash::FxHashMap::default()));
+    let script_lines = Rc::new(RefCell::new(Vec::new()));
     let sink = CountingSink {
         dom: RcDom::default(),
         made: made.clone(),
@@ -129,10 +129,10 @@ pub fn parse(
     }
     let dom = parser.finish();
     let result = outcome.map(|()| {
-        let lines = script_lines.borrow();
-        let mut positions = ScriptPositions::new(html, &lines);
-        flatten(&dom.document, limits.max_depth.max(1), &mut positions)
+        let positions = ScriptPositions::new(html).place(&script_lines.borrow());
+        flatten(&dom.document, limits.max_depth.max(1), &positions)
     });
+    script_lines.borrow_mut().clear();
     take_apart(&dom.document);
     result
 }
@@ -145,8 +145,9 @@ struct CountingSink {
     dom: RcDom,
     made: Rc<Cell<usize>>,
     line: Cell<u64>,
-    /// Script element (by its node's address) -> the line of its start tag's end.
-    script_lines: Rc<RefCell<rustc_hash::FxHashMap<usize, u64>>>,
+    /// Every HTML script element made (a `<template>`'s too), in the order the tokenizer
+    /// met their start tags, with the line its start tag ended on.
+    script_lines: Rc<RefCell<Vec<(Handle, u64)>>>,
 }
 
 impl CountingSink {
@@ -184,7 +185,7 @@ impl TreeSink for CountingSink {
         if is_script {
             self.script_lines
                 .borrow_mut()
-                .insert(Rc::as_ptr(&node) as usize, self.line.get());
+                .push((node.clone(), self.line.get()));
         }
         node
     }
@@ -277,7 +278,7 @@ fn attr(attrs: &[Attribute], name: &str) -> Option<String> {
 /// The realm's node list and the script elements, by an iterative walk in document order.
 /// A node deeper than `max_depth` is attached to its ancestor at depth `max_depth - 1`, after
 /// the nodes before it in document order.
-fn flatten(root: &Handle, max_depth: usize, positions: &mut ScriptPositions) -> Document {
+fn flatten(root: &Handle, max_depth: usize, positions: &Positions) -> Document {
     let mut nodes = Vec::new();
     let mut scripts = Vec::new();
     // (node, the index + 1 of its parent in `nodes` (0: the document), its depth there).
@@ -336,18 +337,13 @@ fn script_element(
     node: &Handle,
     attrs: &[Attribute],
     index: usize,
-    positions: &mut ScriptPositions,
+    positions: &Positions,
 ) -> ScriptElement {
-    let text: String = node
-        .children
-        .borrow()
-        .iter()
-        .filter_map(|c| match &c.data {
-            NodeData::Text { contents } => Some(contents.borrow().to_string()),
-            _ => None,
-        })
-        .collect();
-    let (line, column) = positions.of(node, &text);
+    let text = text_of(node);
+    let (line, column) = positions
+        .get(&(Rc::as_ptr(node) as usize))
+        .copied()
+        .unwrap_or((1, 1));
     match script_kind(attr(attrs, "type"), attr(attrs, "language")) {
         Some(kind) => ScriptElement {
             index,
@@ -409,13 +405,32 @@ fn script_kind(ty: Option<String>, language: Option<String>) -> Option<ScriptKin
     }
 }
 
+/// How many `<script` tags past the cursor the fallback search tries (bounded, so that many
+/// scripts whose text is nowhere cannot make the placement quadratic).
+const FALLBACK_CANDIDATES: usize = 16;
+
+/// Script element (by its node's address) -> where its text starts.
+type Positions = rustc_hash::FxHashMap<usize, (u32, u32)>;
+
+/// The text of a script element (its text children).
+fn text_of(node: &Handle) -> String {
+    node.children
+        .borrow()
+        .iter()
+        .filter_map(|c| match &c.data {
+            NodeData::Text { contents } => Some(contents.borrow().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Where each `<script>` element's text starts in the source (1-based line, and column in
 /// UTF-16 units as SpiderMonkey counts). html5ever's own tokenizer says on which line each
-/// script element's start tag ended (the sink notes it); on that line, the start tag is found
-/// by its `<script` and its end `>` (quoted attribute values skipped), and the element's text
-/// must follow it. Scripts are placed in document order, each after the previous one, so two
-/// identical scripts on one line get their own columns. A `<template>`'s scripts and SVG
-/// `<script>`s are not the document's script elements and never shift the others.
+/// script element's start tag ended (the sink notes it, for every script element it makes,
+/// a `<template>`'s included, in the order of their start tags); on that line, the start
+/// tag is found by its `<script` and its end `>` (quoted attribute values skipped), and the
+/// element's text must follow it. Each script is looked for after the previous one, so two
+/// identical scripts on one line get their own columns.
 struct ScriptPositions<'a> {
     /// The source with line breaks normalised as the tokenizer does (CR LF and CR to LF),
     /// so that its lines are html5ever's and its text matches the elements' text.
@@ -424,13 +439,12 @@ struct ScriptPositions<'a> {
     lower: String,
     /// Byte offset of each line's start.
     line_starts: Vec<usize>,
-    lines: &'a rustc_hash::FxHashMap<usize, u64>,
     /// Where the previous script's text ended.
     cursor: usize,
 }
 
 impl<'a> ScriptPositions<'a> {
-    fn new(html: &'a str, lines: &'a rustc_hash::FxHashMap<usize, u64>) -> Self {
+    fn new(html: &'a str) -> Self {
         let source = if html.contains('\r') {
             Cow::Owned(html.replace("\r\n", "\n").replace('\r', "\n"))
         } else {
@@ -443,19 +457,24 @@ impl<'a> ScriptPositions<'a> {
             lower: source.to_ascii_lowercase(),
             source,
             line_starts,
-            lines,
             cursor: 0,
         }
     }
 
-    /// The position of `node`'s text, which is `text`.
-    fn of(&mut self, node: &Handle, text: &str) -> (u32, u32) {
-        let line = self
-            .lines
-            .get(&(Rc::as_ptr(node) as usize))
-            .copied()
-            .unwrap_or(1)
-            .max(1);
+    /// The positions of `scripts` (in start tag order, with their lines).
+    fn place(mut self, scripts: &[(Handle, u64)]) -> Positions {
+        scripts
+            .iter()
+            .map(|(node, line)| {
+                let at = self.of(*line, &text_of(node));
+                (Rc::as_ptr(node) as usize, at)
+            })
+            .collect()
+    }
+
+    /// The position of the text `text` of a script whose start tag ended on `line`.
+    fn of(&mut self, line: u64, text: &str) -> (u32, u32) {
+        let line = line.max(1);
         let Some(&line_start) = self.line_starts.get(line as usize - 1) else {
             return (line as u32, 1);
         };
@@ -464,20 +483,36 @@ impl<'a> ScriptPositions<'a> {
             .get(line as usize)
             .copied()
             .unwrap_or(self.source.len());
-        let Some(offset) = self.text_start(line_start, line_end, text) else {
+        // html5ever's line is the line its tokenizer was on when it emitted the tag, which is
+        // right for every tag but some that run over many lines through odd states: then the
+        // tag is looked for after the cursor, as far as the next few candidates.
+        let found = self
+            .text_start(line_start, line_end, text, usize::MAX)
+            .or_else(|| self.text_start(0, self.source.len(), text, FALLBACK_CANDIDATES));
+        let Some((offset, end)) = found else {
             return (line as u32, 1);
         };
-        self.cursor = offset + text.len();
+        self.cursor = end;
+        let line = self.line_starts.partition_point(|&start| start <= offset);
+        let line_start = self.line_starts[line - 1];
         let column = self.source[line_start..offset].encode_utf16().count() as u32 + 1;
         (line as u32, column)
     }
 
     /// The offset just past the `>` of a `<script` start tag that ends within
-    /// `line_start..line_end`, at or after the cursor, and is followed by `text`.
-    fn text_start(&self, line_start: usize, line_end: usize, text: &str) -> Option<usize> {
+    /// `line_start..line_end`, at or after the cursor, and is followed by `text`; and where
+    /// that text ends.
+    fn text_start(
+        &self,
+        line_start: usize,
+        line_end: usize,
+        text: &str,
+        mut candidates: usize,
+    ) -> Option<(usize, usize)> {
         let bytes = self.lower.as_bytes();
         let mut at = self.cursor.min(line_end);
         while let Some(found) = self.lower[at..line_end].find("<script") {
+            candidates = candidates.checked_sub(1)?;
             let name_end = at + found + "<script".len();
             at = name_end;
             if !matches!(
@@ -486,31 +521,62 @@ impl<'a> ScriptPositions<'a> {
             ) {
                 continue;
             }
-            // The end of the start tag, skipping quoted attribute values.
-            let mut j = name_end;
-            let mut quote = None;
-            while j < bytes.len() {
-                match (quote, bytes[j]) {
-                    (None, b'"' | b'\'') => quote = Some(bytes[j]),
-                    (Some(q), c) if c == q => quote = None,
-                    (None, b'>') => break,
-                    _ => {}
+            let after = tag_end(bytes, name_end) + 1;
+            if after <= line_end && after > line_start {
+                if let Some(end) = self.followed_by(after, text) {
+                    return Some((after, end));
                 }
-                j += 1;
-            }
-            let after = j + 1;
-            if after <= line_end
-                && after > line_start
-                && self
-                    .source
-                    .get(after..)
-                    .is_some_and(|rest| rest.starts_with(text))
-            {
-                return Some(after);
             }
         }
         None
     }
+
+    /// Where `text` ends if the source at `offset` reads it, as the tokenizer made it (a NUL
+    /// in script data becomes U+FFFD).
+    fn followed_by(&self, offset: usize, text: &str) -> Option<usize> {
+        let rest = self.source.get(offset..)?;
+        let mut source = rest.char_indices();
+        let mut end = 0;
+        for t in text.chars() {
+            let (i, c) = source.next()?;
+            if !(c == t || (c == '\0' && t == '\u{FFFD}')) {
+                return None;
+            }
+            end = i + c.len_utf8();
+        }
+        Some(offset + end)
+    }
+}
+
+/// The offset of the `>` that ends a start tag whose name ends at `i`: quotes only count
+/// where an attribute value starts (after `=`), as the tokenizer reads them.
+fn tag_end(bytes: &[u8], mut i: usize) -> usize {
+    let mut quote: Option<u8> = None;
+    let mut after_equals = false;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'>' => return i,
+                b'"' | b'\'' if after_equals => quote = Some(c),
+                b'=' => {
+                    after_equals = true;
+                    i += 1;
+                    continue;
+                }
+                b' ' | b'\t' | b'\n' | b'\x0c' if after_equals => {
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            },
+        }
+        after_equals = false;
+        i += 1;
+    }
+    bytes.len()
 }
 
 #[cfg(test)]
