@@ -509,21 +509,18 @@ impl Page {
 /// `Cross-Origin-Opener-Policy` is `same-origin` and whose `Cross-Origin-Embedder-Policy` is
 /// `require-corp` or `credentialless` (<https://html.spec.whatwg.org/#concept-settings-object-cross-origin-isolated-capability>).
 fn cross_origin_isolated(response: &Response) -> bool {
-    let token = |name: &str| {
-        response.headers.get(name).map(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-    };
     let secure = response.url.scheme() == "https"
         || matches!(response.url.host_str(), Some("localhost" | "127.0.0.1"));
+    // Repeated fields are combined: two values do not parse as one Item, so count as none.
     secure
-        && token("cross-origin-opener-policy").as_deref() == Some("same-origin")
-        && matches!(
-            token("cross-origin-embedder-policy").as_deref(),
-            Some("require-corp" | "credentialless")
+        && policy::cross_origin_isolated(
+            response
+                .headers
+                .get_combined("cross-origin-opener-policy")
+                .as_deref(),
+            response
+                .headers
+                .get_combined("cross-origin-embedder-policy")
+                .as_deref(),
         )
 }
