@@ -1,0 +1,3 @@
+function ok() {}
+function broken( {
+const after = () => 1;

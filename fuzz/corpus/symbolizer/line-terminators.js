@@ -1,0 +1,2 @@
+function a() {}
+function b() {}function c() {} function d() {}

@@ -1,0 +1,3 @@
+export default function () {}
+export const z = () => {};
+export class Q { m() {} }

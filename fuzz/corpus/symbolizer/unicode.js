@@ -1,0 +1,2 @@
+const é = () => "😀";
+function 𝒻() { return `${é()}😀`; }
