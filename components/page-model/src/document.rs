@@ -101,21 +101,30 @@ pub fn parse(
     deadline: Option<Instant>,
 ) -> Result<Document, ParseError> {
     let made = Rc::new(Cell::new(0usize));
-    let script_lines = Rc::new(RefCell::new(Vec::new()));
+    let fed = Rc::new(Cell::new((0, 0)));
+    let script_tags = Rc::new(RefCell::new(Vec::new()));
     let sink = CountingSink {
         dom: RcDom::default(),
         made: made.clone(),
-        line: Cell::new(1),
-        script_lines: script_lines.clone(),
+        fed: fed.clone(),
+        script_tags: script_tags.clone(),
     };
     let mut parser = html5ever::parse_document(sink, Default::default());
     let mut start = 0;
     let mut outcome = Ok(());
+    let mut splits = script_tag_ends(html).peekable();
     while start < html.len() {
         let mut end = (start + CHUNK).min(html.len());
         while !html.is_char_boundary(end) {
             end += 1;
         }
+        // A piece ends right after each `>` that may end a `<script` tag: a script element
+        // made while the parser reads a piece has its tag's `>` as the piece's last byte.
+        while splits.next_if(|&at| at <= start).is_some() {}
+        if let Some(&at) = splits.peek() {
+            end = end.min(at);
+        }
+        fed.set((start, end));
         parser.process(StrTendril::from_slice(&html[start..end]));
         start = end;
         if made.get() > limits.max_nodes {
@@ -127,27 +136,63 @@ pub fn parse(
             break;
         }
     }
+    fed.set((html.len(), html.len()));
     let dom = parser.finish();
     let result = outcome.map(|()| {
-        let positions = ScriptPositions::new(html).place(&script_lines.borrow());
+        let positions = ScriptPositions::new(html).place(&script_tags.borrow());
         flatten(&dom.document, limits.max_depth.max(1), &positions)
     });
-    script_lines.borrow_mut().clear();
+    script_tags.borrow_mut().clear();
     take_apart(&dom.document);
     result
 }
 
+/// Where a `<script` start tag may end: just past each of the first few `>` after each
+/// `<script` (in any case), in order. (Quoted attribute values may hold a `>`: the first
+/// few are all offered; 16 per tag bounds what a page of `<script>>>>>…` costs.)
+fn script_tag_ends(html: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = html.as_bytes();
+    let mut starts = Vec::new();
+    let mut from = 0;
+    while let Some(i) = find_ascii_ci(&bytes[from..], b"<script") {
+        starts.push(from + i);
+        from += i + 1;
+    }
+    let mut ends: Vec<usize> = starts
+        .into_iter()
+        .flat_map(|s| {
+            bytes[s..]
+                .iter()
+                .enumerate()
+                .take(4096)
+                .filter(|&(_, &b)| b == b'>')
+                .take(16)
+                .map(move |(i, _)| s + i + 1)
+        })
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    ends.into_iter()
+}
+
+/// The first index of `needle` (lowercase ASCII) in `hay`, ignoring ASCII case.
+fn find_ascii_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+}
+
 /// html5ever's sink: an [`RcDom`] that counts the nodes it makes, keeps no parse errors (a
-/// malformed page makes one per token), and notes the source line of each `<script>` start
-/// tag it makes an element for (the tokenizer's line when it emitted the tag: the line of
-/// its `>`, after which the script's text starts).
+/// malformed page makes one per token), and notes, for each `<script>` element it makes,
+/// which bytes of the source the parser was given when it did: the tokenizer emits a start
+/// tag as it reads its `>`, so that `>` lies in those bytes.
 struct CountingSink {
     dom: RcDom,
     made: Rc<Cell<usize>>,
-    line: Cell<u64>,
+    /// The byte range of the source being parsed now.
+    fed: Rc<Cell<(usize, usize)>>,
     /// Every HTML script element made (a `<template>`'s too), in the order the tokenizer
-    /// met their start tags, with the line its start tag ended on.
-    script_lines: Rc<RefCell<Vec<(Handle, u64)>>>,
+    /// met their start tags, with the byte range its start tag's `>` is in.
+    script_tags: Rc<RefCell<Vec<(Handle, (usize, usize))>>>,
 }
 
 impl CountingSink {
@@ -183,14 +228,11 @@ impl TreeSink for CountingSink {
             name.local == html5ever::local_name!("script") && name.ns == html5ever::ns!(html);
         let node = self.dom.create_element(name, attrs, flags);
         if is_script {
-            self.script_lines
+            self.script_tags
                 .borrow_mut()
-                .push((node.clone(), self.line.get()));
+                .push((node.clone(), self.fed.get()));
         }
         node
-    }
-    fn set_current_line(&self, line_number: u64) {
-        self.line.set(line_number);
     }
     fn create_comment(&self, text: StrTendril) -> Handle {
         self.made_one();
@@ -405,10 +447,6 @@ fn script_kind(ty: Option<String>, language: Option<String>) -> Option<ScriptKin
     }
 }
 
-/// How many `<script` tags past the cursor the fallback search tries (bounded, so that many
-/// scripts whose text is nowhere cannot make the placement quadratic).
-const FALLBACK_CANDIDATES: usize = 16;
-
 /// Script element (by its node's address) -> where its text starts.
 type Positions = rustc_hash::FxHashMap<usize, (u32, u32)>;
 
@@ -425,16 +463,14 @@ fn text_of(node: &Handle) -> String {
 }
 
 /// Where each `<script>` element's text starts in the source (1-based line, and column in
-/// UTF-16 units as SpiderMonkey counts). html5ever's own tokenizer says on which line each
-/// script element's start tag ended (the sink notes it, for every script element it makes,
-/// a `<template>`'s included, in the order of their start tags); on that line, the start
-/// tag is found by its `<script` and its end `>` (quoted attribute values skipped), and the
-/// element's text must follow it. Each script is looked for after the previous one, so two
-/// identical scripts on one line get their own columns.
+/// UTF-16 units as SpiderMonkey counts; CR LF, CR and LF each end a line, as the tokenizer
+/// reads them). No second tokenizer: html5ever's says, through the sink, in which bytes it
+/// met each script element's start tag (every script element, a `<template>`'s included,
+/// in the order of their tags); there, the tag is found by its `<script` and its end `>`
+/// (quotes only opening attribute values), and the element's text must follow it. Each
+/// script is looked for after the previous one, so identical scripts get their own places.
 struct ScriptPositions<'a> {
-    /// The source with line breaks normalised as the tokenizer does (CR LF and CR to LF),
-    /// so that its lines are html5ever's and its text matches the elements' text.
-    source: Cow<'a, str>,
+    source: &'a str,
     /// ASCII-lowercased `source` (same byte offsets), to find `<script` in any case.
     lower: String,
     /// Byte offset of each line's start.
@@ -444,14 +480,14 @@ struct ScriptPositions<'a> {
 }
 
 impl<'a> ScriptPositions<'a> {
-    fn new(html: &'a str) -> Self {
-        let source = if html.contains('\r') {
-            Cow::Owned(html.replace("\r\n", "\n").replace('\r', "\n"))
-        } else {
-            Cow::Borrowed(html)
-        };
+    fn new(source: &'a str) -> Self {
+        let bytes = source.as_bytes();
         let line_starts = std::iter::once(0)
-            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .chain(bytes.iter().enumerate().filter_map(|(i, &b)| match b {
+                b'\n' => Some(i + 1),
+                b'\r' if bytes.get(i + 1) != Some(&b'\n') => Some(i + 1),
+                _ => None,
+            }))
             .collect();
         ScriptPositions {
             lower: source.to_ascii_lowercase(),
@@ -461,88 +497,86 @@ impl<'a> ScriptPositions<'a> {
         }
     }
 
-    /// The positions of `scripts` (in start tag order, with their lines).
-    fn place(mut self, scripts: &[(Handle, u64)]) -> Positions {
+    /// The positions of `scripts` (in start tag order, with the bytes their `>` is in).
+    fn place(mut self, scripts: &[(Handle, (usize, usize))]) -> Positions {
         scripts
             .iter()
-            .map(|(node, line)| {
-                let at = self.of(*line, &text_of(node));
+            .map(|(node, fed)| {
+                let at = self.of(*fed, &text_of(node));
                 (Rc::as_ptr(node) as usize, at)
             })
             .collect()
     }
 
-    /// The position of the text `text` of a script whose start tag ended on `line`.
-    fn of(&mut self, line: u64, text: &str) -> (u32, u32) {
-        let line = line.max(1);
-        let Some(&line_start) = self.line_starts.get(line as usize - 1) else {
-            return (line as u32, 1);
+    /// The position of the text `text` of a script whose start tag's `>` is in `fed`.
+    fn of(&mut self, fed: (usize, usize), text: &str) -> (u32, u32) {
+        // The piece ended right after the tag's `>` (see `script_tag_ends`); else the tag is
+        // looked for in the piece.
+        let exact = (fed.1 > 0 && self.source.as_bytes().get(fed.1 - 1) == Some(&b'>'))
+            .then(|| self.followed_by(fed.1, text).map(|end| (fed.1, end)))
+            .flatten();
+        let offset = match exact.or_else(|| self.text_start(fed, text)) {
+            Some((offset, end)) => {
+                self.cursor = end;
+                offset
+            }
+            // Not found (never seen, but the position must still be in the source).
+            None => fed.0.min(self.source.len()),
         };
-        let line_end = self
-            .line_starts
-            .get(line as usize)
-            .copied()
-            .unwrap_or(self.source.len());
-        // html5ever's line is the line its tokenizer was on when it emitted the tag, which is
-        // right for every tag but some that run over many lines through odd states: then the
-        // tag is looked for after the cursor, as far as the next few candidates.
-        let found = self
-            .text_start(line_start, line_end, text, usize::MAX)
-            .or_else(|| self.text_start(0, self.source.len(), text, FALLBACK_CANDIDATES));
-        let Some((offset, end)) = found else {
-            return (line as u32, 1);
-        };
-        self.cursor = end;
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let line_start = self.line_starts[line - 1];
         let column = self.source[line_start..offset].encode_utf16().count() as u32 + 1;
         (line as u32, column)
     }
 
-    /// The offset just past the `>` of a `<script` start tag that ends within
-    /// `line_start..line_end`, at or after the cursor, and is followed by `text`; and where
-    /// that text ends.
-    fn text_start(
-        &self,
-        line_start: usize,
-        line_end: usize,
-        text: &str,
-        mut candidates: usize,
-    ) -> Option<(usize, usize)> {
+    /// The offset just past the `>` of a `<script` start tag after the cursor whose `>` is in
+    /// `fed` and which `text` follows; and where that text ends.
+    fn text_start(&self, fed: (usize, usize), text: &str) -> Option<(usize, usize)> {
         let bytes = self.lower.as_bytes();
-        let mut at = self.cursor.min(line_end);
-        while let Some(found) = self.lower[at..line_end].find("<script") {
-            candidates = candidates.checked_sub(1)?;
+        let (from, to) = (fed.0, fed.1.min(self.source.len()));
+        let mut at = self.cursor.min(to);
+        while let Some(found) = self.lower[at..to].find("<script") {
             let name_end = at + found + "<script".len();
             at = name_end;
             if !matches!(
                 bytes.get(name_end),
-                Some(b' ' | b'\t' | b'\n' | b'\x0c' | b'/' | b'>')
+                Some(b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>')
             ) {
                 continue;
             }
-            let after = tag_end(bytes, name_end) + 1;
-            if after <= line_end && after > line_start {
-                if let Some(end) = self.followed_by(after, text) {
-                    return Some((after, end));
+            let close = tag_end(bytes, name_end);
+            if close >= from && close < to {
+                if let Some(end) = self.followed_by(close + 1, text) {
+                    return Some((close + 1, end));
                 }
             }
         }
         None
     }
 
-    /// Where `text` ends if the source at `offset` reads it, as the tokenizer made it (a NUL
-    /// in script data becomes U+FFFD).
+    /// Where `text` ends if the source at `offset` reads it, as the tokenizer made it (CR LF
+    /// and CR become LF, a NUL in script data becomes U+FFFD).
     fn followed_by(&self, offset: usize, text: &str) -> Option<usize> {
         let rest = self.source.get(offset..)?;
-        let mut source = rest.char_indices();
+        let mut source = rest.char_indices().peekable();
         let mut end = 0;
         for t in text.chars() {
             let (i, c) = source.next()?;
-            if !(c == t || (c == '\0' && t == '\u{FFFD}')) {
+            end = i + c.len_utf8();
+            let same = match c {
+                '\r' => {
+                    if let Some(&(j, '\n')) = source.peek() {
+                        source.next();
+                        end = j + 1;
+                    }
+                    t == '\n'
+                }
+                '\0' => t == '\u{FFFD}',
+                c => c == t,
+            };
+            if !same {
                 return None;
             }
-            end = i + c.len_utf8();
         }
         Some(offset + end)
     }
@@ -566,7 +600,7 @@ fn tag_end(bytes: &[u8], mut i: usize) -> usize {
                     i += 1;
                     continue;
                 }
-                b' ' | b'\t' | b'\n' | b'\x0c' if after_equals => {
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' if after_equals => {
                     i += 1;
                     continue;
                 }

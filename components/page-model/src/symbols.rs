@@ -186,16 +186,17 @@ impl Script {
         let rel = line.checked_sub(self.line)?;
         let start = if rel == 0 { self.column } else { 1 };
         let col = column.checked_sub(start)? as usize;
-        let line_start = self
-            .source
-            .split_inclusive('\n')
-            .take(rel as usize)
-            .map(str::len)
-            .sum::<usize>();
+        // A line past the script's end is its end.
+        let line_start = match rel {
+            0 => 0,
+            n => line_starts(&self.source)
+                .nth(n as usize - 1)
+                .unwrap_or(self.source.len()),
+        };
         let text = self.source.get(line_start..)?;
         let mut units = 0;
         for (i, ch) in text.char_indices() {
-            if units >= col || ch == '\n' {
+            if units >= col || is_line_terminator(ch) {
                 return Some((line_start + i) as u32);
             }
             units += ch.len_utf16();
@@ -205,16 +206,35 @@ impl Script {
 
     /// The resource position (1-based) of a byte offset.
     fn position_of(&self, offset: u32) -> (u32, u32) {
-        let before = &self.source[..offset as usize];
-        let rel = before.matches('\n').count() as u32;
-        let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-        let col = before[line_start..].encode_utf16().count() as u32;
+        let offset = offset as usize;
+        let (mut rel, mut line_start) = (0u32, 0);
+        for start in line_starts(&self.source).take_while(|&s| s <= offset) {
+            rel += 1;
+            line_start = start;
+        }
+        let col = self.source[line_start..offset].encode_utf16().count() as u32;
         if rel == 0 {
-            (self.line, self.column + col)
+            (self.line, self.column.saturating_add(col))
         } else {
-            (self.line + rel, col + 1)
+            (self.line.saturating_add(rel), col + 1)
         }
     }
+}
+
+/// ECMAScript's LineTerminator (<https://tc39.es/ecma262/#sec-line-terminators>): how
+/// SpiderMonkey counts the lines of a script.
+fn is_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// The byte offset where each line after the first starts (CR LF is one line break).
+fn line_starts(source: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = source.as_bytes();
+    source.char_indices().filter_map(move |(i, c)| match c {
+        '\r' if bytes.get(i + 1) == Some(&b'\n') => None,
+        c if is_line_terminator(c) => Some(i + c.len_utf8()),
+        _ => None,
+    })
 }
 
 /// Every function of `source`, with its spec name and `(` offset. A source that does not
@@ -433,6 +453,19 @@ const called = (function () { return 1; })();
         assert_eq!((r.name.as_str(), r.line, r.column), ("g", 6, 11));
         let r = reg.resolve_top_level(id).unwrap();
         assert_eq!((r.name.as_str(), r.line, r.column), ("", 3, 9));
+    }
+
+    #[test]
+    fn every_js_line_terminator_counts_as_spidermonkey_counts_it() {
+        // CR LF, a lone CR, U+2028 and U+2029 each end a line (an external script: line 1).
+        let reg = ScriptRegistry::default();
+        let src = "// a\r\n// b\r// c\u{2028}// d\u{2029}function h() {\n  x();\n}";
+        reg.register(9, 0, "https://a.test/h.js", src, 1, 1, false, false);
+        let (id, _) = reg.lookup(9).unwrap();
+        let r = reg.resolve(id, 6, 3).unwrap();
+        assert_eq!((r.name.as_str(), r.line, r.column), ("h", 5, 11));
+        let r = reg.resolve_definition(id, 5, 11).unwrap();
+        assert_eq!((r.name.as_str(), r.line, r.column), ("h", 5, 11));
     }
 
     #[test]

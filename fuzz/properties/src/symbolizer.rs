@@ -107,13 +107,38 @@ fn check_function_spans(source: &str, fns: &[FunctionSpan]) {
     }
 }
 
+/// Where each line after the first starts: after every ECMAScript LineTerminatorSequence
+/// (LF, CR, CR LF, LS, PS), as SpiderMonkey counts lines.
+fn next_lines(source: &str) -> Vec<usize> {
+    let chars: Vec<(usize, char)> = source.char_indices().collect();
+    let mut out = Vec::new();
+    for (k, &(i, ch)) in chars.iter().enumerate() {
+        let ends = match ch {
+            '\r' => chars.get(k + 1).map(|&(_, c)| c) != Some('\n'),
+            '\n' | '\u{2028}' | '\u{2029}' => true,
+            _ => false,
+        };
+        if ends {
+            out.push(i + ch.len_utf8());
+        }
+    }
+    out
+}
+
+fn ends_line(ch: char) -> bool {
+    matches!(ch, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
 /// The 1-based resource position of byte `offset` of a script whose text starts at
-/// (`line`, `column`): lines end at "\n", columns count UTF-16 units.
+/// (`line`, `column`): lines end at any line terminator, columns count UTF-16 units.
 fn position_of(source: &str, line: u32, column: u32, offset: usize) -> (u32, u32) {
-    let before = &source[..offset];
-    let rel = before.matches('\n').count() as u32;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    let units = before[line_start..].encode_utf16().count() as u32;
+    let starts: Vec<usize> = next_lines(source)
+        .into_iter()
+        .filter(|&s| s <= offset)
+        .collect();
+    let rel = starts.len() as u32;
+    let line_start = starts.last().copied().unwrap_or(0);
+    let units = source[line_start..offset].encode_utf16().count() as u32;
     if rel == 0 {
         (line, column + units)
     } else {
@@ -128,15 +153,15 @@ fn offset_of(source: &str, line: u32, column: u32, at: (u32, u32)) -> Option<usi
     let rel = at.0.checked_sub(line)?;
     let first = if rel == 0 { column } else { 1 };
     let mut col = at.1.checked_sub(first)?;
-    let mut start = 0;
-    for _ in 0..rel {
-        match source[start..].find('\n') {
-            Some(nl) => start += nl + 1,
+    let start = match rel {
+        0 => 0,
+        n => match next_lines(source).get(n as usize - 1) {
+            Some(&s) => s,
             None => return Some(source.len()),
-        }
-    }
+        },
+    };
     for (i, ch) in source[start..].char_indices() {
-        if col == 0 || ch == '\n' {
+        if col == 0 || ends_line(ch) {
             return Some(start + i);
         }
         col = col.saturating_sub(ch.len_utf16() as u32);
@@ -177,7 +202,7 @@ fn check_script(registry: &ScriptRegistry, source: &str, script: &Registered) {
         Some(top.clone()),
         "top-level code is '' at the script's start"
     );
-    let last_line = line + source.matches('\n').count() as u32;
+    let last_line = line + next_lines(source).len() as u32;
     let in_script = |r: &ResolvedSite| {
         assert!(
             (line..=last_line).contains(&r.line)
