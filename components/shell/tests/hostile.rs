@@ -363,6 +363,26 @@ fn a_panic_in_the_engine_is_an_internal_error_with_its_exit_code() {
 }
 
 #[test]
+fn thousands_of_profilers_stay_within_a_bounded_memory() {
+    for (page, done) in [
+        ("many-profilers.html", "profilers: 10000 running"),
+        ("start-stop.html", "start-stop: 100000 done"),
+    ] {
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let output = Command::new(env!("CARGO_BIN_EXE_jsprof"))
+            .arg(page)
+            .args(["--timeout", "60", "--pref", "memory.max_resident_mb=400"])
+            .current_dir(hostile())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{page}\n{stdout}\n{stderr}");
+        assert!(stdout.contains(done), "{page}\n{stdout}\n{stderr}");
+    }
+}
+
+#[test]
 fn removed_iframes_and_terminated_workers_let_their_memory_go() {
     // Kept, 200 iframes of 4 MB or 100 workers of 8 MB would pass the limit: the run
     // would end as out of memory (exit 3).
