@@ -181,6 +181,9 @@ fn find_ascii_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
+/// A script element and the byte range of the source its start tag's `>` is in.
+type ScriptTag = (Handle, (usize, usize));
+
 /// html5ever's sink: an [`RcDom`] that counts the nodes it makes, keeps no parse errors (a
 /// malformed page makes one per token), and notes, for each `<script>` element it makes,
 /// which bytes of the source the parser was given when it did: the tokenizer emits a start
@@ -192,7 +195,7 @@ struct CountingSink {
     fed: Rc<Cell<(usize, usize)>>,
     /// Every HTML script element made (a `<template>`'s too), in the order the tokenizer
     /// met their start tags, with the byte range its start tag's `>` is in.
-    script_tags: Rc<RefCell<Vec<(Handle, (usize, usize))>>>,
+    script_tags: Rc<RefCell<Vec<ScriptTag>>>,
 }
 
 impl CountingSink {
@@ -498,7 +501,7 @@ impl<'a> ScriptPositions<'a> {
     }
 
     /// The positions of `scripts` (in start tag order, with the bytes their `>` is in).
-    fn place(mut self, scripts: &[(Handle, (usize, usize))]) -> Positions {
+    fn place(mut self, scripts: &[ScriptTag]) -> Positions {
         scripts
             .iter()
             .map(|(node, fed)| {
