@@ -31,6 +31,7 @@ mod jobs;
 mod modules;
 mod natives;
 mod realm;
+mod roots;
 mod run;
 mod sampling;
 mod security;
@@ -418,7 +419,7 @@ impl Js {
             return;
         }
         let global = self.windows[w].global.get();
-        bindings::release_roots_of(global);
+        roots::release_roots_of(global);
         IMPORTS.with(|i| i.borrow_mut().retain(|import| import.window != w));
         self.windows[w].global.set(ptr::null_mut());
         self.windows[w].hooks.set(ptr::null_mut());
@@ -498,7 +499,7 @@ impl Js {
 
 impl Drop for Js {
     fn drop(&mut self) {
-        bindings::release_all_roots();
+        roots::release_all_roots();
         REJECTIONS.with(|r| r.borrow_mut().clear());
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());

@@ -1,0 +1,144 @@
+//! Roots that outlive a call: a thread-local table of `Heap`s held by [`ObjectRoot`]s
+//! (promises to settle later, reflectors with pending work), and the [`Promise`] /
+//! [`Settlement`] pair that carries a promise's outcome across threads.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::ptr;
+use std::thread::ThreadId;
+
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, Heap, JSObject};
+use rustc_hash::FxHashMap;
+
+use crate::dom::bindings::runtime::{Error, Out};
+
+thread_local! {
+    /// Objects kept alive past a call, by id (ids are never reused, so a stale
+    /// [`RootRef`] finds nothing rather than another object).
+    pub(super) static ROOTS: RefCell<FxHashMap<u64, RootedTraceableBox<Heap<*mut JSObject>>>> = RefCell::new(FxHashMap::default());
+    pub(super) static NEXT_ROOT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A strong root of a JS object (a promise to settle, a reflector with pending work), held
+/// until dropped on the thread that made it. It can be moved to other threads and back
+/// (tasks carry it); dropped elsewhere, it stays rooted until the runtime ends.
+#[derive(Debug)]
+pub struct ObjectRoot {
+    pub(super) id: u64,
+    pub(super) thread: ThreadId,
+}
+
+/// A non-owning reference to an [`ObjectRoot`]'s object: finds it while the root lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootRef(u64);
+
+impl ObjectRoot {
+    pub(super) fn new(obj: *mut JSObject) -> ObjectRoot {
+        let boxed = RootedTraceableBox::from_box(Heap::boxed(obj));
+        let id = NEXT_ROOT.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        ROOTS.with(|r| r.borrow_mut().insert(id, boxed));
+        ObjectRoot {
+            id,
+            thread: std::thread::current().id(),
+        }
+    }
+
+    pub fn as_ref(&self) -> RootRef {
+        RootRef(self.id)
+    }
+}
+
+impl Drop for ObjectRoot {
+    fn drop(&mut self) {
+        if std::thread::current().id() != self.thread {
+            return;
+        }
+        let _ = ROOTS.try_with(|r| {
+            // Dropped outside the borrow: the Heap's own drop may run GC barriers.
+            let taken = r.try_borrow_mut().ok().and_then(|mut r| r.remove(&self.id));
+            drop(taken);
+        });
+    }
+}
+
+/// The object of a live root (null if it was released).
+pub(super) fn rooted_object(r: RootRef) -> *mut JSObject {
+    ROOTS.with(|roots| {
+        roots
+            .borrow()
+            .get(&r.0)
+            .map_or(ptr::null_mut(), |h| h.get())
+    })
+}
+
+/// Releases the roots of objects whose global is `global` (a discarded window's promises
+/// and reflectors with pending work: nothing will settle or reach them any more).
+pub(super) fn release_roots_of(global: *mut JSObject) {
+    let gone: Vec<_> = ROOTS.with(|r| {
+        let mut roots = r.borrow_mut();
+        let ids: Vec<u64> = roots
+            .iter()
+            .filter(|(_, obj)| {
+                let obj = obj.get();
+                // SAFETY: a rooted, live object of this thread's runtime (a root's object
+                // is never a cross-compartment wrapper: roots are made in the object's
+                // own realm).
+                !obj.is_null() && unsafe { jsapi::GetNonCCWObjectGlobal(obj) } == global
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        ids.into_iter().filter_map(|id| roots.remove(&id)).collect()
+    });
+    // Dropped outside the borrow: the Heap's own drop may run GC barriers.
+    drop(gone);
+}
+
+/// Releases every root (before the runtime goes away).
+pub(super) fn release_all_roots() {
+    let all = ROOTS.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    drop(all);
+}
+
+/// A promise the bindings returned, to be settled later with a `T`.
+#[derive(Debug)]
+pub struct Promise<T> {
+    pub(super) root: ObjectRoot,
+    pub(super) _t: PhantomData<fn(T)>,
+}
+
+/// A promise with its outcome, ready for [`super::Js::settle`] (it can cross threads).
+#[derive(Debug)]
+pub struct Settlement {
+    pub(super) promise: ObjectRoot,
+    pub(super) result: Result<Out, Error>,
+}
+
+impl<T: crate::dom::bindings::runtime::ToJs> Promise<T> {
+    /// The promise resolved with `value` (converted now, on the calling thread).
+    pub fn resolved(self, value: &T) -> Settlement {
+        Settlement {
+            promise: self.root,
+            result: Ok(value.to_js()),
+        }
+    }
+
+    /// The promise resolved with a value already converted (for example on another thread).
+    pub fn resolved_with(self, value: Out) -> Settlement {
+        Settlement {
+            promise: self.root,
+            result: Ok(value),
+        }
+    }
+
+    pub fn rejected(self, error: Error) -> Settlement {
+        Settlement {
+            promise: self.root,
+            result: Err(error),
+        }
+    }
+}
