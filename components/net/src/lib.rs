@@ -73,6 +73,16 @@ pub enum LoadError {
     TimedOut { url: Url, cause: String },
 }
 
+impl LoadError {
+    /// A body over `limit` bytes (`network.max_response_bytes`).
+    fn too_large(url: &Url, limit: u64) -> LoadError {
+        LoadError::TooLarge {
+            url: url.clone(),
+            limit,
+        }
+    }
+}
+
 /// A loaded resource.
 #[derive(Debug, Clone)]
 pub struct Response {
@@ -195,14 +205,6 @@ impl Loader {
         }
     }
 
-    /// The error for a body over the limit.
-    fn too_large(&self, url: &Url) -> LoadError {
-        LoadError::TooLarge {
-            url: url.clone(),
-            limit: self.max_response_bytes,
-        }
-    }
-
     /// Fetches the absolute URL `url` (a string a page gave) as the user would (a
     /// navigation with no client origin), following redirects; a string that does not parse
     /// is a `BadUrl`.
@@ -245,19 +247,12 @@ impl Loader {
         } else {
             let limit = self.max_response_bytes;
             if resp.content_length().is_some_and(|n| n > limit) {
-                return Err(self.too_large(url));
+                return Err(LoadError::too_large(url, limit));
             }
-            // Read at most one byte past the limit: a body without a length (or lying about
-            // it) is never buffered beyond it.
-            let mut body = Vec::new();
-            (&mut resp)
-                .take(limit.saturating_add(1))
-                .read_to_end(&mut body)
-                .map_err(|e| classify_io(url, &e))?;
-            if body.len() as u64 > limit {
-                return Err(self.too_large(url));
-            }
-            body
+            // A body without a length (or lying about it) is never buffered beyond the limit.
+            read_at_most(&mut resp, limit, 0)
+                .map_err(|e| classify_io(url, &e))?
+                .ok_or_else(|| LoadError::too_large(url, limit))?
         };
         Ok(Response {
             url: url.clone(),
@@ -341,12 +336,7 @@ pub(crate) fn load_file(url: &Url, max_bytes: u64) -> Result<Response, LoadError
     })?;
     let body = match read_regular_file(&path, max_bytes) {
         Ok(Some(body)) => body,
-        Ok(None) => {
-            return Err(LoadError::TooLarge {
-                url: url.clone(),
-                limit: max_bytes,
-            })
-        }
+        Ok(None) => return Err(LoadError::too_large(url, max_bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(LoadError::NotFound { url: url.clone() })
         }
@@ -389,11 +379,22 @@ fn read_regular_file(path: &Path, max_bytes: u64) -> std::io::Result<Option<Vec<
     if meta.len() > max_bytes {
         return Ok(None);
     }
-    let mut body = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     // The file may grow while it is read: never past the limit.
-    file.take(max_bytes.saturating_add(1))
+    read_at_most(file, max_bytes, usize::try_from(meta.len()).unwrap_or(0))
+}
+
+/// All of `reader`, or `None` if it holds more than `limit` bytes: at most one byte past the
+/// limit is ever read. `capacity`: what to reserve first (the expected size, if known).
+fn read_at_most(
+    reader: impl Read,
+    limit: u64,
+    capacity: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut body = Vec::with_capacity(capacity);
+    reader
+        .take(limit.saturating_add(1))
         .read_to_end(&mut body)?;
-    Ok((body.len() as u64 <= max_bytes).then_some(body))
+    Ok((body.len() as u64 <= limit).then_some(body))
 }
 
 /// A `data:` URL (<https://fetch.spec.whatwg.org/#data-url-processor>).
@@ -410,10 +411,7 @@ pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError
         .decode_to_vec()
         .map_err(|_| bad("bad base64 in data: URL".into()))?;
     if body.len() as u64 > max_bytes {
-        return Err(LoadError::TooLarge {
-            url: url.clone(),
-            limit: max_bytes,
-        });
+        return Err(LoadError::too_large(url, max_bytes));
     }
     let mut headers = Headers::default();
     headers.append("Content-Type", &data.mime_type().to_string());
