@@ -438,10 +438,15 @@ impl Js {
         unsafe { jsapi::JS_GC(cx, jsapi::JS::GCReason::API) };
     }
 
-    fn enter_window(&mut self, w: usize) -> (*mut JSContext, InRealm) {
+    /// Enters window `w`'s realm; `None` if there is no such window or it was discarded
+    /// (nothing runs in a discarded window).
+    fn enter_window(&mut self, w: usize) -> Option<(*mut JSContext, InRealm)> {
+        if !self.is_live(w) {
+            return None;
+        }
         let cx = self.cx();
         let realm = InRealm::new(cx, self.windows[w].global.get());
-        (cx, realm)
+        Some((cx, realm))
     }
 
     fn cx(&mut self) -> *mut JSContext {

@@ -81,10 +81,9 @@ impl Js {
         column: u32,
         muted: bool,
     ) -> bool {
-        if !self.is_live(w) {
+        let Some((cx, _realm)) = self.enter_window(w) else {
             return false;
-        }
-        let (cx, _realm) = self.enter_window(w);
+        };
         let _in_script = InScript::enter();
         // SAFETY: in window `w`'s realm on this thread's context.
         let ok = unsafe { compile_and_run_classic(cx, source, url, line, column, muted) };
@@ -104,10 +103,9 @@ impl Js {
         line: u32,
         column: u32,
     ) -> bool {
-        if !self.is_live(w) {
+        let Some((cx, _realm)) = self.enter_window(w) else {
             return false;
-        }
-        let (cx, _realm) = self.enter_window(w);
+        };
         let _in_script = InScript::enter();
         // SAFETY: module objects are rooted and registered in the window's module map
         // (itself rooted) before anything can GC.
@@ -154,10 +152,9 @@ impl Js {
         for import in pending {
             let _in_script = InScript::enter();
             let w = import.window;
-            if !self.is_live(w) {
+            let Some((cx, _realm)) = self.enter_window(w) else {
                 continue;
-            }
-            let (cx, _realm) = self.enter_window(w);
+            };
             // SAFETY: request and payload stay rooted in `import` for the whole block; the
             // module is rooted before the next GC.
             unsafe {
@@ -216,10 +213,9 @@ impl Js {
 
     /// Settles a promise of window `w` (a task: the caller runs a microtask checkpoint).
     pub fn settle(&mut self, w: usize, settlement: Settlement) {
-        if !self.is_live(w) {
+        let Some((cx, _realm)) = self.enter_window(w) else {
             return;
-        }
-        let (cx, _realm) = self.enter_window(w);
+        };
         let _in_script = InScript::enter();
         // SAFETY: in the window's realm; the hooks object is rooted by the window.
         unsafe {
@@ -272,10 +268,9 @@ impl Js {
         first: Value,
         args: &[Arg],
     ) -> bool {
-        if !self.is_live(w) {
+        let Some((cx, _realm)) = self.enter_window(w) else {
             return false;
-        }
-        let (cx, _realm) = self.enter_window(w);
+        };
         // SAFETY: the hooks object is rooted by the window; `first` is rooted right away and
         // every argument value is rooted in `argv` before the call.
         let ok = unsafe {
