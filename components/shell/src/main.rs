@@ -66,12 +66,7 @@ fn main() -> ExitCode {
     // caught (at the callback or task it happened in) the run stops, and the exit code is
     // INTERNAL_ERROR.
     std::panic::set_hook(Box::new(|info| {
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
+        let message = jsprof_script::panic_message(info.payload());
         let at = info
             .location()
             .map(|l| format!(" (at {}:{})", l.file(), l.line()))

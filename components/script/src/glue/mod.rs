@@ -297,13 +297,18 @@ static INTERNAL_ERROR: Mutex<Option<String>> = Mutex::new(None);
 static HAS_INTERNAL_ERROR: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// Records a caught panic as the run's internal error (the first one is kept).
-pub fn record_internal_error(payload: &(dyn std::any::Any + Send)) {
-    let message = payload
+/// The message a panic was raised with (`panic!` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into());
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// Records a caught panic as the run's internal error (the first one is kept).
+pub fn record_internal_error(payload: &(dyn std::any::Any + Send)) {
+    let message = panic_message(payload);
     let mut slot = INTERNAL_ERROR.lock().unwrap_or_else(|e| e.into_inner());
     slot.get_or_insert(message);
     HAS_INTERNAL_ERROR.store(true, std::sync::atomic::Ordering::Release);
