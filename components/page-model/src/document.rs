@@ -474,8 +474,6 @@ fn text_of(node: &Handle) -> String {
 /// script is looked for after the previous one, so identical scripts get their own places.
 struct ScriptPositions<'a> {
     source: &'a str,
-    /// ASCII-lowercased `source` (same byte offsets), to find `<script` in any case.
-    lower: String,
     /// Byte offset of each line's start.
     line_starts: Vec<usize>,
     /// Where the previous script's text ended.
@@ -493,7 +491,6 @@ impl<'a> ScriptPositions<'a> {
             }))
             .collect();
         ScriptPositions {
-            lower: source.to_ascii_lowercase(),
             source,
             line_starts,
             cursor: 0,
@@ -535,10 +532,10 @@ impl<'a> ScriptPositions<'a> {
     /// The offset just past the `>` of a `<script` start tag after the cursor whose `>` is in
     /// `fed` and which `text` follows; and where that text ends.
     fn text_start(&self, fed: (usize, usize), text: &str) -> Option<(usize, usize)> {
-        let bytes = self.lower.as_bytes();
+        let bytes = self.source.as_bytes();
         let (from, to) = (fed.0, fed.1.min(self.source.len()));
         let mut at = self.cursor.min(to);
-        while let Some(found) = self.lower[at..to].find("<script") {
+        while let Some(found) = find_ascii_ci(&bytes[at..to], b"<script") {
             let name_end = at + found + "<script".len();
             at = name_end;
             if !matches!(
