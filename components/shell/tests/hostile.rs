@@ -80,19 +80,27 @@ fn samples(trace: &serde_json::Value) -> usize {
     trace["samples"].as_array().map_or(0, Vec::len)
 }
 
+/// Runs `page` with `--timeout` [`TIMEOUT`], writing both trace files.
 fn run(page: &str, prefs: &[&str]) -> Run {
+    run_with(page, prefs, TIMEOUT, &["--trace-out", "--profile-out"])
+}
+
+/// Runs `page` with `--timeout timeout`, writing the trace files `outputs` names
+/// (`--trace-out`, `--profile-out`).
+fn run_with(page: &str, prefs: &[&str], timeout: f64, outputs: &[&str]) -> Run {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let (traces, profile) = (out.path().join("traces.json"), out.path().join("p.json"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jsprof"));
     cmd.arg(page)
         .arg("--timeout")
-        .arg(TIMEOUT.to_string())
-        .arg("--trace-out")
-        .arg(&traces)
-        .arg("--profile-out")
-        .arg(&profile)
+        .arg(timeout.to_string())
         .current_dir(hostile());
+    for (flag, path) in [("--trace-out", &traces), ("--profile-out", &profile)] {
+        if outputs.contains(&flag) {
+            cmd.arg(flag).arg(path);
+        }
+    }
     for p in prefs {
         cmd.arg("--pref").arg(p);
     }
@@ -368,17 +376,14 @@ fn thousands_of_profilers_stay_within_a_bounded_memory() {
         ("many-profilers.html", "profilers: 10000 running"),
         ("start-stop.html", "start-stop: 100000 done"),
     ] {
-        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let output = Command::new(env!("CARGO_BIN_EXE_jsprof"))
-            .arg(page)
-            .args(["--timeout", "60", "--pref", "memory.max_resident_mb=400"])
-            .current_dir(hostile())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{page}\n{stdout}\n{stderr}");
-        assert!(stdout.contains(done), "{page}\n{stdout}\n{stderr}");
+        let r = run_with(page, &["memory.max_resident_mb=400"], 60.0, &[]);
+        assert_eq!(r.code, Some(0), "{page}\n{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(done),
+            "{page}\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
     }
 }
 
@@ -394,25 +399,21 @@ fn removed_iframes_and_terminated_workers_let_their_memory_go() {
             100,
         ),
     ] {
-        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let out = tempfile::tempdir().unwrap();
-        let trace_out = out.path().join("traces.json");
-        let output = Command::new(env!("CARGO_BIN_EXE_jsprof"))
-            .arg(page)
-            .args(["--timeout", "60", "--pref", "memory.max_resident_mb=400"])
-            .arg("--trace-out")
-            .arg(&trace_out)
-            .current_dir(hostile())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(0), "{page}\n{stdout}\n{stderr}");
-        assert!(stdout.contains(done), "{page}\n{stdout}\n{stderr}");
-        assert!(!stdout.contains("FAIL"), "{stdout}");
+        let r = run_with(
+            page,
+            &["memory.max_resident_mb=400"],
+            60.0,
+            &["--trace-out"],
+        );
+        assert_eq!(r.code, Some(0), "{page}\n{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(done),
+            "{page}\n{}\n{}",
+            r.stdout,
+            r.stderr
+        );
+        assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
         // Each one's profiler was stopped when it went, and its trace kept.
-        let written: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&trace_out).unwrap()).unwrap();
-        assert_eq!(written.as_array().map(Vec::len), Some(traces), "{page}");
+        assert_eq!(r.trace_samples().len(), traces, "{page}");
     }
 }
