@@ -7,11 +7,14 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::model::{Definitions, Dictionary, Interface, Operation, Ty};
+use crate::model::{Definitions, Dictionary, Enum, Interface, Operation, Ty};
 use crate::{Conf, Error};
 
 pub fn emit(defs: &Definitions, conf: &Conf) -> Result<String, Error> {
     let mut items = Vec::new();
+    for e in defs.enums.values() {
+        items.push(enumeration(e, conf)?);
+    }
     for dict in defs.dictionaries.values() {
         items.push(dictionary(dict, conf)?);
     }
@@ -101,6 +104,7 @@ fn rust_type(ty: &Ty, conf: &Conf) -> TokenStream {
                 quote!(#d)
             }
         },
+        Ty::Enum(e) => enum_type(e, conf),
         Ty::Promise(t) => {
             let t = rust_type(t, conf);
             quote!(Promise<#t>)
@@ -140,12 +144,112 @@ fn from_js(
             let d = Ident::new(d, Span::call_site());
             quote!(<#d as FromJs>::from_js(#value))
         }
+        Ty::Enum(e) => {
+            let t = enum_type(e, conf);
+            quote!(<#t as FromJs>::from_js(#value))
+        }
         Ty::Undefined | Ty::Promise(_) => {
             return Err(Error {
                 at: at.clone(),
                 message: "unsupported: `undefined` or `Promise` as an argument or member type"
                     .into(),
             })
+        }
+    })
+}
+
+/// The Rust type of enum `name`: the one Bindings.toml maps it to, or the generated one.
+fn enum_type(name: &str, conf: &Conf) -> TokenStream {
+    match conf.enums.get(name).and_then(|c| c.rust.as_deref()) {
+        Some(p) => path(p),
+        None => {
+            let e = Ident::new(name, Span::call_site());
+            quote!(#e)
+        }
+    }
+}
+
+/// The Rust variant of an enum value: UpperCamelCase of its words (`"json-gzip"` ->
+/// `JsonGzip`; `""` -> `Empty`).
+pub(crate) fn variant_name(value: &str) -> String {
+    let mut out = String::new();
+    for word in value
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    if out.is_empty() {
+        out.push_str("Empty");
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'V');
+    }
+    out
+}
+
+/// An IDL enum: the Rust enum (unless Bindings.toml maps it to an existing one) and its
+/// conversions, both matching every variant by name (a mapped type that lacks a value, or
+/// has one more, does not compile).
+fn enumeration(e: &Enum, conf: &Conf) -> Result<TokenStream, Error> {
+    let name = &e.name;
+    let mut variants = Vec::new();
+    for v in &e.values {
+        let variant = variant_name(v);
+        if variants
+            .iter()
+            .any(|(w, _): &(String, &String)| *w == variant)
+        {
+            return Err(Error {
+                at: e.at.clone(),
+                message: format!("enum `{name}`: two values give the Rust variant `{variant}`"),
+            });
+        }
+        variants.push((variant, v));
+    }
+    let ty = enum_type(name, conf);
+    let idents: Vec<Ident> = variants
+        .iter()
+        .map(|(v, _)| Ident::new(v, Span::call_site()))
+        .collect();
+    let values: Vec<&String> = variants.iter().map(|(_, v)| *v).collect();
+    let doc = format!(" `enum {name}` ({}).", e.at);
+    let definition = if conf.enums.get(name).is_some_and(|c| c.rust.is_some()) {
+        quote!()
+    } else {
+        let docs = values.iter().map(|v| format!(" `\"{v}\"`"));
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub enum #ty {
+                #(#[doc = #docs] #idents,)*
+            }
+        }
+    };
+    let conv_doc = format!(
+        " <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `{name}`'s values or a `TypeError`."
+    );
+    Ok(quote! {
+        #definition
+
+        #[doc = #doc]
+        impl ToJs for #ty {
+            fn to_js(&self) -> Out {
+                Out::String(match self { #(#ty::#idents => #values,)* }.to_owned())
+            }
+        }
+
+        impl FromJs for #ty {
+            #[doc = #conv_doc]
+            fn from_js(value: Val<'_>) -> Fallible<Self> {
+                let all = [#(#ty::#idents),*];
+                let index = convert::enumeration(value, #name, &[#(#values),*])?;
+                Ok(all[index])
+            }
         }
     })
 }

@@ -46,6 +46,17 @@ pub struct Conf {
     pub interfaces: BTreeMap<String, InterfaceConf>,
     #[serde(default)]
     pub dictionaries: BTreeMap<String, DictionaryConf>,
+    #[serde(default)]
+    pub enums: BTreeMap<String, EnumConf>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnumConf {
+    /// An existing Rust enum standing for the IDL enum: its variants must be the IDL values
+    /// in UpperCamelCase (the generated conversions match on them exhaustively, so a
+    /// variant missing on either side does not compile).
+    pub rust: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]

@@ -34,6 +34,8 @@ pub enum Ty {
     DOMString,
     Sequence(Box<Ty>),
     Dictionary(String),
+    /// An IDL `enum`, by name.
+    Enum(String),
     Promise(Box<Ty>),
 }
 
@@ -99,13 +101,24 @@ pub struct Dictionary {
     pub at: Location,
 }
 
+/// An IDL `enum`: its values, in order.
+#[derive(Debug, Clone)]
+pub struct Enum {
+    pub name: String,
+    pub values: Vec<String>,
+    pub at: Location,
+}
+
 /// One parsed definition, before types are resolved: kept as source text positions so that
 /// only the definitions the bindings need are checked for unsupported constructs.
 enum Raw<'a> {
     Interface(weedle::InterfaceDefinition<'a>),
     Dictionary(weedle::DictionaryDefinition<'a>),
     Typedef(weedle::TypedefDefinition<'a>),
-    /// Parsed, not used by generated bindings (callbacks, callback interfaces, enums, …).
+    Enum(weedle::EnumDefinition<'a>),
+    /// `partial dictionary`: members added to a dictionary defined elsewhere.
+    PartialDictionary(weedle::PartialDictionaryDefinition<'a>),
+    /// Parsed, not used by generated bindings (callbacks, callback interfaces, …).
     Other,
 }
 
@@ -142,6 +155,8 @@ impl Source<'_> {
 pub struct Definitions {
     pub interfaces: BTreeMap<String, Interface>,
     pub dictionaries: BTreeMap<String, Dictionary>,
+    /// The enums the modelled signatures and dictionaries use.
+    pub enums: BTreeMap<String, Enum>,
     /// Interfaces known by name only (defined, not modelled because no binding needs them
     /// modelled), with their parent.
     pub known_interfaces: BTreeMap<String, (Option<String>, Location)>,
@@ -176,6 +191,8 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
                 weedle::Definition::Interface(i) => Raw::Interface(i),
                 weedle::Definition::Dictionary(d) => Raw::Dictionary(d),
                 weedle::Definition::Typedef(t) => Raw::Typedef(t),
+                weedle::Definition::Enum(e) => Raw::Enum(e),
+                weedle::Definition::PartialDictionary(d) => Raw::PartialDictionary(d),
                 _ => Raw::Other,
             };
             raws.push((Source { file, text }, raw));
@@ -188,6 +205,8 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
         BTreeMap::new();
     let mut iface_defs: BTreeMap<&str, (&Source<'_>, &weedle::InterfaceDefinition<'_>)> =
         BTreeMap::new();
+    let mut enum_defs: BTreeMap<&str, (&Source<'_>, &weedle::EnumDefinition<'_>)> = BTreeMap::new();
+    let mut partials: BTreeMap<&str, Vec<Part<'_, '_>>> = BTreeMap::new();
     for (source, raw) in &raws {
         let (name, duplicate) = match raw {
             Raw::Typedef(t) => (
@@ -202,6 +221,18 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
                 i.identifier.0,
                 iface_defs.insert(i.identifier.0, (source, i)).is_some(),
             ),
+            Raw::Enum(e) => (
+                e.identifier.0,
+                enum_defs.insert(e.identifier.0, (source, e)).is_some(),
+            ),
+            Raw::PartialDictionary(d) => {
+                no_attributes(source, &d.attributes, d.identifier.0)?;
+                partials
+                    .entry(d.identifier.0)
+                    .or_default()
+                    .push((source, &d.members.body));
+                continue;
+            }
             Raw::Other => continue,
         };
         if duplicate {
@@ -212,10 +243,12 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
     let resolver = Resolver {
         typedefs: &typedefs,
         dictionaries: &dict_defs,
+        enums: &enum_defs,
     };
     let mut out = Definitions {
         interfaces: BTreeMap::new(),
         dictionaries: BTreeMap::new(),
+        enums: BTreeMap::new(),
         known_interfaces: iface_defs
             .iter()
             .map(|(name, (source, def))| {
@@ -265,7 +298,8 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
             continue;
         }
         let (source, def) = dict_defs[name.as_str()];
-        let dict = dictionary(source, def, &resolver)?;
+        let parts = partials.remove(name.as_str()).unwrap_or_default();
+        let dict = dictionary(source, def, &parts, &resolver)?;
         for m in &dict.members {
             m.ty.dictionaries(&mut wanted_dictionaries);
         }
@@ -273,6 +307,47 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
             wanted_dictionaries.push(p.clone());
         }
         out.dictionaries.insert(name, dict);
+    }
+    if let Some((name, parts)) = partials.iter().find(|(n, _)| !dict_defs.contains_key(*n)) {
+        let source = parts[0].0;
+        return Err(source.error(
+            name,
+            format!("`partial dictionary {name}` of no dictionary"),
+        ));
+    }
+    let mut wanted_enums = Vec::new();
+    let member_types = out
+        .dictionaries
+        .values()
+        .flat_map(|d| d.members.iter().map(|m| &m.ty));
+    let signature_types = out.interfaces.values().flat_map(|i| {
+        i.constructor
+            .iter()
+            .chain(&i.operations)
+            .flat_map(|op| op.args.iter().map(|a| &a.ty).chain([&op.ret]))
+            .chain(i.attributes.iter().map(|a| &a.ty))
+    });
+    for ty in member_types.chain(signature_types) {
+        ty.enums(&mut wanted_enums);
+    }
+    for name in wanted_enums {
+        let (source, def) = enum_defs[name.as_str()];
+        let values: Vec<String> = def
+            .values
+            .body
+            .list
+            .iter()
+            .map(|v| v.value.0.to_string())
+            .collect();
+        for (i, v) in values.iter().enumerate() {
+            if values[..i].contains(v) {
+                return Err(
+                    source.error(def.identifier.0, format!("enum `{name}` repeats \"{v}\""))
+                );
+            }
+        }
+        let at = source.at(def.identifier.0);
+        out.enums.insert(name.clone(), Enum { name, values, at });
     }
     Ok(out)
 }
@@ -299,11 +374,20 @@ impl Ty {
             _ => {}
         }
     }
+
+    fn enums(&self, out: &mut Vec<String>) {
+        match self {
+            Ty::Enum(e) => out.push(e.clone()),
+            Ty::Sequence(t) | Ty::Promise(t) => t.enums(out),
+            _ => {}
+        }
+    }
 }
 
 struct Resolver<'r, 'a> {
     typedefs: &'r BTreeMap<&'a str, (&'r Source<'a>, &'r weedle::TypedefDefinition<'a>)>,
     dictionaries: &'r BTreeMap<&'a str, (&'r Source<'a>, &'r weedle::DictionaryDefinition<'a>)>,
+    enums: &'r BTreeMap<&'a str, (&'r Source<'a>, &'r weedle::EnumDefinition<'a>)>,
 }
 
 impl Resolver<'_, '_> {
@@ -373,6 +457,8 @@ impl Resolver<'_, '_> {
                     self.ty(tsource, &t.type_.type_, t.identifier.0)?
                 } else if self.dictionaries.contains_key(name) {
                     Ty::Dictionary(name.to_string())
+                } else if self.enums.contains_key(name) {
+                    Ty::Enum(name.to_string())
                 } else {
                     return Err(source.error(part, format!("unknown or unsupported type `{name}`")));
                 }
@@ -599,16 +685,37 @@ fn interface(
     Ok(iface)
 }
 
+/// Members of a dictionary as one definition gives them (the dictionary, or a partial one).
+type Part<'r, 'a> = (
+    &'r Source<'a>,
+    &'r weedle::dictionary::DictionaryMembers<'a>,
+);
+
 fn dictionary(
     source: &Source<'_>,
     def: &weedle::DictionaryDefinition<'_>,
+    partials: &[Part<'_, '_>],
     resolver: &Resolver<'_, '_>,
 ) -> Result<Dictionary, Error> {
     let name = def.identifier.0;
     no_attributes(source, &def.attributes, name)?;
-    let mut members = Vec::new();
-    for m in &def.members.body {
+    let mut members: Vec<Member> = Vec::new();
+    let own: Part<'_, '_> = (source, &def.members.body);
+    for (source, m) in [own]
+        .into_iter()
+        .chain(partials.iter().copied())
+        .flat_map(|(source, members)| members.iter().map(move |m| (source, m)))
+    {
         no_attributes(source, &m.attributes, m.identifier.0)?;
+        if members.iter().any(|x| x.name == m.identifier.0) {
+            return Err(source.error(
+                m.identifier.0,
+                format!(
+                    "dictionary member `{name}.{}` is defined twice",
+                    m.identifier.0
+                ),
+            ));
+        }
         if m.default.is_some() {
             return Err(source.error(
                 m.identifier.0,

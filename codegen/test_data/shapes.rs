@@ -2,11 +2,65 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use super::runtime::*;
+/// `enum WidgetGrade` (test_data/shapes.webidl:29).
+impl ToJs for crate::WidgetGrade {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                crate::WidgetGrade::Good => "good",
+                crate::WidgetGrade::Bad => "bad",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for crate::WidgetGrade {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `WidgetGrade`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [crate::WidgetGrade::Good, crate::WidgetGrade::Bad];
+        let index = convert::enumeration(value, "WidgetGrade", &["good", "bad"])?;
+        Ok(all[index])
+    }
+}
+/// `enum WidgetShape` (test_data/shapes.webidl:26).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WidgetShape {
+    /// `"round"`
+    Round,
+    /// `"square-ish"`
+    SquareIsh,
+}
+/// `enum WidgetShape` (test_data/shapes.webidl:26).
+impl ToJs for WidgetShape {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                WidgetShape::Round => "round",
+                WidgetShape::SquareIsh => "square-ish",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for WidgetShape {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `WidgetShape`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [WidgetShape::Round, WidgetShape::SquareIsh];
+        let index = convert::enumeration(
+            value,
+            "WidgetShape",
+            &["round", "square-ish"],
+        )?;
+        Ok(all[index])
+    }
+}
 /// `dictionary WidgetOptions` (test_data/shapes.webidl:15).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WidgetOptions {
     /// `marks`
     pub marks: Option<Vec<i64>>,
+    /// `shape`
+    pub shape: Option<WidgetShape>,
     /// `visible`
     pub visible: Option<bool>,
     /// `required weight`
@@ -21,11 +75,18 @@ impl FromJs for WidgetOptions {
                 "marks",
                 |value| convert::sequence(value, |item| convert::long_long(item)),
             )?;
+        let shape = dict
+            .member("shape", |value| <WidgetShape as FromJs>::from_js(value))?;
         let visible = dict.member("visible", |value| convert::boolean(value))?;
         let weight = dict
             .member("weight", |value| convert::restricted_double(value))?
             .ok_or_else(|| Error::missing_member("WidgetOptions", "weight"))?;
-        Ok(Self { marks, visible, weight })
+        Ok(Self {
+            marks,
+            shape,
+            visible,
+            weight,
+        })
     }
 }
 impl ToJs for WidgetOptions {
@@ -34,6 +95,9 @@ impl ToJs for WidgetOptions {
         if let Some(v) = &self.marks {
             members.push(("marks", v.to_js()));
         }
+        if let Some(v) = &self.shape {
+            members.push(("shape", v.to_js()));
+        }
         if let Some(v) = &self.visible {
             members.push(("visible", v.to_js()));
         }
@@ -41,7 +105,7 @@ impl ToJs for WidgetOptions {
         Out::Object(members)
     }
 }
-/// `dictionary WidgetReport` (test_data/shapes.webidl:21). Mapped to `crate::WidgetReport` in Bindings.toml: returned to JS as its JSON.
+/// `dictionary WidgetReport` (test_data/shapes.webidl:31). Mapped to `crate::WidgetReport` in Bindings.toml: returned to JS as its JSON.
 impl ToJs for crate::WidgetReport {
     fn to_js(&self) -> Out {
         Out::json(self)

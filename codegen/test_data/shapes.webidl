@@ -18,7 +18,18 @@ dictionary WidgetOptions {
   sequence<long long> marks;
 };
 
+// A partial dictionary adds members; an enum used by one is generated.
+partial dictionary WidgetOptions {
+  WidgetShape shape;
+};
+
+enum WidgetShape { "round", "square-ish" };
+
+// An enum mapped to an existing Rust type (a member of a mapped dictionary).
+enum WidgetGrade { "good", "bad" };
+
 dictionary WidgetReport {
   required DOMString summary;
   Counter total;
+  WidgetGrade grade;
 };

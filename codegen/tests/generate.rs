@@ -76,9 +76,18 @@ fn snapshot_shapes() {
         "exposed: &[GlobalKind::Window, GlobalKind::DedicatedWorker]",
         "impl ToJs for crate::WidgetReport",
         "Error::missing_member(\"WidgetOptions\", \"weight\")",
+        "pub shape: Option<WidgetShape>",
+        "pub enum WidgetShape {",
+        "SquareIsh,",
+        "WidgetShape::SquareIsh => \"square-ish\"",
+        "convert::enumeration(value, \"WidgetGrade\", &[\"good\", \"bad\"])",
+        "impl ToJs for crate::WidgetGrade",
+        "crate::WidgetGrade::Bad => \"bad\"",
     ] {
         assert!(out.contains(needle), "missing `{needle}` in:\n{out}");
     }
+    // A mapped enum is not defined again.
+    assert!(!out.contains("pub enum WidgetGrade"), "{out}");
 }
 
 /// Generates `idl` (as `bad.webidl`) with bindings for `Thing`; returns the error text.
@@ -168,6 +177,22 @@ fn unsupported_constructs_are_errors_with_file_and_line() {
         (
             "[Exposed=Window]\ninterface Thing {\n  readonly attribute long x\n};",
             "bad.webidl:2: WebIDL syntax error",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {};\n\npartial dictionary Nowhere { long x; };",
+            "bad.webidl:4: `partial dictionary Nowhere` of no dictionary",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(D d);\n};\ndictionary D { long x; };\npartial dictionary D {\n  long x;\n};",
+            "bad.webidl:7: dictionary member `D.x` is defined twice",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(E e);\n};\nenum E { \"a\", \"a\" };",
+            "bad.webidl:5: enum `E` repeats \"a\"",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(E e);\n};\nenum E { \"a-b\", \"a_b\" };",
+            "bad.webidl:5: enum `E`: two values give the Rust variant `AB`",
         ),
     ];
     for (idl, expected) in cases {

@@ -11,6 +11,8 @@ interface JsprofTestBindings {
   // Panics inside the engine: how tests check that a bug is caught, reported as an
   // internal error, and ends the run with its exit code and the traces written.
   undefined crashForTesting();
+  // A full collection now, for tests of the "gc" sample marker.
+  undefined gc();
 };
 
 dictionary JsprofTestEcho {
@@ -23,4 +25,8 @@ dictionary JsprofTestEcho {
   double finite;
   unrestricted double anyNumber;
   sequence<unsigned long> list;
+  JsprofTestMood mood;
 };
+
+// A generated enum (with a value that is not an identifier, and one that is empty).
+enum JsprofTestMood { "calm", "wide-awake", "" };

@@ -37,6 +37,11 @@ impl JsprofTestBindingsMethods for JsprofTestBindings {
         panic!("JsprofTestBindings.crashForTesting() was called");
     }
 
+    fn gc(&self, _global: &Global) -> Fallible<()> {
+        crate::glue::collect_garbage();
+        Ok(())
+    }
+
     /// Returns the converted dictionary, converted back to JS.
     fn echo(&self, _global: &Global, value: JsprofTestEcho) -> Fallible<JsprofTestEcho> {
         Ok(value)

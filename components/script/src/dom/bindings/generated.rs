@@ -2,7 +2,46 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use super::runtime::*;
-/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:16).
+/// `enum JsprofTestMood` (webidl/internal/testing.webidl:32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JsprofTestMood {
+    /// `"calm"`
+    Calm,
+    /// `"wide-awake"`
+    WideAwake,
+    /// `""`
+    Empty,
+}
+/// `enum JsprofTestMood` (webidl/internal/testing.webidl:32).
+impl ToJs for JsprofTestMood {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                JsprofTestMood::Calm => "calm",
+                JsprofTestMood::WideAwake => "wide-awake",
+                JsprofTestMood::Empty => "",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for JsprofTestMood {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `JsprofTestMood`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [
+            JsprofTestMood::Calm,
+            JsprofTestMood::WideAwake,
+            JsprofTestMood::Empty,
+        ];
+        let index = convert::enumeration(
+            value,
+            "JsprofTestMood",
+            &["calm", "wide-awake", ""],
+        )?;
+        Ok(all[index])
+    }
+}
+/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:18).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofTestEcho {
     /// `anyNumber`
@@ -17,6 +56,8 @@ pub struct JsprofTestEcho {
     pub flag: Option<bool>,
     /// `list`
     pub list: Option<Vec<u32>>,
+    /// `mood`
+    pub mood: Option<JsprofTestMood>,
     /// `small`
     pub small: Option<i32>,
     /// `required text`
@@ -39,6 +80,8 @@ impl FromJs for JsprofTestEcho {
                 "list",
                 |value| convert::sequence(value, |item| convert::unsigned_long(item)),
             )?;
+        let mood = dict
+            .member("mood", |value| <JsprofTestMood as FromJs>::from_js(value))?;
         let small = dict.member("small", |value| convert::long(value))?;
         let text = dict
             .member("text", |value| convert::dom_string(value))?
@@ -51,6 +94,7 @@ impl FromJs for JsprofTestEcho {
             finite,
             flag,
             list,
+            mood,
             small,
             text,
             ubig,
@@ -77,6 +121,9 @@ impl ToJs for JsprofTestEcho {
         }
         if let Some(v) = &self.list {
             members.push(("list", v.to_js()));
+        }
+        if let Some(v) = &self.mood {
+            members.push(("mood", v.to_js()));
         }
         if let Some(v) = &self.small {
             members.push(("small", v.to_js()));
@@ -169,6 +216,8 @@ pub trait JsprofTestBindingsMethods: DomObject + Sized {
     fn later(&self, global: &Global, value: i64, promise: Promise<i64>) -> Fallible<()>;
     /// `undefined crashForTesting()`
     fn crash_for_testing(&self, global: &Global) -> Fallible<()>;
+    /// `undefined gc()`
+    fn gc(&self, global: &Global) -> Fallible<()>;
 }
 /// <https://webidl.spec.whatwg.org/#js-constructors> for `JsprofTestBindings`.
 fn jsprof_test_bindings_constructor(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -248,6 +297,11 @@ fn jsprof_test_bindings_crash_for_testing(cx: &mut CallCtx<'_>) -> Fallible<()> 
     })??;
     Ok(())
 }
+fn jsprof_test_bindings_gc(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &crate::dom::testing::JsprofTestBindings| this.gc(&global))??;
+    Ok(())
+}
 /// The interface object, prototype and members of `JsprofTestBindings`.
 pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
     name: "JsprofTestBindings",
@@ -284,6 +338,11 @@ pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
             name: "crashForTesting",
             length: 0,
             call: jsprof_test_bindings_crash_for_testing,
+        },
+        OperationDef {
+            name: "gc",
+            length: 0,
+            call: jsprof_test_bindings_gc,
         },
     ],
 };

@@ -242,6 +242,20 @@ pub mod convert {
         v.to_string()
     }
 
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: the index in `values` of
+    /// ToString(`v`); a string that is none of them is a `TypeError`.
+    pub fn enumeration(v: Val<'_>, name: &str, values: &[&str]) -> Fallible<usize> {
+        // Step 1. Let S be ? ToString(V).
+        let s = v.to_string()?;
+        // Step 2. If S is not one of E's enumeration values, then throw a TypeError.
+        // Step 3. Return the enumeration value of type E that is equal to S.
+        values.iter().position(|x| *x == s).ok_or_else(|| {
+            Error::Type(format!(
+                "The provided value '{s}' is not a valid enum value of type {name}."
+            ))
+        })
+    }
+
     /// <https://webidl.spec.whatwg.org/#es-double>: NaN and ±Infinity are `TypeError`s.
     pub fn restricted_double(v: Val<'_>) -> Fallible<f64> {
         let x = v.to_number()?;
