@@ -70,9 +70,14 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "largest resident memory of the engine's process, in MiB (0: no limit); past it the page is stopped as out of memory, like a browser tab that runs out, and its traces are still written",
     ),
     (
+        "profiler.markers.enabled",
+        PrefValue::Bool(true),
+        "put markers (script, gc, other) on samples of cross-origin-isolated contexts (the markers extension; other contexts would see only style and layout, which this engine does not produce)",
+    ),
+    (
         "dom.testing.enabled",
         PrefValue::Bool(false),
-        "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages",
+        "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages (and has gc())",
     ),
 ];
 

@@ -84,7 +84,7 @@ fn add_sample(c: &mut Criterion) {
             },
             |(mut rec, stacks)| {
                 for (i, s) in stacks.iter().enumerate() {
-                    rec.add(i as u64 * 1_000_000, Some(s));
+                    rec.add(i as u64 * 1_000_000, Some(s), None);
                 }
                 rec
             },
@@ -98,7 +98,7 @@ fn filled(n: usize) -> Recorder {
     let mut rec = Recorder::new(REALM, 0, Resolution::Coarse, u32::MAX);
     let stacks = workload(0);
     for i in 0..n {
-        rec.add(i as u64 * 1_000_000, Some(&stacks[i % stacks.len()]));
+        rec.add(i as u64 * 1_000_000, Some(&stacks[i % stacks.len()]), None);
     }
     rec
 }
@@ -150,6 +150,7 @@ fn sampler_jitter() {
                 max_buffer_size: u32::MAX,
                 time_origin: 0,
                 cross_origin_isolated: false,
+                markers: jsprof_profiler::MarkerSet::NONE,
                 symbolizer: Arc::new(Scripts),
                 on_buffer_full: None,
             })

@@ -20,15 +20,21 @@
 //! around every entry into JS. Each entry from depth 0 starts a new *generation*; a request
 //! made in one generation is stale in any other, and `take_request` discards it, so a request
 //! that outlives its script never yields a stack of unrelated code.
+//!
+//! The host also tells the agent what else its thread is doing, for the markers extension:
+//! a collection ([`AgentHandle::gc_began`] / [`AgentHandle::gc_ended`]) and waiting for work
+//! ([`AgentHandle::waiting`]). [`AgentHandle::marker`] reads the three states (two loads) at
+//! the tick: `gc` inside a collection, else `script` in script, else `other` unless waiting.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::Sender;
 
 use crate::frame::RawStack;
 use crate::time::{Clock, Nanos};
+use crate::trace::ProfilerMarker;
 
 /// What a [`StackSampler`] found at the tick.
 #[derive(Debug, Clone)]
@@ -75,6 +81,10 @@ pub struct AgentShared {
     pub(crate) sampler: Option<StackSampler>,
     answers: Sender<Answer>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// Collections running now (nursery collections nest inside major slices).
+    gc_depth: AtomicU32,
+    /// Whether the agent's thread is waiting for work (its event loop is blocked).
+    waiting: AtomicBool,
     /// When the sampler next wants a stack of this agent (the group clock's ns; `u64::MAX`
     /// when no session of it is active). Written by the sampler after every plan change.
     next_due: AtomicU64,
@@ -111,6 +121,21 @@ impl AgentShared {
         self.depth.load(Ordering::Acquire) > 0
     }
 
+    /// What the agent is doing now, as a sample's marker: `gc` during a collection (in
+    /// script or not), `script` while script runs, `other` while the thread does native work
+    /// outside script (a task, parsing, a load), and nothing while it waits for work.
+    pub(crate) fn marker(&self) -> Option<ProfilerMarker> {
+        if self.gc_depth.load(Ordering::Acquire) > 0 {
+            Some(ProfilerMarker::Gc)
+        } else if self.in_script() {
+            Some(ProfilerMarker::Script)
+        } else if self.waiting.load(Ordering::Acquire) {
+            None
+        } else {
+            Some(ProfilerMarker::Other)
+        }
+    }
+
     /// Sampler side: publishes when the next stack of this agent is due.
     pub(crate) fn set_next_due(&self, at: Option<Nanos>) {
         self.next_due
@@ -139,6 +164,8 @@ impl AgentHandle {
             sampler,
             answers,
             clock,
+            gc_depth: AtomicU32::new(0),
+            waiting: AtomicBool::new(false),
             next_due: AtomicU64::new(Nanos::MAX),
         }))
     }
@@ -184,6 +211,30 @@ impl AgentHandle {
     /// Whether the agent is running script now.
     pub fn is_in_script(&self) -> bool {
         self.0.in_script()
+    }
+
+    /// Agent thread: a collection begins (they may nest).
+    pub fn gc_began(&self) {
+        self.0.gc_depth.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Agent thread: the collection begun by the matching [`gc_began`](Self::gc_began) ended.
+    /// An end without a beginning (the agent was installed inside a collection) is ignored.
+    pub fn gc_ended(&self) {
+        let _ = self
+            .0
+            .gc_depth
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| d.checked_sub(1));
+    }
+
+    /// Agent thread: the thread starts (`true`) or stops waiting for work.
+    pub fn waiting(&self, waiting: bool) {
+        self.0.waiting.store(waiting, Ordering::Release);
+    }
+
+    /// The marker a sample taken now would get: `gc`, `script`, `other` or none.
+    pub fn marker(&self) -> Option<ProfilerMarker> {
+        self.0.marker()
     }
 
     /// How long until the sampler next wants a stack of this agent (0 if it is overdue;

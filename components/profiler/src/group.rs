@@ -16,7 +16,7 @@ use crate::sampler::{
     self, BufferFullCallback, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
 };
 use crate::time::{Clock, MonotonicClock, Nanos, Resolution};
-use crate::trace::ProfilerTrace;
+use crate::trace::{MarkerSet, ProfilerTrace};
 
 /// How a group is set up by its embedder.
 #[derive(Debug, Clone)]
@@ -92,6 +92,9 @@ pub struct SessionOptions {
     pub time_origin: Nanos,
     /// Whether the context is cross-origin isolated (5 µs timestamps instead of 100 µs).
     pub cross_origin_isolated: bool,
+    /// The markers the session's samples may carry (markers extension;
+    /// [`MarkerSet::for_context`]).
+    pub markers: MarkerSet,
     /// Names and resources of the host's scripts, used when the trace is built.
     pub symbolizer: Arc<dyn Symbolizer>,
     /// Called once, on the sampler thread, when the buffer is found full.
@@ -260,7 +263,8 @@ impl ProfilerGroup {
             options.time_origin,
             Resolution::for_context(options.cross_origin_isolated),
             options.max_buffer_size,
-        );
+        )
+        .with_markers(options.markers);
         let start = SessionStart {
             id,
             agent: options.agent.0.clone(),

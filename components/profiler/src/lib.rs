@@ -50,4 +50,7 @@ pub use interval::IntervalError;
 pub use recorder::{Added, Recorder};
 pub use sampler::{SamplerStats, SessionId};
 pub use time::{Clock, FakeClock, MonotonicClock, Nanos, Resolution};
-pub use trace::{gzip, ProfilerFrame, ProfilerSample, ProfilerStack, ProfilerTrace, TraceBuilder};
+pub use trace::{
+    gzip, MarkerSet, ProfilerFrame, ProfilerMarker, ProfilerSample, ProfilerStack, ProfilerTrace,
+    TraceBuilder,
+};

@@ -3,7 +3,8 @@
 //!
 //! Adding a sample is O(frames) hash lookups at worst and one whole-stack lookup when the
 //! stack was seen before (the common case); nothing is reserved in proportion to
-//! `maxBufferSize`. Samples cost 12 bytes each (a timestamp and a stack node), stored in
+//! `maxBufferSize`. Samples cost 12 bytes each (a timestamp and a stack node; 13 with a marker,
+//! when the session exposes markers), stored in
 //! fixed-size chunks so growth never doubles memory.
 //!
 //! Invariant: `nodes[i].parent < i` — a stack node's parent comes before it, so the build is a
@@ -16,7 +17,7 @@ use rustc_hash::FxHashMap;
 
 use crate::frame::{symbolize, FrameSite, RawFrame, RawStack, RealmId, Symbolizer};
 use crate::time::{Nanos, Resolution};
-use crate::trace::{ProfilerTrace, TraceBuilder};
+use crate::trace::{MarkerSet, ProfilerMarker, ProfilerTrace, TraceBuilder};
 
 /// "No stack": an idle sample or one whose frames were all filtered out.
 const NO_NODE: u32 = u32::MAX;
@@ -78,36 +79,58 @@ impl Hash for StackKey {
     }
 }
 
+/// One chunk of the sample log: timestamps, stack nodes and markers (0: none; kept only when
+/// the session exposes markers), in columns.
+#[derive(Debug)]
+struct Chunk {
+    timestamps: Vec<f64>,
+    nodes: Vec<u32>,
+    markers: Vec<u8>,
+}
+
 #[derive(Debug, Default)]
 struct SampleLog {
-    chunks: Vec<(Vec<f64>, Vec<u32>)>,
+    chunks: Vec<Chunk>,
     len: usize,
+    keep_markers: bool,
 }
 
 impl SampleLog {
-    fn push(&mut self, timestamp: f64, node: u32) {
+    fn push(&mut self, timestamp: f64, node: u32, marker: u8) {
         if self.len.is_multiple_of(CHUNK) {
-            self.chunks
-                .push((Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK)));
+            self.chunks.push(Chunk {
+                timestamps: Vec::with_capacity(CHUNK),
+                nodes: Vec::with_capacity(CHUNK),
+                markers: Vec::with_capacity(if self.keep_markers { CHUNK } else { 0 }),
+            });
         }
-        let (ts, nodes) = self.chunks.last_mut().expect("a chunk was just ensured");
-        ts.push(timestamp);
-        nodes.push(node);
+        let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
+        chunk.timestamps.push(timestamp);
+        chunk.nodes.push(node);
+        if self.keep_markers {
+            chunk.markers.push(marker);
+        }
         self.len += 1;
     }
 
-    fn iter(&self) -> impl Iterator<Item = (f64, u32)> + '_ {
-        self.chunks
-            .iter()
-            .flat_map(|(ts, nodes)| ts.iter().copied().zip(nodes.iter().copied()))
+    fn iter(&self) -> impl Iterator<Item = (f64, u32, u8)> + '_ {
+        self.chunks.iter().flat_map(|c| {
+            c.timestamps
+                .iter()
+                .zip(&c.nodes)
+                .enumerate()
+                .map(|(i, (&t, &n))| (t, n, c.markers.get(i).copied().unwrap_or(0)))
+        })
     }
 
     fn heap_bytes(&self) -> usize {
-        self.chunks.capacity() * std::mem::size_of::<(Vec<f64>, Vec<u32>)>()
+        self.chunks.capacity() * std::mem::size_of::<Chunk>()
             + self
                 .chunks
                 .iter()
-                .map(|(t, n)| t.capacity() * 8 + n.capacity() * 4)
+                .map(|c| {
+                    c.timestamps.capacity() * 8 + c.nodes.capacity() * 4 + c.markers.capacity()
+                })
                 .sum::<usize>()
     }
 }
@@ -119,6 +142,7 @@ pub struct Recorder {
     origin: Nanos,
     resolution: Resolution,
     max_samples: u32,
+    markers: MarkerSet,
     frames: Vec<RawFrame>,
     frame_ids: FxHashMap<RawFrame, u32>,
     nodes: Vec<Node>,
@@ -136,6 +160,7 @@ impl Recorder {
             origin,
             resolution,
             max_samples,
+            markers: MarkerSet::NONE,
             frames: Vec::new(),
             frame_ids: FxHashMap::default(),
             nodes: Vec::new(),
@@ -143,6 +168,13 @@ impl Recorder {
             memo: FxHashMap::default(),
             samples: SampleLog::default(),
         }
+    }
+
+    /// Keeps the markers in `markers` on the samples (none by default).
+    pub fn with_markers(mut self, markers: MarkerSet) -> Self {
+        self.markers = markers;
+        self.samples.keep_markers = markers != MarkerSet::NONE;
+        self
     }
 
     /// Number of samples stored.
@@ -161,8 +193,14 @@ impl Recorder {
     }
 
     /// take a sample (<https://wicg.github.io/js-self-profiling/#dfn-take-a-sample>) at `now`
-    /// with the agent's stack (`None`: the agent ran no script).
-    pub fn add(&mut self, now: Nanos, stack: Option<&RawStack>) -> Added {
+    /// with the agent's stack (`None`: the agent ran no script) and what the agent was doing
+    /// (kept only if this session exposes that marker).
+    pub fn add(
+        &mut self,
+        now: Nanos,
+        stack: Option<&RawStack>,
+        marker: Option<ProfilerMarker>,
+    ) -> Added {
         // Step 1. If the length of samples >= the sample buffer size limit, the buffer is full.
         if self.is_full() {
             return Added::Full;
@@ -174,8 +212,9 @@ impl Recorder {
             Some(stack) => self.node_of(stack),
             None => NO_NODE,
         };
-        // Step 6. Add the sample.
-        self.samples.push(timestamp, node);
+        // Step 6. Add the sample (markers extension: with the agent's state, if exposed).
+        let marker = ProfilerMarker::to_byte(self.markers.filter(marker));
+        self.samples.push(timestamp, node, marker);
         Added::Stored
     }
 
@@ -233,9 +272,10 @@ impl Recorder {
         // Per node: UNSET, NO_NODE (no kept frame at or under it) or its stack ID.
         let mut stack_of = vec![UNSET; self.nodes.len()];
         let mut chain = Vec::new();
-        for (timestamp, node) in self.samples.iter() {
+        for (timestamp, node, marker) in self.samples.iter() {
+            let marker = ProfilerMarker::from_byte(marker);
             if node == NO_NODE {
-                b.push_sample(timestamp, None);
+                b.push_sample(timestamp, None, marker);
                 continue;
             }
             // The nodes without a stack ID yet, innermost first.
@@ -272,7 +312,7 @@ impl Recorder {
                 };
             }
             let id = stack_of[node as usize];
-            b.push_sample(timestamp, (id != NO_NODE).then_some(id as u64));
+            b.push_sample(timestamp, (id != NO_NODE).then_some(id as u64), marker);
         }
         b.finish()
     }

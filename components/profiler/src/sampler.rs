@@ -52,7 +52,7 @@ use crate::frame::{RawStack, Symbolizer};
 use crate::interval::gcd;
 use crate::recorder::{Added, Recorder};
 use crate::time::{Clock, Nanos};
-use crate::trace::ProfilerTrace;
+use crate::trace::{ProfilerMarker, ProfilerTrace};
 
 /// Identifies a session within its group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -229,8 +229,9 @@ impl Slot {
 
 struct Outstanding {
     token: u64,
-    /// Ticks waiting for the answer: when each was taken and which sessions were due.
-    ticks: Vec<(Nanos, Vec<SessionId>)>,
+    /// Ticks waiting for the answer: when each was taken, the agent's marker then, and which
+    /// sessions were due.
+    ticks: Vec<(Nanos, Option<ProfilerMarker>, Vec<SessionId>)>,
 }
 
 struct AgentSlot {
@@ -413,10 +414,10 @@ impl SamplerCore {
         let mut waiting = Vec::new();
         if let Some(agent) = self.agents.get_mut(&agent_id) {
             if let Some(out) = agent.outstanding.as_mut() {
-                for (at, due) in &mut out.ticks {
+                for (at, marker, due) in &mut out.ticks {
                     if let Some(pos) = due.iter().position(|d| *d == id) {
                         due.swap_remove(pos);
-                        waiting.push(*at);
+                        waiting.push((*at, *marker));
                     }
                 }
             }
@@ -426,8 +427,8 @@ impl SamplerCore {
                 self.agents.remove(&agent_id);
             }
         }
-        for at in waiting {
-            self.record(id, at, None);
+        for (at, marker) in waiting {
+            self.record(id, at, None, marker);
         }
         let slot = self.sessions.remove(&id)?;
         self.replan(now);
@@ -484,10 +485,12 @@ impl SamplerCore {
         let Some(agent) = self.agents.get_mut(&agent_id) else {
             return;
         };
+        // The marker is the agent's state at the tick (two atomic loads).
+        let marker = agent.shared.marker();
         if !agent.shared.in_script() {
             self.stats.idle += 1;
             for id in sessions {
-                self.record(id, now, None);
+                self.record(id, now, None, marker);
             }
             return;
         }
@@ -502,14 +505,14 @@ impl SamplerCore {
                     Sampled::Stack(stack) => {
                         self.stats.sampled += 1;
                         for id in sessions {
-                            self.record(id, now, Some(&stack));
+                            self.record(id, now, Some(&stack), marker);
                         }
                         return;
                     }
                     Sampled::Idle => {
                         self.stats.idle += 1;
                         for id in sessions {
-                            self.record(id, now, None);
+                            self.record(id, now, None, marker);
                         }
                         return;
                     }
@@ -521,14 +524,14 @@ impl SamplerCore {
             return;
         };
         if let Some(out) = agent.outstanding.as_mut() {
-            out.ticks.push((now, sessions));
+            out.ticks.push((now, marker, sessions));
         } else {
             let number = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
             let token = agent.shared.request(number);
             self.stats.requests += 1;
             agent.outstanding = Some(Outstanding {
                 token,
-                ticks: vec![(now, sessions)],
+                ticks: vec![(now, marker, sessions)],
             });
         }
     }
@@ -542,13 +545,13 @@ impl SamplerCore {
         };
         match agent.outstanding.take() {
             Some(out) if out.token == answer.token => {
-                for (at, due) in out.ticks {
+                for (at, marker, due) in out.ticks {
                     let in_time = answer.captured_at.saturating_sub(at) <= MAX_ANSWER_DELAY;
                     if !in_time {
                         self.stats.late_answers += 1;
                     }
                     for id in due {
-                        self.record(id, at, in_time.then_some(&answer.stack));
+                        self.record(id, at, in_time.then_some(&answer.stack), marker);
                     }
                 }
             }
@@ -574,21 +577,27 @@ impl SamplerCore {
             return;
         };
         self.stats.unanswered += 1;
-        for (at, due) in out.ticks {
+        for (at, marker, due) in out.ticks {
             for id in due {
-                self.record(id, at, None);
+                self.record(id, at, None, marker);
             }
         }
     }
 
-    fn record(&mut self, id: SessionId, at: Nanos, stack: Option<&RawStack>) {
+    fn record(
+        &mut self,
+        id: SessionId,
+        at: Nanos,
+        stack: Option<&RawStack>,
+        marker: Option<ProfilerMarker>,
+    ) {
         let Some(slot) = self.sessions.get_mut(&id) else {
             return;
         };
         if slot.full {
             return;
         }
-        if slot.recorder.add(at, stack) == Added::Full {
+        if slot.recorder.add(at, stack, marker) == Added::Full {
             // Decision 4: stop taking samples and tell the host, once.
             slot.full = true;
             slot.next = None;

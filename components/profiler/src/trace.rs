@@ -34,10 +34,98 @@ pub struct ProfilerStack {
     pub parent_id: Option<u64>,
 }
 
-/// <https://wicg.github.io/js-self-profiling/#the-profilersample-dictionary>
+/// `enum ProfilerMarker` of the markers extension
+/// (<https://github.com/WICG/js-self-profiling/blob/main/markers.md>): what the agent was
+/// doing when a sample was taken. The generated bindings check, by an exhaustive match,
+/// that these are exactly the IDL enum's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfilerMarker {
+    Script,
+    Gc,
+    Style,
+    Layout,
+    Paint,
+    Other,
+}
+
+impl ProfilerMarker {
+    /// Every marker, in the IDL enum's order.
+    pub const ALL: [ProfilerMarker; 6] = [
+        ProfilerMarker::Script,
+        ProfilerMarker::Gc,
+        ProfilerMarker::Style,
+        ProfilerMarker::Layout,
+        ProfilerMarker::Paint,
+        ProfilerMarker::Other,
+    ];
+
+    /// The IDL enum value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProfilerMarker::Script => "script",
+            ProfilerMarker::Gc => "gc",
+            ProfilerMarker::Style => "style",
+            ProfilerMarker::Layout => "layout",
+            ProfilerMarker::Paint => "paint",
+            ProfilerMarker::Other => "other",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+
+    /// The marker as one byte (0: none), as the sample log keeps it.
+    pub(crate) fn to_byte(marker: Option<ProfilerMarker>) -> u8 {
+        marker.map_or(0, |m| m as u8 + 1)
+    }
+
+    pub(crate) fn from_byte(byte: u8) -> Option<ProfilerMarker> {
+        Self::ALL.get(usize::from(byte).checked_sub(1)?).copied()
+    }
+}
+
+/// Which markers a session exposes (Conditional Marker Exposure): all of them in a
+/// cross-origin-isolated context; otherwise only `style` and `layout`; none when the
+/// `profiler.markers.enabled` pref is off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MarkerSet(u8);
+
+impl MarkerSet {
+    /// No markers: traces are exactly those of the base spec.
+    pub const NONE: MarkerSet = MarkerSet(0);
+
+    /// The markers exposed to a context: `enabled` is the pref, `cross_origin_isolated` the
+    /// context's isolation.
+    pub fn for_context(enabled: bool, cross_origin_isolated: bool) -> MarkerSet {
+        if !enabled {
+            MarkerSet::NONE
+        } else if cross_origin_isolated {
+            MarkerSet(ProfilerMarker::ALL.iter().fold(0, |m, k| m | k.bit()))
+        } else {
+            MarkerSet(ProfilerMarker::Style.bit() | ProfilerMarker::Layout.bit())
+        }
+    }
+
+    /// Whether `marker` is exposed.
+    pub fn contains(self, marker: ProfilerMarker) -> bool {
+        self.0 & marker.bit() != 0
+    }
+
+    /// `marker` if it is exposed.
+    pub fn filter(self, marker: Option<ProfilerMarker>) -> Option<ProfilerMarker> {
+        marker.filter(|&m| self.contains(m))
+    }
+}
+
+/// <https://wicg.github.io/js-self-profiling/#the-profilersample-dictionary>, with the
+/// markers extension's optional `marker`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfilerSample {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<ProfilerMarker>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_id: Option<u64>,
     pub timestamp: f64,
@@ -157,9 +245,15 @@ impl TraceBuilder {
             .fold(None, |parent, frame| Some(self.stack_id(frame, parent)))
     }
 
-    /// take a sample, step 6: appends a sample.
-    pub fn push_sample(&mut self, timestamp: f64, stack_id: Option<u64>) {
+    /// take a sample, step 6: appends a sample (with its marker, if one is exposed).
+    pub fn push_sample(
+        &mut self,
+        timestamp: f64,
+        stack_id: Option<u64>,
+        marker: Option<ProfilerMarker>,
+    ) {
         self.trace.samples.push(ProfilerSample {
+            marker,
             stack_id,
             timestamp,
         });

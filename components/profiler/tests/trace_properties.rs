@@ -101,14 +101,14 @@ proptest! {
         for (i, (pick, idle)) in picks.iter().enumerate() {
             let now = i as u64 * 1_000_000;
             if *idle {
-                rec.add(now, None);
+                rec.add(now, None, None);
                 want.push(Vec::new());
             } else {
                 // A fresh allocation half of the time, so the whole-stack memo is tested on
                 // equal stacks that are not the same allocation.
                 let s = &stacks[pick % stacks.len()];
                 let s: RawStack = if i % 2 == 0 { s.clone() } else { Arc::from(s.to_vec()) };
-                rec.add(now, Some(&s));
+                rec.add(now, Some(&s), None);
                 want.push(kept(&s));
             }
         }
@@ -136,7 +136,7 @@ fn memory_per_sample_is_at_most_16_bytes_beyond_the_tables() {
     let mut rec = Recorder::new(MINE, 0, Resolution::Coarse, u32::MAX);
     let s: RawStack = Arc::from(vec![RawFrame::at(MINE, ScriptId(0), 1, 1); 20]);
     for i in 0..100_000u64 {
-        rec.add(i * 1_000_000, Some(&s));
+        rec.add(i * 1_000_000, Some(&s), None);
     }
     let per = rec.sample_bytes() as f64 / rec.len() as f64;
     assert!(per <= 16.0, "{per} bytes per sample");

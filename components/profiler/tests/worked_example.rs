@@ -93,7 +93,7 @@ fn the_spec_algorithms_reproduce_the_guides_json() {
     let mut b = TraceBuilder::new();
     for (t, stack) in samples() {
         let id = b.stack_id_of(&stack);
-        b.push_sample(t, id);
+        b.push_sample(t, id, None);
     }
     let trace = b.finish();
     // Byte-identical to the guide's JSON (with its whitespace removed).
@@ -139,7 +139,7 @@ fn a_session_recorder_reproduces_the_guides_tables() {
             _ => vec![at(0, 7, 18), at(1, 19, 7)],
         };
         let stack: RawStack = Arc::from(stack);
-        rec.add((t * 1e6) as u64, Some(&stack));
+        rec.add((t * 1e6) as u64, Some(&stack), None);
     }
     let trace = rec.build(&Primes);
     let expected: jsprof_profiler::ProfilerTrace = serde_json::from_str(EXPECTED).unwrap();

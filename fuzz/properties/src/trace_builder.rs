@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use jsprof_page_model::symbols::ScriptRegistry;
 use jsprof_profiler::{
-    Added, FrameInfo, FrameSite, Nanos, ProfilerTrace, RawFrame, RawStack, RealmId, Recorder,
-    Resolution, ScriptId, Symbolizer,
+    Added, FrameInfo, FrameSite, MarkerSet, Nanos, ProfilerMarker, ProfilerTrace, RawFrame,
+    RawStack, RealmId, Recorder, Resolution, ScriptId, Symbolizer,
 };
 
 /// The session's realm; frames of the others must never reach its trace.
@@ -301,11 +301,13 @@ pub fn check_stream(stream: &Stream) {
         n => u32::from(n),
     };
     let origin: Nanos = Nanos::from(stream.origin_ms) * 1_000_000;
-    let mut rec = Recorder::new(MINE, origin, resolution, max);
+    // Markers: all of them for an isolated stream, none that this engine makes otherwise.
+    let markers = MarkerSet::for_context(true, stream.isolated);
+    let mut rec = Recorder::new(MINE, origin, resolution, max).with_markers(markers);
     let mut pool: Vec<RawStack> = Vec::new();
     let mut now: Nanos = 0;
     // Per stored sample: its time and the frames the trace must show for it.
-    let mut want: Vec<(f64, Vec<FrameInfo>)> = Vec::new();
+    let mut want: Vec<(f64, Vec<FrameInfo>, Option<ProfilerMarker>)> = Vec::new();
     for event in &stream.events {
         let (scale, dt, stack) = match event {
             Event::Idle { scale, dt } => (scale, dt, None),
@@ -333,7 +335,9 @@ pub fn check_stream(stream: &Stream) {
         };
         now += SCALES[usize::from(scale & 3)] * Nanos::from(*dt);
         let full = rec.is_full();
-        let added = rec.add(now, stack.as_ref());
+        // The agent's state, from the input: one of the markers, or none.
+        let marker = ProfilerMarker::ALL.get(usize::from(*dt) % 7).copied();
+        let added = rec.add(now, stack.as_ref(), marker);
         assert_eq!(added == Added::Full, full, "Full exactly when full");
         if added == Added::Stored {
             let frames = stack
@@ -341,7 +345,11 @@ pub fn check_stream(stream: &Stream) {
                 .flat_map(|s| s.iter())
                 .filter_map(|f| kept(f, symbolizer))
                 .collect();
-            want.push((resolution.relative_ms(now, origin), frames));
+            want.push((
+                resolution.relative_ms(now, origin),
+                frames,
+                markers.filter(marker),
+            ));
         }
         assert_eq!(rec.len(), want.len());
         assert!(
@@ -353,8 +361,9 @@ pub fn check_stream(stream: &Stream) {
     check_trace(&trace);
     assert_eq!(trace.samples.len(), want.len());
     let mut last = 0.0;
-    for (sample, (time, frames)) in trace.samples.iter().zip(&want) {
+    for (sample, (time, frames, marker)) in trace.samples.iter().zip(&want) {
         assert_eq!(sample.timestamp, *time);
+        assert_eq!(sample.marker, *marker, "the exposed marker of its time");
         assert!(sample.timestamp >= last, "timestamps never decrease");
         last = sample.timestamp;
         let got = trace

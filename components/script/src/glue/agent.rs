@@ -19,6 +19,13 @@ pub(super) unsafe extern "C" fn on_gc_slice(
 ) {
     guarded((), || {
         use jsapi::JS::GCProgress::{GC_CYCLE_END, GC_SLICE_BEGIN, GC_SLICE_END};
+        // The markers' "gc" state, then the walk (both nest as the shim's collections do:
+        // a cycle's end after its last slice's end finds nothing left to end).
+        match progress {
+            GC_SLICE_BEGIN => with_marks(AgentHandle::gc_began),
+            GC_SLICE_END | GC_CYCLE_END => with_marks(AgentHandle::gc_ended),
+            _ => {}
+        }
         match progress {
             // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
             // JIT stack, which a slice does not change.
@@ -43,6 +50,11 @@ pub(super) unsafe extern "C" fn on_nursery_collection(
 ) {
     guarded((), || {
         let begin = progress == jsapi::JS::GCNurseryProgress::GC_NURSERY_COLLECTION_START;
+        with_marks(if begin {
+            AgentHandle::gc_began
+        } else {
+            AgentHandle::gc_ended
+        });
         let due_in = if begin { next_sample_in() } else { None };
         // SAFETY: on the context's own thread, inside the collection.
         unsafe { sampling::gc_slice(begin, due_in) }
@@ -56,6 +68,40 @@ pub(super) fn next_sample_in() -> Option<jsprof_profiler::Nanos> {
         Ok(a) => a.as_ref().and_then(|a| a.handle.next_sample_in()),
         Err(_) => Some(0),
     })
+}
+
+thread_local! {
+    /// This thread's agent, for the states sample markers read (collections, waits): apart
+    /// from [`AGENT`], which a capture holds borrowed while it may collect.
+    pub(super) static MARKS: RefCell<Option<AgentHandle>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on this thread's agent, if it has one.
+fn with_marks(f: impl FnOnce(&AgentHandle)) {
+    MARKS.with(|m| {
+        if let Some(handle) = m.try_borrow().ok().as_ref().and_then(|m| m.as_ref()) {
+            f(handle);
+        }
+    });
+}
+
+/// Runs `wait` (a blocking wait for the next task) with this thread's agent marked as
+/// waiting: samples taken meanwhile have no marker, where work outside script has `other`.
+pub(crate) fn waiting<R>(wait: impl FnOnce() -> R) -> R {
+    with_marks(|h| h.waiting(true));
+    let out = wait();
+    with_marks(|h| h.waiting(false));
+    out
+}
+
+/// A full, non-incremental collection of this thread's runtime (`JsprofTestBindings.gc()`,
+/// for tests of the `gc` marker).
+pub(crate) fn collect_garbage() {
+    if let Some(cx) = Runtime::get() {
+        // SAFETY: this thread's own context, from a native or a task, where a GC may run
+        // (as the SpiderMonkey shell's `gc()` does).
+        unsafe { jsapi::JS_GC(cx.as_ptr(), jsapi::JS::GCReason::API) };
+    }
 }
 
 thread_local! {
@@ -193,6 +239,7 @@ pub(crate) fn install_agent(
             .clone()
             .map(|s| Box::new(move || s.sample()) as jsprof_profiler::StackSampler),
     );
+    MARKS.with(|m| *m.borrow_mut() = Some(handle.clone()));
     AGENT.with(|a| {
         *a.borrow_mut() = Some(Agent {
             handle: handle.clone(),

@@ -36,7 +36,9 @@ mod run;
 mod sampling;
 mod security;
 pub use self::agent::SamplingStats;
-pub(crate) use self::agent::{enable_sampling, install_agent, AgentConfig};
+pub(crate) use self::agent::{
+    collect_garbage, enable_sampling, install_agent, waiting, AgentConfig,
+};
 pub(crate) use self::host::Host;
 use self::{agent::*, jobs::*, modules::*, natives::*, security::*};
 use mozjs::jsapi::{
@@ -520,6 +522,7 @@ impl Drop for Js {
                 signal.close();
             }
         }
+        MARKS.with(|m| m.borrow_mut().take());
         TERMINATE.with(|t| t.borrow_mut().take());
         self.windows.clear();
         HOST.with(|h| *h.borrow_mut() = None);

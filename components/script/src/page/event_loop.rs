@@ -168,11 +168,14 @@ impl Page {
                 }
             };
         }
+        // Blocking waits are marked as such: a sample taken in one has no marker, where any
+        // other work of the loop outside script is `other` (markers extension).
         let message = match wake {
-            Some(at) => self
-                .messages
-                .recv_timeout(at.saturating_duration_since(now))
-                .ok(),
+            Some(at) => crate::glue::waiting(|| {
+                self.messages
+                    .recv_timeout(at.saturating_duration_since(now))
+                    .ok()
+            }),
             None => {
                 // A worker with nothing left to do but wait for messages no longer keeps
                 // its creator's page running; it does again as soon as it has work.
@@ -180,7 +183,7 @@ impl Page {
                 if idle {
                     self.host.set_busy(false);
                 }
-                self.messages.recv().ok()
+                crate::glue::waiting(|| self.messages.recv().ok())
             }
         };
         if let Some(m) = message {

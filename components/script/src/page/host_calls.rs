@@ -447,6 +447,10 @@ impl Host for PageHost {
                 max_buffer_size,
                 time_origin: doc.time_origin,
                 cross_origin_isolated: doc.cross_origin_isolated,
+                markers: MarkerSet::for_context(
+                    self.options.prefs.bool("profiler.markers.enabled"),
+                    doc.cross_origin_isolated,
+                ),
                 symbolizer: self.registry.clone(),
                 on_buffer_full,
             })

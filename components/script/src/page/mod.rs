@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use jsprof_net::{Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url};
 use jsprof_profiler::{
-    AgentHandle, Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace,
-    Resolution, Session, SessionOptions,
+    AgentHandle, Clock, GroupConfig, MarkerSet, MonotonicClock, Nanos, ProfilerGroup,
+    ProfilerTrace, Resolution, Session, SessionOptions,
 };
 
 use crate::document::{self, ScriptElement, ScriptKind};

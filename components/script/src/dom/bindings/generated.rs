@@ -41,6 +41,41 @@ impl FromJs for JsprofTestMood {
         Ok(all[index])
     }
 }
+/// `enum ProfilerMarker` (webidl/js-self-profiling-markers.webidl:6).
+impl ToJs for jsprof_profiler::ProfilerMarker {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                jsprof_profiler::ProfilerMarker::Script => "script",
+                jsprof_profiler::ProfilerMarker::Gc => "gc",
+                jsprof_profiler::ProfilerMarker::Style => "style",
+                jsprof_profiler::ProfilerMarker::Layout => "layout",
+                jsprof_profiler::ProfilerMarker::Paint => "paint",
+                jsprof_profiler::ProfilerMarker::Other => "other",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for jsprof_profiler::ProfilerMarker {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `ProfilerMarker`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [
+            jsprof_profiler::ProfilerMarker::Script,
+            jsprof_profiler::ProfilerMarker::Gc,
+            jsprof_profiler::ProfilerMarker::Style,
+            jsprof_profiler::ProfilerMarker::Layout,
+            jsprof_profiler::ProfilerMarker::Paint,
+            jsprof_profiler::ProfilerMarker::Other,
+        ];
+        let index = convert::enumeration(
+            value,
+            "ProfilerMarker",
+            &["script", "gc", "style", "layout", "paint", "other"],
+        )?;
+        Ok(all[index])
+    }
+}
 /// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:18).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofTestEcho {
