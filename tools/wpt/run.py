@@ -6,12 +6,14 @@ Serves a WPT tree with wptserve (serve.py) on web-platform.test & co, ports 8000
 `jsprof` process with those hosts mapped to 127.0.0.1 and the CA trusted; reads the result
 line testharnessreport.js prints; compares with the expectations in wpt-metadata/ (Servo's
 .ini format); prints a summary and fails on any unexpected result, unexpected passes
-included."""
+included. Tests are named as upstream's manifest names them (manifest.py): every scope of a
+.any.js test and every variant (`/x.any.html?a`) is a test of its own; those in a scope or
+protocol jsprof lacks (shared and service workers, ShadowRealm, jsshell, module workers,
+HTTP/2) are reported as SKIP without running, listed in the summary, never unexpected."""
 
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -21,17 +23,18 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import manifest  # noqa: E402
 import metadata  # noqa: E402
-from serve import BROWSER_HOST, PORTS, Servers, all_hosts, any_globals  # noqa: E402
+from serve import BROWSER_HOST, PORTS, Servers, all_hosts  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SKIP_DIRS = {"resources", "support", "common", "tools", "interfaces", ".git", "node_modules"}
 MARKER = "JSPROF-WPT-RESULT "
 TIMEOUT_NORMAL, TIMEOUT_LONG = 10, 60
 
 
 def discover(tree, paths, include_tentative):
-    """Test URL paths (`/dir/x.html`, `/dir/y.window.html`) under `paths` of `tree`, sorted."""
+    """Test URLs (`/dir/x.html`, `/dir/y.window.html`, `/dir/z.any.worker.html?v`) under
+    `paths` of `tree`, sorted: every variant and every scope, those jsprof skips included."""
     found = []
     roots = [os.path.join(tree, p) for p in paths] if paths else [tree]
     for start in roots:
@@ -40,59 +43,50 @@ def discover(tree, paths, include_tentative):
         elif os.path.isdir(start):
             candidates = []
             for dirpath, dirnames, filenames in os.walk(start):
-                dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+                dirnames[:] = [d for d in dirnames if d not in manifest.SKIP_DIRS]
                 candidates += [os.path.join(dirpath, f) for f in filenames]
         else:
             raise SystemExit(f"test-wpt: {start}: no such test or directory")
         for path in candidates:
             rel = "/" + os.path.relpath(path, tree).replace(os.sep, "/")
-            name = os.path.basename(rel)
-            if ".tentative." in name and not include_tentative:
+            if manifest.is_tentative(rel) and not include_tentative:
                 continue
-            if name.endswith(".window.js"):
-                found.append(rel[: -len(".js")] + ".html")
-            elif name.endswith(".any.js"):
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    scopes = any_globals(f.read())
-                if "window" in scopes:
-                    found.append(rel[: -len(".js")] + ".html")
-                if "dedicatedworker" in scopes:
-                    found.append(rel[: -len(".js")] + ".worker.html")
-            elif name.endswith((".html", ".htm")) and "-ref" not in name:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    if "/resources/testharness.js" in f.read():
-                        found.append(rel)
+            found += manifest.tests_of(tree, rel)
     return sorted(set(found))
 
 
 def source_of(tree, test):
-    if test.endswith(".any.worker.html"):
-        return os.path.join(tree, test.lstrip("/")[: -len(".worker.html")] + ".js")
-    for suffix in (".window.html", ".any.html"):
-        if test.endswith(suffix):
-            return os.path.join(tree, test.lstrip("/")[: -len(".html")] + ".js")
-    return os.path.join(tree, test.lstrip("/"))
+    """The file a test comes from (`/a/x.any.worker.html?v` -> TREE/a/x.any.js)."""
+    source = os.path.join(tree, manifest.source_url(test).lstrip("/"))
+    if os.path.isfile(source):
+        return source
+    return os.path.join(tree, manifest.split_query(test)[0].lstrip("/"))
 
 
 def timeout_of(tree, test):
-    with open(source_of(tree, test), encoding="utf-8", errors="replace") as f:
-        text = f.read()
-    long = re.search(r'<meta\s+name=["\']?timeout["\']?\s+content=["\']?long', text) or \
-        re.search(r"^//\s*META:\s*timeout=long", text, re.M)
-    return TIMEOUT_LONG if long else TIMEOUT_NORMAL
+    return TIMEOUT_LONG if manifest.is_long(tree, test) else TIMEOUT_NORMAL
 
 
 def url_of(test):
-    if ".https." in os.path.basename(test):
-        return f"https://{BROWSER_HOST}:{PORTS['https'][0]}{test}"
-    return f"http://{BROWSER_HOST}:{PORTS['http'][0]}{test}"
+    host = ("www." if manifest.www_of(test) else "") + BROWSER_HOST
+    if manifest.https_of(test):
+        return f"https://{host}:{PORTS['https'][0]}{test}"
+    return f"http://{host}:{PORTS['http'][0]}{test}"
 
 
-def run_one(exe, ca, hosts, tree, test):
-    """One test in a fresh jsprof: its wptreport-shaped result."""
+def skipped(test, reason):
+    """The result of a test jsprof does not run (wptreport's SKIP)."""
+    return {"test": test, "status": "SKIP", "message": reason, "subtests": []}
+
+
+def run_one(exe, ca, hosts, tree, test, prefs=None):
+    """One test in a fresh jsprof (with `prefs`, from `__dir__.ini`): its wptreport-shaped
+    result."""
     harness_timeout = timeout_of(tree, test)
     limit = harness_timeout + 10
     cmd = [exe, "--certificate-path", ca, "--timeout", str(limit)]
+    for name, value in sorted((prefs or {}).items()):
+        cmd += ["--pref", f"{name}={value}"]
     for h in hosts:
         cmd += ["--host-override", h]
     cmd.append(url_of(test))
@@ -138,6 +132,8 @@ def run_one(exe, ca, hosts, tree, test):
 def compare(result, expected):
     """Marks `expected` on the result and its subtests where they differ; returns whether
     anything was unexpected."""
+    if result["status"] == "SKIP":
+        return False
     unexpected = False
     if result["status"] != expected.status:
         result["expected"] = expected.status
@@ -177,9 +173,13 @@ def summary(results, unexpected):
             sub_counts[s["status"]] = sub_counts.get(s["status"], 0) + 1
     lines = [f"\nRan {len(results)} tests ({sum(sub_counts.values())} subtests).",
              f"  {'status':<20}{'tests':>6}{'subtests':>10}"]
-    for st in ["OK", "PASS", "FAIL", "ERROR", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED", "CRASH"]:
+    for st in ["OK", "PASS", "FAIL", "ERROR", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED", "CRASH", "SKIP"]:
         if st in counts or st in sub_counts:
             lines.append(f"  {st:<20}{counts.get(st, ''):>6}{sub_counts.get(st, ''):>10}")
+    skips = [r for r in results if r["status"] == "SKIP"]
+    if skips:
+        lines.append(f"\n{len(skips)} test(s) skipped (not run, never unexpected):")
+        lines += [f"  {r['test']}: {r['message']}" for r in skips]
     if unexpected:
         lines.append(f"\n{len(unexpected)} test(s) with unexpected results:")
         for r in unexpected:
@@ -199,7 +199,10 @@ def main(argv):
     ap = argparse.ArgumentParser(prog="mach test-wpt")
     ap.add_argument("paths", nargs="*", help="tests or folders, relative to the tree")
     ap.add_argument("--wpt-root", default=os.path.join(ROOT, "tests", "wpt"))
-    ap.add_argument("--include-tentative", action="store_true")
+    # Tentative tests run like any other, with expectations; --exclude-tentative leaves them out.
+    ap.add_argument("--exclude-tentative", dest="include_tentative", action="store_false")
+    ap.add_argument("--include-tentative", dest="include_tentative", action="store_true",
+                    help="(the default; kept for old command lines)")
     ap.add_argument("--log-json", metavar="FILE")
     ap.add_argument("--metadata", metavar="DIR", help="expectations (default wpt-metadata/, or wpt-metadata/upstream with --wpt-root)")
     ap.add_argument("--jsprof", required=True, help="the jsprof binary")
@@ -238,7 +241,9 @@ def main(argv):
     with Servers(tree, cert_dir) as servers:
         for test in tests:
             progress.show(test)
-            r = run_one(args.jsprof, servers.ca_path, all_hosts(), tree, test)
+            reason = manifest.skip_reason(test)
+            r = skipped(test, reason) if reason else run_one(
+                args.jsprof, servers.ca_path, all_hosts(), tree, test, metadata.prefs_for(meta_root, test))
             if compare(r, metadata.load(meta_root, test)):
                 unexpected.append(r)
             results.append(r)

@@ -1,32 +1,56 @@
 """The WPT server: wptserve on the standard hosts and ports, with what a WPT checkout's own
-tools/serve adds (wrapper pages for .window.js and .any.js) and what jsprof's runner provides
-(testharnessreport.js, testharness.js & co from the npm package wpt-runner, /interfaces from
-webidl/ when the tree has none, /common/redirect.py when the tree has none)."""
+tools/serve adds (wrapper pages for .window.js, .any.js and .worker.js tests, the stash)
+and what jsprof's runner provides (testharnessreport.js, testharness.js & co from the npm
+package wpt-runner, /interfaces from webidl/ when the tree has none, /common/redirect.py
+when the tree has none). TLS uses a test CA and one host certificate for every WPT host,
+made on first use; wptserve's config gets them as "pregenerated" so that its https ports
+exist for `{{ports[https][0]}}` and the other substitutions."""
 
 import logging
 import os
-import re
+import ssl
+import uuid
 
-from wptserve import handlers, server
+from wptserve import handlers, server, stash
 from wptserve.config import ConfigBuilder
 from wptserve.routes import routes as default_routes
 from wptserve.sslutils.openssl import OpenSSLEnvironment
+from wptserve.utils import HTTPException
+
+import manifest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
+# As upstream's config.json: the hosts, their subdomains (two of them IDN), and the ports.
 BROWSER_HOST = "web-platform.test"
 ALT_HOST = "not-web-platform.test"
-SUBDOMAINS = {"www", "www1", "www2"}
+SUBDOMAINS = {"www", "www1", "www2", "天気の良い日", "élève"}
 NOT_SUBDOMAINS = {"nonexistent"}
 PORTS = {"http": [8000, 8001], "https": [8443, 8444]}
 
 
+def idna(label):
+    return label.encode("idna").decode("ascii")
+
+
 def all_hosts():
+    """Every WPT host that resolves (ASCII), the browser host first: what the runner maps to
+    127.0.0.1 and what the host certificate covers. The "nonexistent" subdomains
+    (`{{hosts[][nonexistent]}}`) stay unresolvable, as with upstream's hosts file."""
     hosts = [BROWSER_HOST, ALT_HOST]
     for base in (BROWSER_HOST, ALT_HOST):
-        hosts += [f"{s}.{base}" for s in sorted(SUBDOMAINS | NOT_SUBDOMAINS)]
+        hosts += [f"{idna(s)}.{base}" for s in sorted(SUBDOMAINS)]
     return hosts
+
+
+def covers(cert_path, hosts):
+    """Whether the certificate at `cert_path` names every host."""
+    try:
+        names = {v for k, v in ssl._ssl._test_decode_cert(cert_path).get("subjectAltName", ()) if k == "DNS"}
+    except (OSError, ValueError, ssl.SSLError, AttributeError):
+        return False
+    return set(hosts) <= names
 
 
 def harness_dir():
@@ -49,6 +73,119 @@ class SizedFileHandler(handlers.FileHandler):
             with open(path, "rb") as f:
                 return f.read()
         return super().get_data(response, path, byte_ranges)
+
+
+GLOBAL_WINDOW = """<script>
+self.GLOBAL = {
+  isWindow: function() { return true; },
+  isWorker: function() { return false; },
+  isShadowRealm: function() { return false; },
+};
+</script>"""
+GLOBAL_WORKER = """self.GLOBAL = {
+  isWindow: function() { return false; },
+  isWorker: function() { return true; },
+  isShadowRealm: function() { return false; },
+};"""
+
+
+def _html_attr(value):
+    return value.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def _js_string(value):
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def page_meta(metadata):
+    """The <meta>/<title> lines a wrapper page gets from `// META: timeout=long` and `title=`."""
+    out = []
+    for k, v in metadata:
+        if k == "timeout" and v == "long":
+            out.append('<meta name="timeout" content="long">')
+        elif k == "title":
+            out.append("<title>%s</title>" % v.replace("&", "&amp;").replace("<", "&lt;"))
+    return out
+
+
+def wrapper_page(kind, path, query, metadata):
+    """The generated page of a test, as upstream's tools/serve writes it: `kind` "window"
+    (X.window.html), "any" (X.any.html) or "worker" (X.any.worker.html, X.worker.html, which
+    run `path` + `query` in a dedicated worker); `path` is the script's URL path."""
+    lines = ["<!doctype html>", "<meta charset=utf-8>"] + page_meta(metadata)
+    if kind == "any":
+        lines.append(GLOBAL_WINDOW)
+    lines += ['<script src="/resources/testharness.js"></script>',
+              '<script src="/resources/testharnessreport.js"></script>']
+    if kind == "worker":
+        lines += ["<div id=log></div>", "<script>",
+                  f'fetch_tests_from_worker(new Worker("{_js_string(path + query)}"));', "</script>"]
+        return "\n".join(lines) + "\n"
+    lines += [f'<script src="{_html_attr(v)}"></script>' for k, v in metadata if k == "script"]
+    lines += ["<div id=log></div>", f'<script src="{_html_attr(path)}"></script>']
+    return "\n".join(lines) + "\n"
+
+
+def worker_script(path, metadata):
+    """X.any.worker.js: testharness.js, the META scripts and the test (`path`), in a worker."""
+    lines = [GLOBAL_WORKER, 'importScripts("/resources/testharness.js");']
+    for k, v in metadata:
+        if k == "script":
+            lines.append(f'importScripts("{_js_string(v)}")')
+        elif k == "title":
+            lines.append(f'self.META_TITLE = "{_js_string(v)}";')
+    lines += [f'importScripts("{_js_string(path)}");', "done();"]
+    return "\n".join(lines) + "\n"
+
+
+class Wrapper:
+    """A page or worker script generated from a test's source file, as upstream's
+    tools/serve does: the source's headers files apply (its folder's __dir__[.sub].headers,
+    then its own X[.sub].headers), then the pipes (`.sub.` in the script's name, `?pipe=`).
+    A scope the source's `// META: global=` does not list is a 404; a name whose source
+    does not exist is served as a plain file."""
+
+    # kind -> [(URL suffix, source suffix, suffix of the script the page loads)], and the
+    # scope whose `global=` listing exposes the page.
+    KINDS = {
+        "window": ([(".window.html", ".window.js", ".window.js")], None),
+        "any": ([(".any.html", ".any.js", ".any.js")], "window"),
+        "worker": ([(".any.worker.html", ".any.js", ".any.worker.js"),
+                    (".worker.html", ".worker.js", ".worker.js")], "dedicatedworker"),
+        "worker-script": ([(".any.worker.js", ".any.js", ".any.js")], None),
+    }
+
+    def __init__(self, tree, kind, fallback):
+        self.tree, self.kind, self.fallback = tree, kind, fallback
+        self.suffixes, self.scope = self.KINDS[kind]
+
+    def __call__(self, request, response):
+        url_path = request.url_parts.path
+        for suffix, source_suffix, script_suffix in self.suffixes:
+            if url_path.endswith(suffix):
+                break
+        else:
+            raise HTTPException(404)
+        stem = url_path[: -len(suffix)]
+        source = handlers.filesystem_path(self.tree, request)[: -len(suffix)] + source_suffix
+        if not os.path.isfile(source):
+            return self.fallback(request, response)
+        metadata = manifest.script_metadata(manifest.read(source))
+        if self.scope == "window" and "window" not in manifest.any_scopes(metadata) or \
+                self.scope == "dedicatedworker" and source_suffix == ".any.js" and \
+                "dedicatedworker" not in manifest.any_scopes(metadata):
+            raise HTTPException(404, f"this test does not run in the {self.scope} scope")
+        script = stem + script_suffix
+        query = "?" + request.url_parts.query if request.url_parts.query else ""
+        if self.kind == "worker-script":
+            response.headers.set("Content-Type", "text/javascript")
+            response.content = worker_script(script, metadata)
+        else:
+            response.headers.set("Content-Type", "text/html")
+            response.content = wrapper_page(self.kind, script, query, metadata)
+        for name, value in handlers.load_headers(request, source):
+            response.headers.set(name, value)
+        handlers.wrap_pipeline(script, request, response)
 
 
 def make_routes(tree):
@@ -85,28 +222,7 @@ def make_routes(tree):
         location = request.GET.first(b"location").decode()
         return status, [("Location", location), ("Content-Type", "text/plain")], f"Redirecting to {location}"
 
-    def generated(strip, content_type, make):
-        """A file generated from a test's source: the request's path minus `strip`, plus
-        `.js`, names the source; the source's headers files apply to what is generated."""
-        @handlers.handler
-        def h(request, response):
-            js = request.url_parts.path[: -len(strip)] + ".js"
-            source_path = os.path.join(tree, js.lstrip("/"))
-            if not os.path.isfile(source_path):
-                return 404, [], "no such test"
-            with open(source_path, encoding="utf-8") as f:
-                source = f.read()
-            headers = [("Content-Type", content_type)] + handlers.load_headers(request, source_path)
-            return headers, make(os.path.basename(js), source)
-        return h
-
-    def wrapper(kind):
-        strip = ".worker.html" if kind == "worker" else ".html"
-        return generated(strip, "text/html", lambda name, source: wrapper_page(name, source, kind))
-
-    # X.any.worker.js: the worker side of X.any.worker.html.
-    worker_script = generated(".worker.js", "text/javascript", worker_script_for)
-
+    files = SizedFileHandler()
     return [
         ("GET", "/resources/testharnessreport.js", report),
         ("GET", "/resources/testharness.js", harness_file("testharness.js")),
@@ -114,85 +230,50 @@ def make_routes(tree):
         ("GET", "/resources/WebIDLParser.js", harness_file("webidl2.js")),
         ("GET", "/interfaces/*.idl", interfaces),
         ("*", "/common/redirect.py", redirect),
-        ("GET", "*.window.html", wrapper("window")),
-        ("GET", "*.any.worker.html", wrapper("worker")),
-        ("GET", "*.any.worker.js", worker_script),
-        ("GET", "*.any.html", wrapper("any")),
-    ] + [(m, p, SizedFileHandler() if p == "*" else h) for (m, p, h) in default_routes]
-
-
-META = re.compile(r"^//\s*META:\s*(\w+)=(.*)$")
-
-
-def metas(source):
-    """The `// META: key=value` lines at the top of a test's source."""
-    out = []
-    for line in source.splitlines():
-        m = META.match(line.strip())
-        if not m:
-            if line.strip() and not line.strip().startswith("//"):
-                break
-            continue
-        out.append((m.group(1), m.group(2).strip()))
-    return out
-
-
-def any_globals(source):
-    """The scopes a .any.js test runs in that this engine has ("window", "dedicatedworker"),
-    from `// META: global=` (WPT's default: window and dedicated worker)."""
-    wanted = set()
-    values = [v for k, v in metas(source) if k == "global"]
-    for v in values:
-        for g in v.split(","):
-            g = g.strip()
-            if g in ("window", "dedicatedworker"):
-                wanted.add(g)
-            elif g == "worker":
-                wanted.add("dedicatedworker")
-    return wanted if values else {"window", "dedicatedworker"}
-
-
-def worker_script_for(script_name, source):
-    """X.any.worker.js: testharness.js, the META scripts and the test, in a worker."""
-    lines = ['importScripts("/resources/testharness.js");',
-             "self.GLOBAL = { isWindow: () => false, isWorker: () => true, isShadowRealm: () => false };"]
-    lines += [f"importScripts({s!r});" for k, s in metas(source) if k == "script"]
-    lines += [f"importScripts({script_name!r});", "done();"]
-    return "\n".join(lines) + "\n"
-
-
-def wrapper_page(script_name, source, kind):
-    """The generated page of a .window.js or .any.js test (window scope), as WPT serves it."""
-    meta = metas(source)
-    scripts = [v for k, v in meta if k == "script"]
-    title = next((v for k, v in meta if k == "title"), None)
-    timeout = "long" if ("timeout", "long") in meta else None
-    head = ['<!doctype html>', '<meta charset="utf-8">']
-    if timeout:
-        head.append('<meta name="timeout" content="long">')
-    if title:
-        head.append(f"<title>{title}</title>")
-    head += ['<script src="/resources/testharness.js"></script>',
-             '<script src="/resources/testharnessreport.js"></script>']
-    if kind == "worker":
-        worker = script_name[: -len(".js")] + ".worker.js"
-        head.append(f'<div id="log"></div>\n<script>fetch_tests_from_worker(new Worker("{worker}"));</script>')
-        return "\n".join(head) + "\n"
-    if kind == "any":
-        head.append("<script>self.GLOBAL = { isWindow: () => true, isWorker: () => false, isShadowRealm: () => false };</script>")
-    head += [f'<script src="{s}"></script>' for s in scripts]
-    head.append(f'<div id="log"></div>\n<script src="{script_name}"></script>')
-    return "\n".join(head) + "\n"
+        ("GET", "*.any.worker.js", Wrapper(tree, "worker-script", files)),
+        ("GET", "*.worker.html", Wrapper(tree, "worker", files)),
+        ("GET", "*.window.html", Wrapper(tree, "window", files)),
+        ("GET", "*.any.html", Wrapper(tree, "any", files)),
+    ] + [(m, p, files if p == "*" else h) for (m, p, h) in default_routes]
 
 
 class Servers:
-    """wptserve on every host and port; `ca_path` is the test CA to trust."""
+    """wptserve on every host and port (`ports`: {"http": [a, b], "https": [c, d]}, PORTS by
+    default), with wptserve's stash for python handlers; `ca_path` is the test CA to
+    trust, `config` wptserve's config (what `.sub.` substitutions read)."""
 
-    def __init__(self, tree, cert_dir):
+    def __init__(self, tree, cert_dir, ports=None):
         self.tree = os.path.abspath(tree)
+        self.cert_dir = cert_dir
+        self.ports = ports or PORTS
+        self.servers = []
+        self._entered = []
+
+    def __enter__(self):
+        try:
+            self._start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _enter(self, context):
+        value = context.__enter__()
+        self._entered.append(context)
+        return value
+
+    def _start(self):
         logger = logging.getLogger("wptserve")
         logger.setLevel(logging.WARNING)
-        self.ssl_env = OpenSSLEnvironment(logger, base_path=cert_dir)
+        ssl_env = OpenSSLEnvironment(logger, base_path=self.cert_dir)
+        self._enter(ssl_env)
+        hosts = all_hosts()
+        self.ca_path = ssl_env.ca_cert_path(hosts)
+        key, cert = ssl_env.host_cert_path(hosts)
+        if not covers(cert, hosts):
+            # wptserve reuses a valid host certificate whatever names it has (it checks
+            # only the date): one made for fewer hosts is made again, by the same CA.
+            key, cert = ssl_env._generate_host_cert(tuple(sorted(hosts, key=len)))
         builder = ConfigBuilder(
             logger,
             subdomains=SUBDOMAINS,
@@ -200,31 +281,26 @@ class Servers:
             browser_host=BROWSER_HOST,
             alternate_hosts={"alt": ALT_HOST},
             doc_root=self.tree,
-            ports=PORTS,
-            ssl={"type": "none"},
+            ports=self.ports,
+            ssl={"type": "pregenerated",
+                 "pregenerated": {"host_key_path": key, "host_cert_path": cert, "ca_cert_path": self.ca_path}},
         )
-        self._builder = builder
-        self.servers = []
-
-    def __enter__(self):
-        self.ssl_env.__enter__()
-        self.config = self._builder.__enter__()
-        hosts = sorted(self.config.domains_set | self.config.not_domains_set)
-        self.ca_path = self.ssl_env.ca_cert_path(hosts)
-        key, cert = self.ssl_env.host_cert_path(hosts)
+        self.config = self._enter(builder)
+        self._enter(stash.StashServer(("127.0.0.1", 0), authkey=str(uuid.uuid4())))
         routes = make_routes(self.tree)
-        for scheme, ports in PORTS.items():
+        for scheme, ports in self.config.ports.items():
             for port in ports:
+                https = scheme == "https"
                 s = server.WebTestHttpd(
-                    host="127.0.0.1", port=port, doc_root=self.tree, routes=routes,
-                    use_ssl=scheme == "https", key_file=key if scheme == "https" else None,
-                    certificate=cert if scheme == "https" else None, config=self.config)
+                    host="127.0.0.1", port=port, doc_root=self.tree, routes=routes, use_ssl=https,
+                    key_file=self.config.ssl_config["key_path"] if https else None,
+                    certificate=self.config.ssl_config["cert_path"] if https else None, config=self.config)
                 s.start()
                 self.servers.append(s)
-        return self
 
     def __exit__(self, *args):
         for s in self.servers:
             s.stop()
-        self._builder.__exit__(*args)
-        self.ssl_env.__exit__(*args)
+        self.servers = []
+        while self._entered:
+            self._entered.pop().__exit__(*args)
