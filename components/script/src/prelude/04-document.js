@@ -90,6 +90,17 @@
     get text() { return this.textContent; }
   }
   tag(HTMLScriptElement, "HTMLScriptElement");
+  // <meta> (https://html.spec.whatwg.org/#the-meta-element): name, content and http-equiv
+  // reflect their attributes (testharness.js reads `name` and `content` for timeouts).
+  class HTMLMetaElement extends HTMLElement {
+    get name() { return this.getAttribute("name") || ""; }
+    set name(v) { this.setAttribute("name", v); }
+    get content() { return this.getAttribute("content") || ""; }
+    set content(v) { this.setAttribute("content", v); }
+    get httpEquiv() { return this.getAttribute("http-equiv") || ""; }
+    set httpEquiv(v) { this.setAttribute("http-equiv", v); }
+  }
+  tag(HTMLMetaElement, "HTMLMetaElement");
   // iframes (https://html.spec.whatwg.org/#the-iframe-element): an <iframe src> in the
   // document gets a child browsing context from the engine (host.loadFrame); its window
   // arrives through hooks.attachFrame and its load through hooks.frameLoaded.
@@ -173,7 +184,7 @@
       try { host.runScript(el.textContent, init.url); } catch (e) { reportError(e); } finally { currentScript = previous; }
     }
   }
-  const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement };
+  const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement, meta: HTMLMetaElement };
 
   // Selectors: compound selectors (type, #id, .class, [attr], [attr=value], *), the
   // descendant and child combinators, and selector lists.
