@@ -319,21 +319,24 @@ pub(super) unsafe fn capture_current_stack(
     max_frames: u32,
     out: mozjs::rust::MutableHandleObject,
 ) -> bool {
-    // SAFETY: the capture options are initialised by JS_StackCapture_MaxFrames before use;
-    // `out` is a rooted location.
-    unsafe {
-        let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
-        jsapi::JS_StackCapture_MaxFrames(max_frames, capture.as_mut_ptr());
-        rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
-        if !jsapi::JS::CaptureCurrentStack(
+    let mut capture = std::mem::MaybeUninit::<jsapi::JS::StackCapture>::uninit();
+    // SAFETY: `capture` is writable storage for one StackCapture, which this initialises.
+    unsafe { jsapi::JS_StackCapture_MaxFrames(max_frames, capture.as_mut_ptr()) };
+    rooted!(in(cx) let no_start = ptr::null_mut::<JSObject>());
+    // SAFETY: per the contract, `cx` is this thread's context where it may GC; the capture
+    // options were initialised above; `out` and `no_start` are rooted locations.
+    let captured = unsafe {
+        jsapi::JS::CaptureCurrentStack(
             cx,
             out.into(),
             capture.as_mut_ptr(),
             no_start.handle().into(),
-        ) {
-            jsapi::JS_ClearPendingException(cx);
-            return false;
-        }
+        )
+    };
+    if !captured {
+        // SAFETY: `cx` is this thread's live context.
+        unsafe { jsapi::JS_ClearPendingException(cx) };
+        return false;
     }
     true
 }
@@ -354,13 +357,19 @@ pub(super) unsafe fn saved_frame_slot(obj: *mut JSObject, index: u32) -> Value {
 /// # Safety
 /// `obj` must be null or a live object.
 pub(super) unsafe fn is_saved_frame(obj: *mut JSObject) -> bool {
-    // SAFETY: per the contract; a class's name is a static C string.
-    unsafe {
-        !obj.is_null() && {
-            let class = mozjs::rust::get_object_class(obj);
-            !class.is_null() && CStr::from_ptr((*class).name) == c"SavedFrame"
-        }
+    if obj.is_null() {
+        return false;
     }
+    // SAFETY: per the contract, `obj` is a live (non-null) object.
+    let class = unsafe { mozjs::rust::get_object_class(obj) };
+    if class.is_null() {
+        return false;
+    }
+    // SAFETY: `class` is the live object's non-null, static JSClass.
+    let name = unsafe { (*class).name };
+    // SAFETY: a class's name is a static, NUL-terminated C string.
+    let name = unsafe { CStr::from_ptr(name) };
+    name == c"SavedFrame"
 }
 
 /// The window whose realm a SavedFrame was captured in, and the muted-errors flag of its
@@ -398,14 +407,17 @@ pub(super) unsafe fn saved_frame_window(obj: *mut JSObject) -> Option<usize> {
 pub(super) unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> {
     use jsapi::JS::{SavedFrameResult, SavedFrameSelfHosted::Exclude};
     let mut frames = Vec::new();
-    // SAFETY: every frame object is rooted while accessors run on it.
-    unsafe {
+    // Every frame object is rooted while accessors run on it.
+    {
         rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
-        if !capture_current_stack(cx, agent.max_frames, stack.handle_mut()) {
+        // SAFETY: per the contract, `cx` is this thread's context where it may GC; `stack`
+        // is rooted.
+        if !unsafe { capture_current_stack(cx, agent.max_frames, stack.handle_mut()) } {
             return frames;
         }
         if agent.read_slots {
-            if let Some(mut fast) = frames_from_slots(stack.get(), agent) {
+            // SAFETY: `stack` is the rooted result of `CaptureCurrentStack` on this thread.
+            if let Some(mut fast) = unsafe { frames_from_slots(stack.get(), agent) } {
                 fast.reverse();
                 return fast;
             }
@@ -419,24 +431,41 @@ pub(super) unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec
             let (mut source_id, mut line) = (0u32, 0u32);
             let mut column = jsapi::JS::TaggedColumnNumberOneOrigin { value_: 0 };
             let h = frame.handle();
-            if jsapi::GetSavedFrameSourceId(cx, ptr::null_mut(), h.into(), &mut source_id, Exclude)
-                != SavedFrameResult::Ok
-                || jsapi::GetSavedFrameLine(cx, ptr::null_mut(), h.into(), &mut line, Exclude)
-                    != SavedFrameResult::Ok
-                || jsapi::GetSavedFrameColumn(cx, ptr::null_mut(), h.into(), &mut column, Exclude)
-                    != SavedFrameResult::Ok
-            {
+            // `h` is a rooted handle to a SavedFrame (from the capture or a parent accessor);
+            // null principals means "the system", which sees every frame.
+            // SAFETY: `cx` is this thread's context; `h` is a rooted SavedFrame; `source_id`
+            // is a local out-parameter.
+            let source_ok = unsafe {
+                jsapi::GetSavedFrameSourceId(cx, ptr::null_mut(), h.into(), &mut source_id, Exclude)
+            } == SavedFrameResult::Ok;
+            // SAFETY: `cx` is this thread's context; `h` is a rooted SavedFrame; `line` is a
+            // local out-parameter.
+            let line_ok = source_ok
+                && unsafe {
+                    jsapi::GetSavedFrameLine(cx, ptr::null_mut(), h.into(), &mut line, Exclude)
+                } == SavedFrameResult::Ok;
+            // SAFETY: `cx` is this thread's context; `h` is a rooted SavedFrame; `column` is a
+            // local out-parameter.
+            let column_ok = line_ok
+                && unsafe {
+                    jsapi::GetSavedFrameColumn(cx, ptr::null_mut(), h.into(), &mut column, Exclude)
+                } == SavedFrameResult::Ok;
+            if !column_ok {
                 break;
             }
             frames.push(agent.raw_frame(source_id, line, column.value_));
-            if jsapi::GetSavedFrameParent(
-                cx,
-                ptr::null_mut(),
-                h.into(),
-                parent.handle_mut().into(),
-                Exclude,
-            ) != SavedFrameResult::Ok
-            {
+            // SAFETY: `cx` is this thread's context; `h` is a rooted SavedFrame and `parent`
+            // a rooted location; null principals see every frame.
+            let parent_result = unsafe {
+                jsapi::GetSavedFrameParent(
+                    cx,
+                    ptr::null_mut(),
+                    h.into(),
+                    parent.handle_mut().into(),
+                    Exclude,
+                )
+            };
+            if parent_result != SavedFrameResult::Ok {
                 break;
             }
             frame.set(parent.get());
@@ -472,13 +501,18 @@ pub(super) unsafe fn frames_from_slots(
     let mut out = Vec::with_capacity(32);
     let mut obj = top;
     let mut first = true;
-    // SAFETY: as the function's contract; the class check comes before any slot read.
-    unsafe {
-        let slot = |obj: *mut JSObject, index: u32| saved_frame_slot(obj, index);
+    // As the function's contract: every `obj` below is a live frame reachable from `top`,
+    // and the class check comes before any slot read.
+    {
+        // SAFETY: only called on `obj` after its class check in this loop (a live
+        // SavedFrame), with `index` one of the SLOT_* constants of its layout.
+        let slot = |obj: *mut JSObject, index: u32| unsafe { saved_frame_slot(obj, index) };
         while !obj.is_null() {
-            let class = mozjs::rust::get_object_class(obj);
+            // SAFETY: `obj` is a live, non-null object reachable from `top`.
+            let class = unsafe { mozjs::rust::get_object_class(obj) };
             if class != agent.saved_frame_class {
-                if !is_saved_frame(obj) {
+                // SAFETY: `obj` is a live, non-null object.
+                if !unsafe { is_saved_frame(obj) } {
                     return None;
                 }
                 agent.saved_frame_class = class;
@@ -500,7 +534,8 @@ pub(super) unsafe fn frames_from_slots(
                 line.to_int32() as u32,
                 column.to_int32() as u32,
             );
-            let (window, muted) = saved_frame_principals(obj);
+            // SAFETY: `obj` is a live SavedFrame (class-checked above).
+            let (window, muted) = unsafe { saved_frame_principals(obj) };
             if let Some(window) = window {
                 frame.realm = realm_of(window);
             }

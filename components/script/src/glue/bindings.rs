@@ -73,17 +73,19 @@ type Native = Box<dyn Any>;
 
 unsafe extern "C" fn finalize_reflector(_gcx: *mut jsapi::JS::GCContext, obj: *mut JSObject) {
     super::guarded((), || {
-        // SAFETY: `obj` is a reflector being finalized on the main thread (FOREGROUND_FINALIZE);
-        // its slot holds the pointer `return_reflector` made with `Box::into_raw`, or undefined.
-        unsafe {
-            let mut slot = UndefinedValue();
-            mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot);
-            if !slot.is_undefined() {
-                let native = slot.to_private() as *mut Native;
-                if !native.is_null() {
-                    jsapi::JS_SetReservedSlot(obj, 0, &UndefinedValue());
-                    drop(Box::from_raw(native));
-                }
+        // `obj` is a reflector being finalized on the main thread (FOREGROUND_FINALIZE).
+        let mut slot = UndefinedValue();
+        // SAFETY: `obj` is a live reflector, whose class has one reserved slot (0).
+        unsafe { mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot) };
+        if !slot.is_undefined() {
+            let native = slot.to_private() as *mut Native;
+            if !native.is_null() {
+                // SAFETY: `obj` is a live reflector with reserved slot 0; clearing it leaves
+                // no dangling pointer behind once the box is freed below.
+                unsafe { jsapi::JS_SetReservedSlot(obj, 0, &UndefinedValue()) };
+                // SAFETY: the slot held the pointer `return_reflector` made with
+                // `Box::into_raw`, freed only here (the finalizer runs once).
+                drop(unsafe { Box::from_raw(native) });
             }
         }
     })
@@ -199,18 +201,20 @@ impl<'a> Val<'a> {
 
     /// ToNumber (<https://tc39.es/ecma262/#sec-tonumber>); may run script.
     pub fn to_number(self) -> Fallible<f64> {
-        // SAFETY: `cx` is the context of the running call; the value is rooted.
-        unsafe {
-            let mut wrapper = super::wrap_cx(self.cx);
-            mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(self.v))
-                .map_err(|()| Error::Thrown)
-        }
+        // SAFETY: `cx` is the live context of the running call.
+        let mut wrapper = unsafe { super::wrap_cx(self.cx) };
+        // SAFETY: the value is rooted for the running call.
+        let v = unsafe { mozjs::rust::Handle::from_raw(self.v) };
+        // SAFETY: `wrapper` is the call's live context and `v` a rooted value.
+        unsafe { mozjs::rust::ToNumber(&mut wrapper, v) }.map_err(|()| Error::Thrown)
     }
 
     /// ToBoolean (<https://tc39.es/ecma262/#sec-toboolean>).
     pub fn to_boolean(self) -> bool {
-        // SAFETY: the value is rooted.
-        unsafe { mozjs::rust::ToBoolean(mozjs::rust::Handle::from_raw(self.v)) }
+        // SAFETY: the value is rooted for the running call.
+        let v = unsafe { mozjs::rust::Handle::from_raw(self.v) };
+        // SAFETY: `v` is a valid handle to a rooted value; ToBoolean runs no script.
+        unsafe { mozjs::rust::ToBoolean(v) }
     }
 
     /// ToString (<https://tc39.es/ecma262/#sec-tostring>); may run script.
@@ -227,69 +231,104 @@ impl<'a> Val<'a> {
         }
         let cx = self.cx;
         let mut out = Vec::new();
-        // SAFETY: every value below is rooted before the next call that can GC.
-        unsafe {
+        // Every value below is rooted before the next call that can GC.
+        {
             rooted!(in(cx) let obj = self.v.to_object());
-            rooted!(in(cx) let id = jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::iterator));
+            // SAFETY: `cx` is the live context of the running call; a symbol key needs
+            // nothing else, and is rooted on the next line.
+            let id =
+                unsafe { jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::iterator) };
+            rooted!(in(cx) let id = id);
             rooted!(in(cx) let mut method = UndefinedValue());
-            if !jsapi::JS_GetPropertyById(
-                cx,
-                obj.handle().into(),
-                id.handle().into(),
-                method.handle_mut().into(),
-            ) {
+            // SAFETY: `cx` is the live context, in the call's realm; `obj`, `id` and `method`
+            // are rooted.
+            let got = unsafe {
+                jsapi::JS_GetPropertyById(
+                    cx,
+                    obj.handle().into(),
+                    id.handle().into(),
+                    method.handle_mut().into(),
+                )
+            };
+            if !got {
                 return Err(Error::Thrown);
             }
-            if !method.get().is_object() || !jsapi::JS::IsCallable(method.get().to_object()) {
+            if !method.get().is_object()
+                // SAFETY: the method is a rooted object (only evaluated if it is one).
+                || !unsafe { jsapi::JS::IsCallable(method.get().to_object()) }
+            {
                 return Err(Error::Type("a sequence must be an iterable object".into()));
             }
             rooted!(in(cx) let mut iterator = UndefinedValue());
-            call0(
-                cx,
-                obj.handle().into(),
-                method.handle().into(),
-                iterator.handle_mut(),
-            )?;
+            // SAFETY: `cx` is the live context, in a realm; `obj`, `method` and `iterator`
+            // are rooted.
+            unsafe {
+                call0(
+                    cx,
+                    obj.handle().into(),
+                    method.handle().into(),
+                    iterator.handle_mut(),
+                )
+            }?;
             if !iterator.get().is_object() {
                 return Err(Error::Type("@@iterator did not return an object".into()));
             }
             rooted!(in(cx) let iter_obj = iterator.get().to_object());
             rooted!(in(cx) let mut next = UndefinedValue());
-            get_property(
-                cx,
-                iter_obj.handle().into(),
-                c"next".as_ptr(),
-                next.handle_mut(),
-            )?;
-            loop {
-                rooted!(in(cx) let mut result = UndefinedValue());
-                call0(
+            // SAFETY: `cx` is the live context, in a realm; `iter_obj` is rooted; `next` is a
+            // rooted location.
+            unsafe {
+                get_property(
                     cx,
                     iter_obj.handle().into(),
-                    next.handle().into(),
-                    result.handle_mut(),
-                )?;
+                    c"next".as_ptr(),
+                    next.handle_mut(),
+                )
+            }?;
+            loop {
+                rooted!(in(cx) let mut result = UndefinedValue());
+                // SAFETY: `cx` is the live context, in a realm; `iter_obj`, `next` and
+                // `result` are rooted.
+                unsafe {
+                    call0(
+                        cx,
+                        iter_obj.handle().into(),
+                        next.handle().into(),
+                        result.handle_mut(),
+                    )
+                }?;
                 if !result.get().is_object() {
                     return Err(Error::Type("an iterator result is not an object".into()));
                 }
                 rooted!(in(cx) let result_obj = result.get().to_object());
                 rooted!(in(cx) let mut done = UndefinedValue());
-                get_property(
-                    cx,
-                    result_obj.handle().into(),
-                    c"done".as_ptr(),
-                    done.handle_mut(),
-                )?;
-                if mozjs::rust::ToBoolean(mozjs::rust::Handle::from_raw(done.handle().into())) {
+                // SAFETY: `cx` is the live context, in a realm; `result_obj` is rooted;
+                // `done` is a rooted location.
+                unsafe {
+                    get_property(
+                        cx,
+                        result_obj.handle().into(),
+                        c"done".as_ptr(),
+                        done.handle_mut(),
+                    )
+                }?;
+                // SAFETY: `done` is rooted, so its raw handle is valid for this use.
+                let done = unsafe { mozjs::rust::Handle::from_raw(done.handle().into()) };
+                // SAFETY: `done` is a valid handle to a rooted value; ToBoolean runs no script.
+                if unsafe { mozjs::rust::ToBoolean(done) } {
                     return Ok(out);
                 }
                 rooted!(in(cx) let mut value = UndefinedValue());
-                get_property(
-                    cx,
-                    result_obj.handle().into(),
-                    c"value".as_ptr(),
-                    value.handle_mut(),
-                )?;
+                // SAFETY: `cx` is the live context, in a realm; `result_obj` is rooted;
+                // `value` is a rooted location.
+                unsafe {
+                    get_property(
+                        cx,
+                        result_obj.handle().into(),
+                        c"value".as_ptr(),
+                        value.handle_mut(),
+                    )
+                }?;
                 out.push(f(Val {
                     cx,
                     v: value.handle().into(),
@@ -344,19 +383,24 @@ impl CallCtx<'_> {
         if !this.is_object() {
             return Err(illegal());
         }
-        // SAFETY: `this` is rooted by the call; a reflector's slot holds a live `Native`
-        // (it is only freed by the finalizer, which cannot run while `this` is rooted).
-        unsafe {
+        // `this` is rooted by the call.
+        {
             let obj = this.to_object();
-            if !ptr::eq(mozjs::rust::get_object_class(obj), &REFLECTOR_CLASS) {
+            // SAFETY: `obj` is a live object, rooted by the call.
+            let class = unsafe { mozjs::rust::get_object_class(obj) };
+            if !ptr::eq(class, &REFLECTOR_CLASS) {
                 return Err(illegal());
             }
             let mut slot = UndefinedValue();
-            mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot);
+            // SAFETY: `obj` is a live reflector (class-checked), whose class has one reserved
+            // slot (0).
+            unsafe { mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot) };
             if slot.is_undefined() {
                 return Err(illegal());
             }
-            let native = &*(slot.to_private() as *const Native);
+            // SAFETY: a reflector's slot holds a live `Native` (it is only freed by the
+            // finalizer, which cannot run while `this` is rooted).
+            let native = unsafe { &*(slot.to_private() as *const Native) };
             match native.downcast_ref::<T>() {
                 Some(t) => Ok(f(t)),
                 None => Err(illegal()),
@@ -381,36 +425,56 @@ impl CallCtx<'_> {
     /// its prototype is `new.target.prototype` when that is an object, else the interface's.
     pub fn return_reflector<T: DomObject>(&mut self, object: T) -> Fallible<()> {
         let cx = self.cx;
-        // SAFETY: every GC pointer is rooted before the next call that can GC; the boxed
-        // object's pointer goes into the reflector's slot and is freed by its finalizer.
-        unsafe {
+        // Every GC pointer is rooted before the next call that can GC; the boxed object's
+        // pointer goes into the reflector's slot and is freed by its finalizer.
+        {
             rooted!(in(cx) let mut proto = UndefinedValue());
             rooted!(in(cx) let target = self.args.new_target().get().to_object());
-            get_property(
-                cx,
-                target.handle().into(),
-                c"prototype".as_ptr(),
-                proto.handle_mut(),
-            )?;
-            if !proto.get().is_object()
-                && !jsapi::JS_GetProperty(
+            // SAFETY: `cx` is the call's live context, in its realm; `target` is rooted and
+            // `proto` a rooted location.
+            unsafe {
+                get_property(
                     cx,
-                    self.callee,
+                    target.handle().into(),
                     c"prototype".as_ptr(),
-                    proto.handle_mut().into(),
+                    proto.handle_mut(),
                 )
+            }?;
+            if !proto.get().is_object()
+                // SAFETY: `cx` is the call's live context; the callee is rooted by the call
+                // and `proto` is a rooted location.
+                && !unsafe {
+                    jsapi::JS_GetProperty(
+                        cx,
+                        self.callee,
+                        c"prototype".as_ptr(),
+                        proto.handle_mut().into(),
+                    )
+                }
             {
                 return Err(Error::Thrown);
             }
             rooted!(in(cx) let proto_obj = if proto.get().is_object() { proto.get().to_object() } else { ptr::null_mut() });
-            rooted!(in(cx) let obj = jsapi::JS_NewObjectWithGivenProto(cx, &REFLECTOR_CLASS, proto_obj.handle().into()));
+            // SAFETY: `cx` is the call's live context, in its realm; `REFLECTOR_CLASS` is
+            // static and `proto_obj` rooted; the object is rooted on the next line.
+            let new_obj = unsafe {
+                jsapi::JS_NewObjectWithGivenProto(cx, &REFLECTOR_CLASS, proto_obj.handle().into())
+            };
+            rooted!(in(cx) let obj = new_obj);
             if obj.get().is_null() {
                 return Err(Error::Thrown);
             }
             let native: *mut Native = Box::into_raw(Box::new(Box::new(object) as Native));
-            jsapi::JS_SetReservedSlot(obj.get(), 0, &PrivateValue(native as *const c_void));
+            // SAFETY: `obj` is a rooted, fresh reflector with reserved slot 0; the slot takes
+            // ownership of the box, which its finalizer frees.
+            unsafe {
+                jsapi::JS_SetReservedSlot(obj.get(), 0, &PrivateValue(native as *const c_void))
+            };
+            // SAFETY: `native` is the box just leaked, alive until `obj`'s finalizer, which
+            // cannot run while `obj` is rooted here and then held by the object's reflector.
+            let native = unsafe { &*native };
             #[allow(clippy::expect_used, reason = "the box was made from a T just above")]
-            let object = (*native).downcast_ref::<T>().expect("just boxed");
+            let object = native.downcast_ref::<T>().expect("just boxed");
             object.reflector().set(ObjectRoot::new(obj.get()));
             self.args.rval().set(ObjectValue(obj.get()));
         }
@@ -420,10 +484,12 @@ impl CallCtx<'_> {
     /// Makes a new promise the call's return value and gives a root of it.
     pub fn return_new_promise<T>(&mut self) -> Fallible<Promise<T>> {
         let cx = self.cx;
-        // SAFETY: the promise is rooted before anything can GC.
-        unsafe {
+        {
             rooted!(in(cx) let none = ptr::null_mut::<JSObject>());
-            rooted!(in(cx) let promise = jsapi::JS::NewPromiseObject(cx, none.handle().into()));
+            // SAFETY: `cx` is the call's live context, in its realm; `none` is rooted; the
+            // promise is rooted on the next line, before anything can GC.
+            let new_promise = unsafe { jsapi::JS::NewPromiseObject(cx, none.handle().into()) };
+            rooted!(in(cx) let promise = new_promise);
             if promise.get().is_null() {
                 return Err(Error::Thrown);
             }
@@ -439,12 +505,17 @@ impl CallCtx<'_> {
     /// (<https://webidl.spec.whatwg.org/#dfn-create-operation-function> step 2.2).
     pub fn reject_returned_promise(&mut self, error: Error) -> Fallible<()> {
         let cx = self.cx;
-        // SAFETY: rval holds the promise (rooted by the call); the reason is rooted.
-        unsafe {
+        // rval holds the promise (rooted by the call).
+        {
             rooted!(in(cx) let promise = self.args.rval().get().to_object());
             rooted!(in(cx) let mut reason = UndefinedValue());
-            exception_value(cx, self.dom_exception, &error, reason.handle_mut());
-            if !jsapi::JS::RejectPromise(cx, promise.handle().into(), reason.handle().into()) {
+            // SAFETY: `cx` is the call's live context, in its realm; `dom_exception` is
+            // rooted by the callee's reserved slot; `reason` is rooted.
+            unsafe { exception_value(cx, self.dom_exception, &error, reason.handle_mut()) };
+            // SAFETY: `cx` is the call's live context; `promise` and `reason` are rooted.
+            if !unsafe {
+                jsapi::JS::RejectPromise(cx, promise.handle().into(), reason.handle().into())
+            } {
                 return Err(Error::Thrown);
             }
         }
@@ -456,14 +527,26 @@ impl CallCtx<'_> {
 /// reserved slot, runs the generated member function, and turns an `Err` into an exception.
 unsafe extern "C" fn binding_native(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
     super::guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the callee is one of
-        // the functions `define_interface` made, whose slot 0 holds an Int32 member code.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        // The callee is one of the functions `define_interface` made, whose reserved slots
+        // hold an Int32 member code and the realm's DOMException.
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and
+            // `argc` arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             rooted!(in(cx) let callee = args.callee());
-            rooted!(in(cx) let dom_exception = *jsapi::GetFunctionNativeReserved(callee.get(), SLOT_DOM_EXCEPTION));
-            let code = (*jsapi::GetFunctionNativeReserved(callee.get(), SLOT_MEMBER)).to_int32();
-            let throw = |e: &Error| throw(cx, dom_exception.handle().into(), e);
+            // SAFETY: `callee` is a rooted function made by `binding_function`, with
+            // extended (native-reserved) slots.
+            let slot =
+                unsafe { jsapi::GetFunctionNativeReserved(callee.get(), SLOT_DOM_EXCEPTION) };
+            // SAFETY: `slot` points at the live callee's reserved Value, read at once.
+            rooted!(in(cx) let dom_exception = unsafe { *slot });
+            // SAFETY: as for the other slot: a rooted function made by `binding_function`.
+            let slot = unsafe { jsapi::GetFunctionNativeReserved(callee.get(), SLOT_MEMBER) };
+            // SAFETY: `slot` points at the live callee's reserved Value, read at once.
+            let code = unsafe { *slot }.to_int32();
+            // SAFETY: `cx` is the live context, in the call's realm; `dom_exception` is
+            // rooted for the whole call.
+            let throw = |e: &Error| unsafe { throw(cx, dom_exception.handle().into(), e) };
             let iface = INTERFACES[(code >> 16) as usize];
             let member = code & 0xffff;
             let (name, call) = if member == MEMBER_CONSTRUCTOR {
@@ -506,19 +589,21 @@ unsafe extern "C" fn binding_native(cx: *mut JSContext, argc: u32, vp: *mut Valu
 /// # Safety
 /// `cx` live and in a realm; `dom_exception` rooted.
 unsafe fn throw(cx: *mut JSContext, dom_exception: jsapi::HandleValue, error: &Error) -> bool {
-    // SAFETY: per the contract.
+    rooted!(in(cx) let mut value = UndefinedValue());
+    if matches!(error, Error::Thrown) {
+        return false;
+    }
+    // SAFETY: per the contract, `cx` is live and in a realm and `dom_exception` rooted;
+    // `value` is rooted.
+    unsafe { exception_value(cx, dom_exception, error, value.handle_mut()) };
+    // SAFETY: per the contract, `cx` is live; `value` is rooted.
     unsafe {
-        rooted!(in(cx) let mut value = UndefinedValue());
-        if matches!(error, Error::Thrown) {
-            return false;
-        }
-        exception_value(cx, dom_exception, error, value.handle_mut());
         jsapi::JS_SetPendingException(
             cx,
             value.handle().into(),
             jsapi::JS::ExceptionStackBehavior::Capture,
-        );
-    }
+        )
+    };
     false
 }
 
@@ -534,32 +619,41 @@ unsafe fn exception_value(
     error: &Error,
     mut out: mozjs::rust::MutableHandleValue,
 ) {
-    // SAFETY: per the contract; values are rooted before anything can GC.
-    unsafe {
+    // Values are rooted before anything can GC.
+    {
         let message = |m: &str| super::cstring(m);
-        let mut wrapper = super::wrap_cx(cx);
+        // SAFETY: per the contract, `cx` is the live context of this thread.
+        let mut wrapper = unsafe { super::wrap_cx(cx) };
         match error {
             Error::Type(m) => mozjs::error::throw_type_error(&mut wrapper, &message(m)),
             Error::Range(m) => mozjs::error::throw_range_error(&mut wrapper, &message(m)),
             Error::Dom { name, message: m } => {
                 rooted!(in(cx) let mut m_val = UndefinedValue());
                 rooted!(in(cx) let mut n_val = UndefinedValue());
-                new_string(cx, m, m_val.handle_mut());
-                new_string(cx, name, n_val.handle_mut());
+                // SAFETY: per the contract, `cx` is live and in a realm; `m_val` is rooted.
+                unsafe { new_string(cx, m, m_val.handle_mut()) };
+                // SAFETY: per the contract, `cx` is live and in a realm; `n_val` is rooted.
+                unsafe { new_string(cx, name, n_val.handle_mut()) };
                 rooted!(in(cx) let argv = mozjs::gc::ValueArray::<2>::new([m_val.get(), n_val.get()]));
                 rooted!(in(cx) let mut obj = ptr::null_mut::<JSObject>());
                 let args = HandleValueArray::from(&argv);
-                if jsapi::JS::Construct1(cx, dom_exception, &args, obj.handle_mut().into()) {
+                // SAFETY: per the contract, `cx` is live and in a realm and `dom_exception`
+                // rooted; the arguments (`argv`) and `obj` are rooted.
+                if unsafe {
+                    jsapi::JS::Construct1(cx, dom_exception, &args, obj.handle_mut().into())
+                } {
                     out.set(ObjectValue(obj.get()));
                     return;
                 }
             }
             Error::Thrown => {}
         }
-        if !jsapi::JS_GetPendingException(cx, out.reborrow().into()) {
+        // SAFETY: per the contract, `cx` is live; `out` is a rooted location.
+        if !unsafe { jsapi::JS_GetPendingException(cx, out.reborrow().into()) } {
             out.set(UndefinedValue());
         }
-        jsapi::JS_ClearPendingException(cx);
+        // SAFETY: per the contract, `cx` is live.
+        unsafe { jsapi::JS_ClearPendingException(cx) };
     }
 }
 
@@ -572,67 +666,87 @@ unsafe fn out_to_js(
     value: &Out,
     mut out: mozjs::rust::MutableHandleValue,
 ) -> bool {
-    // SAFETY: per the contract; every value is rooted before the next call that can GC.
-    unsafe {
-        match value {
-            Out::Undefined => out.set(UndefinedValue()),
-            Out::Bool(b) => out.set(BooleanValue(*b)),
-            Out::Number(n) => out.set(DoubleValue(*n)),
-            Out::String(s) => new_string(cx, s, out),
-            Out::Json(json) => {
-                rooted!(in(cx) let mut text = UndefinedValue());
-                new_string(cx, json, text.handle_mut());
-                if !text.get().is_string() {
-                    return false;
-                }
-                rooted!(in(cx) let s = text.get().to_string());
-                return jsapi::JS_ParseJSON1(cx, s.handle().into(), out.into());
+    // Per the contract, `cx` is live and in a realm; every value is rooted before the next
+    // call that can GC.
+    match value {
+        Out::Undefined => out.set(UndefinedValue()),
+        Out::Bool(b) => out.set(BooleanValue(*b)),
+        Out::Number(n) => out.set(DoubleValue(*n)),
+        // SAFETY: per the contract, `cx` is live and in a realm; `out` is rooted.
+        Out::String(s) => unsafe { new_string(cx, s, out) },
+        Out::Json(json) => {
+            rooted!(in(cx) let mut text = UndefinedValue());
+            // SAFETY: per the contract, `cx` is live and in a realm; `text` is rooted.
+            unsafe { new_string(cx, json, text.handle_mut()) };
+            if !text.get().is_string() {
+                return false;
             }
-            Out::Object(members) => {
-                rooted!(in(cx) let obj = jsapi::JS_NewPlainObject(cx));
-                if obj.get().is_null() {
+            rooted!(in(cx) let s = text.get().to_string());
+            // SAFETY: per the contract, `cx` is live and in a realm; `s` and `out` are rooted.
+            return unsafe { jsapi::JS_ParseJSON1(cx, s.handle().into(), out.into()) };
+        }
+        Out::Object(members) => {
+            // SAFETY: per the contract, `cx` is live and in a realm; the object is rooted on
+            // the next line, before anything can GC.
+            let new_obj = unsafe { jsapi::JS_NewPlainObject(cx) };
+            rooted!(in(cx) let obj = new_obj);
+            if obj.get().is_null() {
+                return false;
+            }
+            for (name, v) in members {
+                rooted!(in(cx) let mut member = UndefinedValue());
+                // SAFETY: as this function's contract; `member` is rooted.
+                if !unsafe { out_to_js(cx, v, member.handle_mut()) } {
                     return false;
                 }
-                for (name, v) in members {
-                    rooted!(in(cx) let mut member = UndefinedValue());
-                    if !out_to_js(cx, v, member.handle_mut()) {
-                        return false;
-                    }
-                    let name = super::cstring(name);
-                    if !jsapi::JS_DefineProperty(
+                let name = super::cstring(name);
+                // SAFETY: per the contract, `cx` is live and in a realm; `obj` and `member`
+                // are rooted; `name` is a C string outliving the call.
+                let defined = unsafe {
+                    jsapi::JS_DefineProperty(
                         cx,
                         obj.handle().into(),
                         name.as_ptr(),
                         member.handle().into(),
                         jsapi::JSPROP_ENUMERATE as u32,
-                    ) {
-                        return false;
-                    }
-                }
-                out.set(ObjectValue(obj.get()));
-            }
-            Out::Array(items) => {
-                rooted!(in(cx) let arr = jsapi::JS::NewArrayObject1(cx, items.len()));
-                if arr.get().is_null() {
+                    )
+                };
+                if !defined {
                     return false;
                 }
-                for (i, v) in items.iter().enumerate() {
-                    rooted!(in(cx) let mut item = UndefinedValue());
-                    if !out_to_js(cx, v, item.handle_mut()) {
-                        return false;
-                    }
-                    if !jsapi::JS_DefineElement(
+            }
+            out.set(ObjectValue(obj.get()));
+        }
+        Out::Array(items) => {
+            // SAFETY: per the contract, `cx` is live and in a realm; the array is rooted on
+            // the next line, before anything can GC.
+            let new_arr = unsafe { jsapi::JS::NewArrayObject1(cx, items.len()) };
+            rooted!(in(cx) let arr = new_arr);
+            if arr.get().is_null() {
+                return false;
+            }
+            for (i, v) in items.iter().enumerate() {
+                rooted!(in(cx) let mut item = UndefinedValue());
+                // SAFETY: as this function's contract; `item` is rooted.
+                if !unsafe { out_to_js(cx, v, item.handle_mut()) } {
+                    return false;
+                }
+                // SAFETY: per the contract, `cx` is live and in a realm; `arr` and `item` are
+                // rooted.
+                let defined = unsafe {
+                    jsapi::JS_DefineElement(
                         cx,
                         arr.handle().into(),
                         i as u32,
                         item.handle().into(),
                         jsapi::JSPROP_ENUMERATE as u32,
-                    ) {
-                        return false;
-                    }
+                    )
+                };
+                if !defined {
+                    return false;
                 }
-                out.set(ObjectValue(arr.get()));
             }
+            out.set(ObjectValue(arr.get()));
         }
     }
     true
@@ -651,18 +765,24 @@ unsafe fn binding_function(
     dom_exception: jsapi::HandleValue,
 ) -> *mut JSObject {
     let cname = super::cstring(name);
-    // SAFETY: per the contract.
-    unsafe {
-        let f =
-            jsapi::NewFunctionWithReserved(cx, Some(binding_native), length, flags, cname.as_ptr());
-        if f.is_null() {
-            return ptr::null_mut();
-        }
-        let obj = jsapi::JS_GetFunctionObject(f);
-        jsapi::SetFunctionNativeReserved(obj, SLOT_MEMBER, &Int32Value(code));
-        jsapi::SetFunctionNativeReserved(obj, SLOT_DOM_EXCEPTION, &*dom_exception.ptr);
-        obj
+    // SAFETY: per the contract, `cx` is live, in the realm being set up; `binding_native`
+    // is a JSNative and `cname` a C string outliving the call.
+    let f = unsafe {
+        jsapi::NewFunctionWithReserved(cx, Some(binding_native), length, flags, cname.as_ptr())
+    };
+    if f.is_null() {
+        return ptr::null_mut();
     }
+    // SAFETY: `f` is the live, non-null function just made (nothing GCs before the caller
+    // roots the object).
+    let obj = unsafe { jsapi::JS_GetFunctionObject(f) };
+    // SAFETY: `obj` was made with reserved (extended) slots, of which SLOT_MEMBER is one.
+    unsafe { jsapi::SetFunctionNativeReserved(obj, SLOT_MEMBER, &Int32Value(code)) };
+    // SAFETY: per the contract, `dom_exception` is a rooted handle, so its pointer is valid.
+    let dom_exception = unsafe { &*dom_exception.ptr };
+    // SAFETY: `obj` was made with reserved (extended) slots, of which SLOT_DOM_EXCEPTION is one.
+    unsafe { jsapi::SetFunctionNativeReserved(obj, SLOT_DOM_EXCEPTION, dom_exception) };
+    obj
 }
 
 /// Defines every generated interface exposed on `kind` on `global`
@@ -689,29 +809,36 @@ pub(super) unsafe fn define_interfaces(
             continue;
         }
         let code = |member: i32| ((index as i32) << 16) | member;
-        // SAFETY: per the contract; every object is rooted before the next call that can GC.
-        unsafe {
+        // Per the contract, `cx` is live and in `global`'s realm; every object is rooted
+        // before the next call that can GC.
+        {
             // The parent's interface object and prototype.
             rooted!(in(cx) let mut parent_ctor = UndefinedValue());
             rooted!(in(cx) let mut parent_proto = UndefinedValue());
             if let Some(parent) = iface.parent {
                 let p = super::cstring(parent);
-                if !jsapi::JS_GetProperty(cx, global, p.as_ptr(), parent_ctor.handle_mut().into())
-                    || !parent_ctor.get().is_object()
-                {
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `parent_ctor` are rooted; `p` is a C string
+                // outliving the call.
+                let got = unsafe {
+                    jsapi::JS_GetProperty(cx, global, p.as_ptr(), parent_ctor.handle_mut().into())
+                };
+                if !got || !parent_ctor.get().is_object() {
                     return Err(format!(
                         "{}: parent interface {parent} is not on the global",
                         iface.name
                     ));
                 }
                 rooted!(in(cx) let pc = parent_ctor.get().to_object());
-                if !jsapi::JS_GetProperty(
-                    cx,
-                    pc.handle().into(),
-                    c"prototype".as_ptr(),
-                    parent_proto.handle_mut().into(),
-                ) || !parent_proto.get().is_object()
-                {
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `pc` and `parent_proto` are rooted.
+                let got = unsafe {
+                    jsapi::JS_GetProperty(
+                        cx,
+                        pc.handle().into(),
+                        c"prototype".as_ptr(),
+                        parent_proto.handle_mut().into(),
+                    )
+                };
+                if !got || !parent_proto.get().is_object() {
                     return Err(format!(
                         "{}: {parent}.prototype is not an object",
                         iface.name
@@ -719,95 +846,155 @@ pub(super) unsafe fn define_interfaces(
                 }
             }
             rooted!(in(cx) let proto_parent = if parent_proto.get().is_object() { parent_proto.get().to_object() } else { ptr::null_mut() });
-            rooted!(in(cx) let proto = if proto_parent.get().is_null() {
-                jsapi::JS_NewPlainObject(cx)
+            let new_proto = if proto_parent.get().is_null() {
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; the object is rooted below, before anything can GC.
+                unsafe { jsapi::JS_NewPlainObject(cx) }
             } else {
-                jsapi::JS_NewObjectWithGivenProto(cx, ptr::null(), proto_parent.handle().into())
-            });
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto_parent` is rooted (a null class is a plain
+                // object's); the object is rooted below, before anything can GC.
+                unsafe {
+                    jsapi::JS_NewObjectWithGivenProto(cx, ptr::null(), proto_parent.handle().into())
+                }
+            };
+            rooted!(in(cx) let proto = new_proto);
             if proto.get().is_null() {
                 return fail(iface.name);
             }
             let length = iface.constructor.as_ref().map_or(0, |c| c.length);
-            rooted!(in(cx) let ctor = binding_function(cx, iface.name, length, jsapi::JSFUN_CONSTRUCTOR, code(MEMBER_CONSTRUCTOR), dom_exception));
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the function is rooted on
+            // the next line, before anything can GC.
+            let new_ctor = unsafe {
+                binding_function(
+                    cx,
+                    iface.name,
+                    length,
+                    jsapi::JSFUN_CONSTRUCTOR,
+                    code(MEMBER_CONSTRUCTOR),
+                    dom_exception,
+                )
+            };
+            rooted!(in(cx) let ctor = new_ctor);
             if ctor.get().is_null() {
                 return fail(iface.name);
             }
             if parent_ctor.get().is_object() {
                 rooted!(in(cx) let pc = parent_ctor.get().to_object());
-                if !jsapi::JS_SetPrototype(cx, ctor.handle().into(), pc.handle().into()) {
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `ctor` and `pc` are rooted.
+                if !unsafe { jsapi::JS_SetPrototype(cx, ctor.handle().into(), pc.handle().into()) }
+                {
                     return fail(iface.name);
                 }
             }
             // interface object: `prototype` (non-writable, non-enumerable, non-configurable).
-            if !jsapi::JS_DefineProperty3(
-                cx,
-                ctor.handle().into(),
-                c"prototype".as_ptr(),
-                proto.handle().into(),
-                readonly_permanent,
-            ) {
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `ctor` and `proto` are rooted.
+            let defined = unsafe {
+                jsapi::JS_DefineProperty3(
+                    cx,
+                    ctor.handle().into(),
+                    c"prototype".as_ptr(),
+                    proto.handle().into(),
+                    readonly_permanent,
+                )
+            };
+            if !defined {
                 return fail("prototype");
             }
             // prototype: `constructor` (writable, non-enumerable, configurable).
-            if !jsapi::JS_DefineProperty3(
-                cx,
-                proto.handle().into(),
-                c"constructor".as_ptr(),
-                ctor.handle().into(),
-                NONE,
-            ) {
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto` and `ctor` are rooted.
+            let defined = unsafe {
+                jsapi::JS_DefineProperty3(
+                    cx,
+                    proto.handle().into(),
+                    c"constructor".as_ptr(),
+                    ctor.handle().into(),
+                    NONE,
+                )
+            };
+            if !defined {
                 return fail("constructor");
             }
             // Regular attributes: accessor properties, enumerable and configurable.
             for (i, a) in iface.attributes.iter().enumerate() {
-                rooted!(in(cx) let getter = binding_function(cx, &format!("get {}", a.name), 0, 0, code(i as i32), dom_exception));
+                let getter_name = format!("get {}", a.name);
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the getter is rooted on
+                // the next line, before anything can GC.
+                let new_getter = unsafe {
+                    binding_function(cx, &getter_name, 0, 0, code(i as i32), dom_exception)
+                };
+                rooted!(in(cx) let getter = new_getter);
                 rooted!(in(cx) let setter = ptr::null_mut::<JSObject>());
                 let name = super::cstring(a.name);
                 if getter.get().is_null()
-                    || !jsapi::JS_DefineProperty2(
-                        cx,
-                        proto.handle().into(),
-                        name.as_ptr(),
-                        getter.handle().into(),
-                        setter.handle().into(),
-                        enumerable,
-                    )
+                    // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto`, `getter` and `setter` are rooted; `name`
+                    // is a C string outliving the call.
+                    || !unsafe {
+                        jsapi::JS_DefineProperty2(
+                            cx,
+                            proto.handle().into(),
+                            name.as_ptr(),
+                            getter.handle().into(),
+                            setter.handle().into(),
+                            enumerable,
+                        )
+                    }
                 {
                     return fail(a.name);
                 }
             }
             // Regular operations: writable, enumerable, configurable data properties.
             for (i, op) in iface.operations.iter().enumerate() {
-                rooted!(in(cx) let f = binding_function(cx, op.name, op.length, 0, code(MEMBER_OPERATIONS + i as i32), dom_exception));
+                let op_code = code(MEMBER_OPERATIONS + i as i32);
+                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the function is rooted
+                // on the next line, before anything can GC.
+                let new_f =
+                    unsafe { binding_function(cx, op.name, op.length, 0, op_code, dom_exception) };
+                rooted!(in(cx) let f = new_f);
                 let name = super::cstring(op.name);
                 if f.get().is_null()
-                    || !jsapi::JS_DefineProperty3(
-                        cx,
-                        proto.handle().into(),
-                        name.as_ptr(),
-                        f.handle().into(),
-                        enumerable,
-                    )
+                    // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto` and `f` are rooted; `name` is a C string
+                    // outliving the call.
+                    || !unsafe {
+                        jsapi::JS_DefineProperty3(
+                            cx,
+                            proto.handle().into(),
+                            name.as_ptr(),
+                            f.handle().into(),
+                            enumerable,
+                        )
+                    }
                 {
                     return fail(op.name);
                 }
             }
             // @@toStringTag: the interface name, non-writable, non-enumerable, configurable.
-            rooted!(in(cx) let tag_id = jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::toStringTag));
+            // SAFETY: `cx` is live; a symbol key needs nothing else, and is rooted on the
+            // next line.
+            let tag_id =
+                unsafe { jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::toStringTag) };
+            rooted!(in(cx) let tag_id = tag_id);
             rooted!(in(cx) let mut tag = UndefinedValue());
-            new_string(cx, iface.name, tag.handle_mut());
-            if !jsapi::JS_DefinePropertyById2(
-                cx,
-                proto.handle().into(),
-                tag_id.handle().into(),
-                tag.handle().into(),
-                jsapi::JSPROP_READONLY as u32,
-            ) {
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `tag` is rooted.
+            unsafe { new_string(cx, iface.name, tag.handle_mut()) };
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto`, `tag_id` and `tag` are rooted.
+            let defined = unsafe {
+                jsapi::JS_DefinePropertyById2(
+                    cx,
+                    proto.handle().into(),
+                    tag_id.handle().into(),
+                    tag.handle().into(),
+                    jsapi::JSPROP_READONLY as u32,
+                )
+            };
+            if !defined {
                 return fail("@@toStringTag");
             }
             // The global property: writable, non-enumerable, configurable.
             let name = super::cstring(iface.name);
-            if !jsapi::JS_DefineProperty3(cx, global, name.as_ptr(), ctor.handle().into(), NONE) {
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `ctor` are rooted; `name` is a C string
+            // outliving the call.
+            if !unsafe {
+                jsapi::JS_DefineProperty3(cx, global, name.as_ptr(), ctor.handle().into(), NONE)
+            } {
                 return fail(iface.name);
             }
         }
@@ -830,26 +1017,48 @@ pub(super) unsafe fn settle(cx: *mut JSContext, s: Settlement, dom_exception: js
     if obj.is_null() {
         return;
     }
-    // SAFETY: per the contract; the promise is rooted by its ObjectRoot until the end.
-    unsafe {
+    // Per the contract, `cx` is live and in the promise's realm; the promise is rooted by
+    // its ObjectRoot until the end (and by `promise` here).
+    {
         rooted!(in(cx) let promise = obj);
         rooted!(in(cx) let mut value = UndefinedValue());
         let ok = match &s.result {
             Ok(out) => {
-                if out_to_js(cx, out, value.handle_mut()) {
-                    jsapi::JS::ResolvePromise(cx, promise.handle().into(), value.handle().into())
+                // SAFETY: per the contract, `cx` is live and in a realm; `value` is rooted.
+                if unsafe { out_to_js(cx, out, value.handle_mut()) } {
+                    // SAFETY: per the contract, `cx` is live and in the promise's realm;
+                    // `promise` and `value` are rooted.
+                    unsafe {
+                        jsapi::JS::ResolvePromise(
+                            cx,
+                            promise.handle().into(),
+                            value.handle().into(),
+                        )
+                    }
                 } else {
-                    exception_value_plain(cx, value.handle_mut());
-                    jsapi::JS::RejectPromise(cx, promise.handle().into(), value.handle().into())
+                    // SAFETY: per the contract, `cx` is live; `value` is rooted.
+                    unsafe { exception_value_plain(cx, value.handle_mut()) };
+                    // SAFETY: per the contract, `cx` is live and in the promise's realm;
+                    // `promise` and `value` are rooted.
+                    unsafe {
+                        jsapi::JS::RejectPromise(cx, promise.handle().into(), value.handle().into())
+                    }
                 }
             }
             Err(e) => {
-                exception_value(cx, dom_exception, e, value.handle_mut());
-                jsapi::JS::RejectPromise(cx, promise.handle().into(), value.handle().into())
+                // SAFETY: per the contract, `cx` is live and in a realm and `dom_exception`
+                // rooted; `value` is rooted.
+                unsafe { exception_value(cx, dom_exception, e, value.handle_mut()) };
+                // SAFETY: per the contract, `cx` is live and in the promise's realm;
+                // `promise` and `value` are rooted.
+                unsafe {
+                    jsapi::JS::RejectPromise(cx, promise.handle().into(), value.handle().into())
+                }
             }
         };
         if !ok {
-            jsapi::JS_ClearPendingException(cx);
+            // SAFETY: per the contract, `cx` is live.
+            unsafe { jsapi::JS_ClearPendingException(cx) };
         }
     }
     drop(s);
@@ -860,11 +1069,10 @@ pub(super) unsafe fn settle(cx: *mut JSContext, s: Settlement, dom_exception: js
 /// # Safety
 /// `cx` live.
 unsafe fn exception_value_plain(cx: *mut JSContext, mut out: mozjs::rust::MutableHandleValue) {
-    // SAFETY: per the contract.
-    unsafe {
-        if !jsapi::JS_GetPendingException(cx, out.reborrow().into()) {
-            out.set(UndefinedValue());
-        }
-        jsapi::JS_ClearPendingException(cx);
+    // SAFETY: per the contract, `cx` is live; `out` is a rooted location.
+    if !unsafe { jsapi::JS_GetPendingException(cx, out.reborrow().into()) } {
+        out.set(UndefinedValue());
     }
+    // SAFETY: per the contract, `cx` is live.
+    unsafe { jsapi::JS_ClearPendingException(cx) };
 }

@@ -256,37 +256,42 @@ unsafe fn compile_and_run_classic(
     column: u32,
     muted: bool,
 ) -> bool {
-    // SAFETY: per the contract; `opts.ptr` is a live CompileOptions owned by `opts`; the
-    // script is rooted before anything can GC.
-    unsafe {
-        let Some(nn) = NonNull::new(cx) else {
-            return false;
-        };
-        let wrapper = mozjs::context::JSContext::from_ptr(nn);
-        let mut opts = compile_options(&wrapper, url, line, column);
-        opts.set_muted_errors(muted);
-        if muted {
-            MUTED_URLS.with(|m| m.borrow_mut().insert(url.to_owned()));
-        }
-        let mut src = transform_str_to_source_text(source);
-        rooted!(in(cx) let script = jsapi::JS::Compile1(cx, opts.ptr, &mut src));
-        if script.get().is_null() {
-            return false;
-        }
-        let id = jsprof_script_source_id(script.get());
-        host().register_script(
-            current_window(cx),
-            id,
-            url,
-            source,
-            line,
-            column,
-            false,
-            muted,
-        );
-        rooted!(in(cx) let mut rval = UndefinedValue());
-        jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into())
+    let Some(nn) = NonNull::new(cx) else {
+        return false;
+    };
+    // SAFETY: per the contract, `nn` is this thread's live context; the wrapper is used only
+    // within this call.
+    let wrapper = unsafe { mozjs::context::JSContext::from_ptr(nn) };
+    let mut opts = compile_options(&wrapper, url, line, column);
+    opts.set_muted_errors(muted);
+    if muted {
+        MUTED_URLS.with(|m| m.borrow_mut().insert(url.to_owned()));
     }
+    let mut src = transform_str_to_source_text(source);
+    // SAFETY: per the contract, `cx` is this thread's context in a window's realm; `opts.ptr`
+    // is the live CompileOptions owned by `opts` and `src` outlives the call. The result is
+    // rooted on the next line, before anything can GC.
+    let compiled = unsafe { jsapi::JS::Compile1(cx, opts.ptr, &mut src) };
+    rooted!(in(cx) let script = compiled);
+    if script.get().is_null() {
+        return false;
+    }
+    // SAFETY: `script` is a non-null, rooted script just compiled on this thread.
+    let id = unsafe { jsprof_script_source_id(script.get()) };
+    host().register_script(
+        current_window(cx),
+        id,
+        url,
+        source,
+        line,
+        column,
+        false,
+        muted,
+    );
+    rooted!(in(cx) let mut rval = UndefinedValue());
+    // SAFETY: per the contract, `cx` is this thread's context in the realm `script` was
+    // compiled in; `script` and `rval` are rooted for the call.
+    unsafe { jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into()) }
 }
 
 fn cstring(s: &str) -> CString {
@@ -365,44 +370,73 @@ impl Js {
     pub fn new(host: Rc<dyn Host>) -> Js {
         let mut rt = Runtime::new(engine());
         HOST.with(|h| *h.borrow_mut() = Some(host));
-        // SAFETY: the context was just created on this thread; the callbacks are `extern "C"`
-        // functions with the signatures SpiderMonkey expects.
+        // SAFETY: the pointer is only passed straight to SpiderMonkey calls on this thread,
+        // while `rt` (which owns the context) lives.
+        let cx = unsafe { rt.cx().raw_cx() };
+        // The microtask queue lives in the engine; the RustJobQueue only answers the
+        // engine's questions, and `perform_microtask_checkpoint` drains the queue.
+        // SAFETY: `JOB_QUEUE_TRAPS` is a static table of `extern "C"` functions with the
+        // signatures the RustJobQueue expects; it lives for the whole process.
+        let queue = unsafe { mozjs::glue::CreateJobQueue(&JOB_QUEUE_TRAPS) };
+        // SAFETY: `cx` was just created on this thread and runs no script yet; `queue` is
+        // the job queue just created, which the runtime uses for its whole life.
+        unsafe { jsapi::SetJobQueue(cx, queue as *mut jsapi::JS::JobQueue) };
+        // GC slices: the profiler's walk keeps each slice's stack (and later listeners
+        // chain here, never registering twice).
+        // SAFETY: `cx` is this thread's new context; `on_gc_slice` is an `extern "C"`
+        // function with the signature SpiderMonkey expects.
+        let previous = unsafe { jsapi::JS::SetGCSliceCallback(cx, Some(on_gc_slice)) };
+        PREVIOUS_GC_SLICE.with(|p| p.set(previous));
+        // SAFETY: `cx` is this thread's new context; `on_nursery_collection` has the
+        // expected signature and ignores its (null) data pointer.
         unsafe {
-            let cx = rt.cx().raw_cx();
-            // The microtask queue lives in the engine; the RustJobQueue only answers the
-            // engine's questions, and `perform_microtask_checkpoint` drains the queue.
-            let queue = mozjs::glue::CreateJobQueue(&JOB_QUEUE_TRAPS);
-            jsapi::SetJobQueue(cx, queue as *mut jsapi::JS::JobQueue);
-            // GC slices: the profiler's walk keeps each slice's stack (and later listeners
-            // chain here, never registering twice).
-            let previous = jsapi::JS::SetGCSliceCallback(cx, Some(on_gc_slice));
-            PREVIOUS_GC_SLICE.with(|p| p.set(previous));
             jsapi::JS::AddGCNurseryCollectionCallback(
                 cx,
                 Some(on_nursery_collection),
                 ptr::null_mut(),
-            );
+            )
+        };
+        // SAFETY: `cx` is this thread's new context; `track_rejection` has the expected
+        // signature and ignores its (null) data pointer.
+        unsafe {
             jsapi::JS::SetPromiseRejectionTrackerCallback(
                 cx,
                 Some(track_rejection),
                 ptr::null_mut(),
-            );
-            jsapi::JS::SetModuleLoadHook(jsapi::JS_GetRuntime(cx), Some(load_imported_module));
-            assert!(jsapi::JS_AddInterruptCallback(cx, Some(on_interrupt)));
-            // Windows (an iframe and its parent) are realms in separate compartments: objects
-            // cross through transparent cross-compartment wrappers.
-            jsapi::JS_SetWrapObjectCallbacks(cx, &WRAP_CALLBACKS);
-            jsapi::JS_InitDestroyPrincipalsCallback(cx, Some(destroy_principals));
-            jsapi::JS_SetSecurityCallbacks(cx, &SECURITY_CALLBACKS);
-            // Every script starts in the Baseline Interpreter, whose frames the profiler's
-            // walk sees even when it starts later (C++ interpreter frames entered before it
-            // would stay invisible).
+            )
+        };
+        // SAFETY: `cx` is this thread's new context, so its runtime is live.
+        let runtime = unsafe { jsapi::JS_GetRuntime(cx) };
+        // SAFETY: `runtime` is this thread's live runtime; `load_imported_module` has the
+        // signature SpiderMonkey expects of a module load hook.
+        unsafe { jsapi::JS::SetModuleLoadHook(runtime, Some(load_imported_module)) };
+        // SAFETY: `cx` is this thread's new context; `on_interrupt` has the expected
+        // signature.
+        let added = unsafe { jsapi::JS_AddInterruptCallback(cx, Some(on_interrupt)) };
+        assert!(added);
+        // Windows (an iframe and its parent) are realms in separate compartments: objects
+        // cross through transparent cross-compartment wrappers.
+        // SAFETY: `cx` is this thread's new context; `WRAP_CALLBACKS` is a static table of
+        // `extern "C"` functions with the expected signatures, living for the process.
+        unsafe { jsapi::JS_SetWrapObjectCallbacks(cx, &WRAP_CALLBACKS) };
+        // SAFETY: `cx` is this thread's new context; `destroy_principals` has the expected
+        // signature and frees only principals this crate made.
+        unsafe { jsapi::JS_InitDestroyPrincipalsCallback(cx, Some(destroy_principals)) };
+        // SAFETY: `cx` is this thread's new context; `SECURITY_CALLBACKS` is a static table
+        // of `extern "C"` functions with the expected signatures, living for the process.
+        unsafe { jsapi::JS_SetSecurityCallbacks(cx, &SECURITY_CALLBACKS) };
+        // Every script starts in the Baseline Interpreter, whose frames the profiler's
+        // walk sees even when it starts later (C++ interpreter frames entered before it
+        // would stay invisible).
+        // SAFETY: `cx` is this thread's new context, no script running; the option and
+        // value are plain integers.
+        unsafe {
             jsapi::JS_SetGlobalJitCompilerOption(
                 cx,
                 jsapi::JSJitCompilerOption::JSJITCOMPILER_BASELINE_INTERPRETER_WARMUP_TRIGGER,
                 0,
-            );
-        }
+            )
+        };
         Js {
             windows: Vec::new(),
             rt,
@@ -568,14 +602,19 @@ unsafe fn new_string(cx: *mut JSContext, s: &str, out: mozjs::rust::MutableHandl
 /// # Safety
 /// `cx` must be the live context of this thread; `v` must be rooted.
 unsafe fn to_rust_string(cx: *mut JSContext, v: jsapi::HandleValue) -> Option<String> {
-    // SAFETY: one context wrapper for this callback, used only here.
-    unsafe {
-        let mut wrapper = mozjs::context::JSContext::from_ptr(NonNull::new(cx)?);
-        let s = mozjs::rust::ToString(&mut wrapper, mozjs::rust::Handle::from_raw(v));
-        let s = NonNull::new(s)?;
-        rooted!(in(cx) let _keep = s.as_ptr());
-        Some(mozjs::conversions::jsstr_to_string(&wrapper, s))
-    }
+    let nn = NonNull::new(cx)?;
+    // SAFETY: per the contract, `nn` is this thread's live context; one wrapper for this
+    // call, used only here.
+    let mut wrapper = unsafe { mozjs::context::JSContext::from_ptr(nn) };
+    // SAFETY: per the contract, `v` is rooted, so it is a valid handle for this call.
+    let v = unsafe { mozjs::rust::Handle::from_raw(v) };
+    // SAFETY: `wrapper` is this thread's live context and `v` a rooted value; the result
+    // is rooted below before anything else can GC.
+    let s = unsafe { mozjs::rust::ToString(&mut wrapper, v) };
+    let s = NonNull::new(s)?;
+    rooted!(in(cx) let _keep = s.as_ptr());
+    // SAFETY: `s` is a non-null string, rooted by `_keep` while it is read.
+    Some(unsafe { mozjs::conversions::jsstr_to_string(&wrapper, s) })
 }
 
 /// Throws an Error with `message` (SpiderMonkey's reported errors are plain `Error`s).

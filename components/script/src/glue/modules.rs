@@ -15,34 +15,41 @@ pub(super) unsafe fn compile_module(
     line: u32,
     column: u32,
 ) -> *mut JSObject {
-    // SAFETY: as the function's contract; the module is rooted before the property set.
-    unsafe {
-        let wrapper = wrap_cx(cx);
-        let opts = compile_options(&wrapper, url, line, column);
-        let mut src = transform_str_to_source_text(source);
-        rooted!(in(cx) let module = jsapi::JS::CompileModule1(cx, opts.ptr, &mut src));
-        if module.get().is_null() {
-            return ptr::null_mut();
-        }
-        let id = jsprof_module_source_id(module.get());
-        host().register_script(
-            current_window(cx),
-            id,
-            url,
-            source,
-            line,
-            column,
-            true,
-            false,
-        );
-        rooted!(in(cx) let map = modules);
-        rooted!(in(cx) let value = ObjectValue(module.get()));
-        let key = cstring(url);
-        if !jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), value.handle().into()) {
-            return ptr::null_mut();
-        }
-        module.get()
+    // SAFETY: as the function's contract, `cx` is this thread's live context.
+    let wrapper = unsafe { wrap_cx(cx) };
+    let opts = compile_options(&wrapper, url, line, column);
+    let mut src = transform_str_to_source_text(source);
+    // SAFETY: as the function's contract, `cx` is this thread's context in a window's realm;
+    // `opts.ptr` is the live CompileOptions owned by `opts` and `src` outlives the call. The
+    // result is rooted on the next line, before anything can GC.
+    let compiled = unsafe { jsapi::JS::CompileModule1(cx, opts.ptr, &mut src) };
+    rooted!(in(cx) let module = compiled);
+    if module.get().is_null() {
+        return ptr::null_mut();
     }
+    // SAFETY: `module` is a non-null, rooted module record just compiled on this thread.
+    let id = unsafe { jsprof_module_source_id(module.get()) };
+    host().register_script(
+        current_window(cx),
+        id,
+        url,
+        source,
+        line,
+        column,
+        true,
+        false,
+    );
+    rooted!(in(cx) let map = modules);
+    rooted!(in(cx) let value = ObjectValue(module.get()));
+    let key = cstring(url);
+    // SAFETY: as the function's contract, `cx` is this thread's context in the realm of
+    // `modules`; `map` and `value` are rooted and `key` is a C string outliving the call.
+    if !unsafe {
+        jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), value.handle().into())
+    } {
+        return ptr::null_mut();
+    }
+    module.get()
 }
 
 /// The module at `url` in window `w`: from its module map, or fetched and compiled.
@@ -55,38 +62,45 @@ pub(super) unsafe fn load_module(
     modules: *mut JSObject,
     url: &str,
 ) -> *mut JSObject {
-    // SAFETY: as the function's contract.
-    unsafe {
-        rooted!(in(cx) let map = modules);
-        rooted!(in(cx) let mut existing = UndefinedValue());
-        let key = cstring(url);
-        if !jsapi::JS_GetProperty(
+    rooted!(in(cx) let map = modules);
+    rooted!(in(cx) let mut existing = UndefinedValue());
+    let key = cstring(url);
+    // SAFETY: as the function's contract, `cx` is this thread's context in the realm of
+    // `modules`; `map` and `existing` are rooted and `key` is a C string outliving the call.
+    let found = unsafe {
+        jsapi::JS_GetProperty(
             cx,
             map.handle().into(),
             key.as_ptr(),
             existing.handle_mut().into(),
-        ) {
-            return ptr::null_mut();
-        }
-        if existing.get().is_object() {
-            return existing.get().to_object();
-        }
-        match host().fetch_script(w, url, true) {
-            Ok(fetched) => {
-                let final_url = fetched.url;
-                let module = compile_module(cx, modules, &fetched.source, &final_url, 1, 1);
-                if !module.is_null() && final_url != url {
-                    rooted!(in(cx) let m = ObjectValue(module));
-                    jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), m.handle().into());
-                }
-                module
+        )
+    };
+    if !found {
+        return ptr::null_mut();
+    }
+    if existing.get().is_object() {
+        return existing.get().to_object();
+    }
+    match host().fetch_script(w, url, true) {
+        Ok(fetched) => {
+            let final_url = fetched.url;
+            // SAFETY: as this function's contract, which is `compile_module`'s.
+            let module = unsafe { compile_module(cx, modules, &fetched.source, &final_url, 1, 1) };
+            if !module.is_null() && final_url != url {
+                rooted!(in(cx) let m = ObjectValue(module));
+                // SAFETY: as for the JS_GetProperty above; `m` is rooted.
+                unsafe {
+                    jsapi::JS_SetProperty(cx, map.handle().into(), key.as_ptr(), m.handle().into())
+                };
             }
-            Err(message) => {
-                // A module that cannot be fetched is a TypeError
-                // (https://html.spec.whatwg.org/#fetch-a-single-module-script).
-                throw_type_error(cx, &format!("error loading module {url}: {message}"));
-                ptr::null_mut()
-            }
+            module
+        }
+        Err(message) => {
+            // A module that cannot be fetched is a TypeError
+            // (https://html.spec.whatwg.org/#fetch-a-single-module-script).
+            // SAFETY: as the function's contract, `cx` is this thread's context in a realm.
+            unsafe { throw_type_error(cx, &format!("error loading module {url}: {message}")) };
+            ptr::null_mut()
         }
     }
 }
@@ -99,11 +113,15 @@ pub(super) unsafe fn script_url(script: *mut JSScript) -> Option<String> {
     if script.is_null() {
         return None;
     }
-    // SAFETY: as the function's contract; the filename is a C string owned by the script.
-    unsafe {
-        let name = jsapi::JS_GetScriptFilename(script);
-        (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned())
+    // SAFETY: as the function's contract, `script` is a live, non-null script.
+    let name = unsafe { jsapi::JS_GetScriptFilename(script) };
+    if name.is_null() {
+        return None;
     }
+    // SAFETY: a non-null filename is a NUL-terminated C string owned by the live script,
+    // copied here before anything can free it.
+    let name = unsafe { CStr::from_ptr(name) };
+    Some(name.to_string_lossy().into_owned())
 }
 
 /// HostLoadImportedModule (<https://html.spec.whatwg.org/#hostloadimportedmodule>).
@@ -117,22 +135,28 @@ pub(super) unsafe extern "C" fn load_imported_module(
     _column: jsapi::JS::ColumnNumberOneOrigin,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: SpiderMonkey calls this on the context's thread with rooted handles.
-        unsafe {
-            let w = current_window(cx);
-            let specifier = {
-                rooted!(in(cx) let s = jsapi::JS::GetModuleRequestSpecifier(cx, request));
-                if s.get().is_null() {
-                    return false;
-                }
-                rooted!(in(cx) let v = StringValue(&*s.get()));
-                to_rust_string(cx, v.handle().into()).unwrap_or_default()
-            };
-            let referrer_url = script_url(referrer.get()).unwrap_or_default();
-            let is_dynamic = payload.get().is_object() && {
-                rooted!(in(cx) let obj = payload.get().to_object());
-                jsapi::IsPromiseObject(obj.handle().into())
-            };
+        let w = current_window(cx);
+        let specifier = {
+            // SAFETY: SpiderMonkey calls this hook on the context's thread, with `request` a
+            // rooted module request; the result is rooted on the next line.
+            let s = unsafe { jsapi::JS::GetModuleRequestSpecifier(cx, request) };
+            rooted!(in(cx) let s = s);
+            if s.get().is_null() {
+                return false;
+            }
+            // SAFETY: `s` is non-null here and rooted for as long as `v` holds it.
+            rooted!(in(cx) let v = StringValue(unsafe { &*s.get() }));
+            // SAFETY: `cx` is this thread's live context; `v` is rooted.
+            unsafe { to_rust_string(cx, v.handle().into()) }.unwrap_or_default()
+        };
+        // SAFETY: `referrer` is a rooted handle SpiderMonkey passed in: null or a live script.
+        let referrer_url = unsafe { script_url(referrer.get()) }.unwrap_or_default();
+        let is_dynamic = payload.get().is_object() && {
+            rooted!(in(cx) let obj = payload.get().to_object());
+            // SAFETY: `obj` is a rooted object, used on the context's thread.
+            unsafe { jsapi::IsPromiseObject(obj.handle().into()) }
+        };
+        {
             if is_dynamic {
                 // Completed later, from the event loop, as the HTML standard does.
                 IMPORTS.with(|i| {
@@ -158,12 +182,11 @@ pub(super) unsafe extern "C" fn load_imported_module(
                     u
                 }
                 _ => {
-                    throw_error(
-                        cx,
-                        &format!(
-                            "cannot resolve module specifier '{specifier}' from {referrer_url}"
-                        ),
+                    let message = format!(
+                        "cannot resolve module specifier '{specifier}' from {referrer_url}"
                     );
+                    // SAFETY: `cx` is this thread's live context (SpiderMonkey's caller).
+                    unsafe { throw_error(cx, &message) };
                     return false;
                 }
             };
@@ -171,20 +194,26 @@ pub(super) unsafe extern "C" fn load_imported_module(
             let module = if modules.is_null() {
                 ptr::null_mut()
             } else {
-                load_module(cx, w, modules, url.as_str())
+                // SAFETY: `cx` is this thread's context, in window `w`'s realm (the hook runs
+                // in the importing realm); `modules` is that window's rooted module map.
+                unsafe { load_module(cx, w, modules, url.as_str()) }
             };
             if module.is_null() {
                 return false;
             }
             rooted!(in(cx) let module = module);
-            jsapi::JS::FinishLoadingImportedModule(
-                cx,
-                referrer,
-                request,
-                payload,
-                module.handle().into(),
-                false,
-            )
+            // SAFETY: on the context's thread, with SpiderMonkey's rooted `referrer`,
+            // `request` and `payload` handles and the rooted `module`.
+            unsafe {
+                jsapi::JS::FinishLoadingImportedModule(
+                    cx,
+                    referrer,
+                    request,
+                    payload,
+                    module.handle().into(),
+                    false,
+                )
+            }
         }
     })
 }

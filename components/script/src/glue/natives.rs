@@ -15,11 +15,14 @@ pub(super) unsafe fn arg_number(cx: *mut JSContext, args: &CallArgs, i: u32) -> 
     if i >= args.argc_ {
         return f64::NAN;
     }
-    // SAFETY: `i` is within argc.
-    unsafe {
+    {
         let v = args.get(i);
-        let mut wrapper = wrap_cx(cx);
-        mozjs::rust::ToNumber(&mut wrapper, mozjs::rust::Handle::from_raw(v)).unwrap_or(f64::NAN)
+        // SAFETY: per the contract, `cx` is the live context of this thread.
+        let mut wrapper = unsafe { wrap_cx(cx) };
+        // SAFETY: `i` is within argc, so `v` is a handle into the callback's rooted `vp`.
+        let v = unsafe { mozjs::rust::Handle::from_raw(v) };
+        // SAFETY: `wrapper` is this thread's live context and `v` a rooted argument.
+        unsafe { mozjs::rust::ToNumber(&mut wrapper, v) }.unwrap_or(f64::NAN)
     }
 }
 
@@ -63,9 +66,10 @@ pub(super) unsafe fn host_call(
     vp: *mut Value,
     f: impl FnOnce(&dyn Host, usize, &NativeArgs),
 ) -> bool {
-    // SAFETY: per the contract.
-    unsafe {
-        let args = CallArgs::from_vp(vp, argc);
+    {
+        // SAFETY: per the contract, `vp` holds the callee, `this` and `argc` arguments, live
+        // for the call.
+        let args = unsafe { CallArgs::from_vp(vp, argc) };
         f(
             &*host(),
             current_window(cx),
@@ -73,7 +77,8 @@ pub(super) unsafe fn host_call(
         );
         args.rval().set(UndefinedValue());
         // An argument's ToNumber/ToString threw: the native throws it on.
-        !jsapi::JS_IsExceptionPending(cx)
+        // SAFETY: per the contract, `cx` is the live context SpiderMonkey called with.
+        !unsafe { jsapi::JS_IsExceptionPending(cx) }
     }
 }
 
@@ -201,11 +206,13 @@ pub(super) unsafe extern "C" fn native_same_origin(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let url = NativeArgs { cx, args: &args }.string(0);
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             let same = host().same_origin(current_window(cx), &url);
@@ -224,12 +231,14 @@ pub(super) unsafe extern "C" fn native_window_for(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the global is rooted
-        // before it is wrapped into the current compartment.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        // The global is rooted before it is wrapped into the current compartment.
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let target = NativeArgs { cx, args: &args }.num(0);
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             args.rval().set(NullValue());
@@ -246,7 +255,8 @@ pub(super) unsafe extern "C" fn native_window_for(
                 return true;
             };
             rooted!(in(cx) let mut obj = global);
-            if !jsapi::JS_WrapObject(cx, obj.handle_mut().into()) {
+            // SAFETY: `cx` is the live context, in the caller's realm; `obj` is rooted.
+            if !unsafe { jsapi::JS_WrapObject(cx, obj.handle_mut().into()) } {
                 return false;
             }
             args.rval().set(ObjectValue(obj.get()));
@@ -262,12 +272,14 @@ pub(super) unsafe extern "C" fn native_frame_tree(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let a = NativeArgs { cx, args: &args };
             let (window, what) = (a.num(0), a.num(1));
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             let answer = if window >= 0.0 && window.fract() == 0.0 && what.fract() == 0.0 {
@@ -288,11 +300,13 @@ pub(super) unsafe extern "C" fn native_window_origin(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let window = NativeArgs { cx, args: &args }.num(0);
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             let origin = if window >= 0.0 && window.fract() == 0.0 {
@@ -301,7 +315,8 @@ pub(super) unsafe extern "C" fn native_window_origin(
                 "null".to_owned()
             };
             rooted!(in(cx) let mut v = UndefinedValue());
-            new_string(cx, &origin, v.handle_mut());
+            // SAFETY: `cx` is the live context, in the caller's realm; `v` is rooted.
+            unsafe { new_string(cx, &origin, v.handle_mut()) };
             args.rval().set(v.get());
         }
         true
@@ -339,28 +354,32 @@ pub(super) unsafe extern "C" fn native_load_script(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
+        {
             let present = |i: u32| {
-                argc > i
-                    && !CallArgs::from_vp(vp, argc)
-                        .get(i)
-                        .get()
-                        .is_null_or_undefined()
+                if argc <= i {
+                    return false;
+                }
+                // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this`
+                // and `argc` arguments, live for the call.
+                let args = unsafe { CallArgs::from_vp(vp, argc) };
+                !args.get(i).get().is_null_or_undefined()
             };
             let (has_crossorigin, has_text) = (present(3), present(4));
-            host_call(cx, argc, vp, |host, w, a| {
-                let crossorigin = has_crossorigin.then(|| a.string(3));
-                let text = has_text.then(|| a.string(4));
-                host.load_script(
-                    w,
-                    a.num(0) as u32,
-                    &a.string(1),
-                    a.num(2) == 1.0,
-                    crossorigin,
-                    text,
-                )
-            })
+            // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+            unsafe {
+                host_call(cx, argc, vp, |host, w, a| {
+                    let crossorigin = has_crossorigin.then(|| a.string(3));
+                    let text = has_text.then(|| a.string(4));
+                    host.load_script(
+                        w,
+                        a.num(0) as u32,
+                        &a.string(1),
+                        a.num(2) == 1.0,
+                        crossorigin,
+                        text,
+                    )
+                })
+            }
         }
     })
 }
@@ -374,16 +393,24 @@ pub(super) unsafe extern "C" fn native_caller_window(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the captured stack is
-        // rooted while its slots are read (class-checked first).
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        // The captured stack is rooted while its slots are read (class-checked first).
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let mut window = -1.0;
             rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
-            if capture_current_stack(cx, 2, stack.handle_mut()) && is_saved_frame(stack.get()) {
-                let parent = saved_frame_slot(stack.get(), SLOT_PARENT);
-                if parent.is_object() && is_saved_frame(parent.to_object()) {
-                    if let Some(w) = saved_frame_window(parent.to_object()) {
+            // SAFETY: `cx` is this thread's context, in a native (where it may GC); `stack`
+            // is rooted.
+            let captured = unsafe { capture_current_stack(cx, 2, stack.handle_mut()) };
+            // SAFETY: `stack` is null or the rooted, live youngest frame just captured.
+            if captured && unsafe { is_saved_frame(stack.get()) } {
+                // SAFETY: `stack` is a live SavedFrame (class-checked just above).
+                let parent = unsafe { saved_frame_slot(stack.get(), SLOT_PARENT) };
+                // SAFETY: an object in the parent slot is live, reachable from `stack`.
+                if parent.is_object() && unsafe { is_saved_frame(parent.to_object()) } {
+                    // SAFETY: the parent is a live SavedFrame (class-checked just above).
+                    if let Some(w) = unsafe { saved_frame_window(parent.to_object()) } {
                         window = w as f64;
                     }
                 }
@@ -450,30 +477,36 @@ pub(super) unsafe extern "C" fn native_import_script(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let url = NativeArgs { cx, args: &args }.string(0);
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             match host().fetch_script(current_window(cx), &url, false) {
                 Ok(fetched) => {
-                    if !compile_and_run_classic(
-                        cx,
-                        &fetched.source,
-                        &fetched.url,
-                        1,
-                        1,
-                        fetched.muted,
-                    ) {
+                    // SAFETY: `cx` is this thread's context, in the caller's (a window's) realm.
+                    if !unsafe {
+                        compile_and_run_classic(
+                            cx,
+                            &fetched.source,
+                            &fetched.url,
+                            1,
+                            1,
+                            fetched.muted,
+                        )
+                    } {
                         return false;
                     }
                     args.rval().set(UndefinedValue());
                 }
                 Err(e) => {
                     rooted!(in(cx) let mut v = UndefinedValue());
-                    new_string(cx, &e, v.handle_mut());
+                    // SAFETY: `cx` is the live context, in the caller's realm; `v` is rooted.
+                    unsafe { new_string(cx, &e, v.handle_mut()) };
                     args.rval().set(v.get());
                 }
             }
@@ -491,16 +524,19 @@ pub(super) unsafe extern "C" fn native_run_script(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`, in the caller's realm.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let a = NativeArgs { cx, args: &args };
             let (text, url) = (a.string(0), a.string(1));
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             let _in_script = InScript::enter();
-            if !compile_and_run_classic(cx, &text, &url, 1, 1, false) {
+            // SAFETY: `cx` is this thread's context, in the caller's (a window's) realm.
+            if !unsafe { compile_and_run_classic(cx, &text, &url, 1, 1, false) } {
                 return false;
             }
             args.rval().set(UndefinedValue());
@@ -584,24 +620,31 @@ pub(super) unsafe extern "C" fn native_promise_result(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; the promise is rooted
-        // by the call's arguments.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        // The promise is rooted by the call's arguments.
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             args.rval().set(UndefinedValue());
             let v = args.get(0);
             if !v.get().is_object() {
                 return true;
             }
             rooted!(in(cx) let obj = v.get().to_object());
-            if !jsapi::IsPromiseObject(obj.handle().into())
-                || jsapi::JS::GetPromiseState(obj.handle().into())
-                    == jsapi::JS::PromiseState::Pending
-            {
+            // SAFETY: `obj` is a rooted object, on the context's thread.
+            if !unsafe { jsapi::IsPromiseObject(obj.handle().into()) } {
+                return true;
+            }
+            // SAFETY: `obj` is a rooted promise (checked above).
+            let state = unsafe { jsapi::JS::GetPromiseState(obj.handle().into()) };
+            if state == jsapi::JS::PromiseState::Pending {
                 return true;
             }
             rooted!(in(cx) let mut result = UndefinedValue());
-            mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into());
+            // SAFETY: `obj` is a rooted, settled promise (checked above); `result` is rooted.
+            unsafe {
+                mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into())
+            };
             args.rval().set(result.get());
         }
         true
@@ -617,10 +660,11 @@ pub(super) unsafe extern "C" fn native_when_settled(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; every object is
-        // rooted by the call's arguments or by `rooted!`.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        // Every object is rooted by the call's arguments or by `rooted!`.
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             args.rval().set(UndefinedValue());
             let object = |i: u32| {
                 let v = args.get(i).get();
@@ -633,15 +677,22 @@ pub(super) unsafe extern "C" fn native_when_settled(
             rooted!(in(cx) let promise = object(0));
             rooted!(in(cx) let on_fulfilled = object(1));
             rooted!(in(cx) let on_rejected = object(2));
-            if promise.get().is_null() || !jsapi::IsPromiseObject(promise.handle().into()) {
+            if promise.get().is_null()
+                // SAFETY: `promise` is a rooted, non-null object (only evaluated if non-null).
+                || !unsafe { jsapi::IsPromiseObject(promise.handle().into()) }
+            {
                 return true;
             }
-            jsapi::JS::AddPromiseReactions(
-                cx,
-                promise.handle().into(),
-                on_fulfilled.handle().into(),
-                on_rejected.handle().into(),
-            )
+            // SAFETY: `cx` is the live context, in the caller's realm; `promise` is a rooted
+            // promise and the reactions are rooted (null or objects).
+            unsafe {
+                jsapi::JS::AddPromiseReactions(
+                    cx,
+                    promise.handle().into(),
+                    on_fulfilled.handle().into(),
+                    on_rejected.handle().into(),
+                )
+            }
         }
     })
 }
@@ -667,30 +718,42 @@ pub(super) unsafe extern "C" fn native_parse_url(
     vp: *mut Value,
 ) -> bool {
     guarded(false, || {
-        // SAFETY: as `native_print`.
-        unsafe {
-            let args = CallArgs::from_vp(vp, argc);
+        {
+            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
+            // arguments, live for the call.
+            let args = unsafe { CallArgs::from_vp(vp, argc) };
             let present = |i: u32| {
                 argc > i && !args.get(i).get().is_undefined() && !args.get(i).get().is_null()
             };
-            let input = arg_string(cx, &args, 0).unwrap_or_default();
+            // SAFETY: `cx` and `args` are this running native's.
+            let input = unsafe { arg_string(cx, &args, 0) }.unwrap_or_default();
             let base = if present(1) {
-                arg_string(cx, &args, 1)
+                {
+                    // SAFETY: `cx` and `args` are this running native's.
+                    unsafe { arg_string(cx, &args, 1) }
+                }
             } else {
                 None
             };
             let setter = if present(2) {
-                arg_string(cx, &args, 2)
+                {
+                    // SAFETY: `cx` and `args` are this running native's.
+                    unsafe { arg_string(cx, &args, 2) }
+                }
             } else {
                 None
             };
             let value = if present(3) {
-                arg_string(cx, &args, 3)
+                {
+                    // SAFETY: `cx` and `args` are this running native's.
+                    unsafe { arg_string(cx, &args, 3) }
+                }
             } else {
                 None
             };
             // An argument's ToString threw: the native throws it on.
-            if jsapi::JS_IsExceptionPending(cx) {
+            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
+            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
                 return false;
             }
             let json = crate::url_api::url_parts(
@@ -701,7 +764,8 @@ pub(super) unsafe extern "C" fn native_parse_url(
             )
             .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string());
             rooted!(in(cx) let mut v = UndefinedValue());
-            new_string(cx, &json, v.handle_mut());
+            // SAFETY: `cx` is the live context, in the caller's realm; `v` is rooted.
+            unsafe { new_string(cx, &json, v.handle_mut()) };
             args.rval().set(v.get());
             true
         }

@@ -27,9 +27,8 @@ impl Js {
         let index = self.windows.len();
         let cx = self.cx();
         let options = RealmOptions::default();
-        // SAFETY: every GC pointer below is rooted before the next call that can GC; natives
-        // are `extern "C"` functions of the JSNative signature.
-        unsafe {
+        // Every GC pointer below is rooted before the next call that can GC.
+        {
             // Each window's realm has its own principals, carrying the window's index and its
             // document's origin: stack captures record them per frame (which is how a
             // sample tells realms apart), and the subsumes and wrap callbacks compare their
@@ -38,26 +37,41 @@ impl Js {
                 window: index,
                 origin,
             });
-            let principals = mozjs::glue::CreateRustJSPrincipals(
-                &PRINCIPALS_CALLBACKS,
-                Box::into_raw(info) as *mut c_void,
-            );
-            rooted!(in(cx) let global = jsapi::JS_NewGlobalObject(
-                cx,
-                &SIMPLE_GLOBAL_CLASS,
-                principals,
-                OnNewGlobalHookOption::FireOnNewGlobalHook,
-                &*options,
-            ));
+            // SAFETY: `PRINCIPALS_CALLBACKS` is a static table of `extern "C"` functions with
+            // the expected signatures; the principals take ownership of the leaked RealmInfo,
+            // which `destroy_principals` frees.
+            let principals = unsafe {
+                mozjs::glue::CreateRustJSPrincipals(
+                    &PRINCIPALS_CALLBACKS,
+                    Box::into_raw(info) as *mut c_void,
+                )
+            };
+            // SAFETY: `cx` is this thread's live context; `principals` were just made and
+            // `options` outlives the call. The global is rooted on the next line, before
+            // anything can GC.
+            let new_global = unsafe {
+                jsapi::JS_NewGlobalObject(
+                    cx,
+                    &SIMPLE_GLOBAL_CLASS,
+                    principals,
+                    OnNewGlobalHookOption::FireOnNewGlobalHook,
+                    &*options,
+                )
+            };
+            rooted!(in(cx) let global = new_global);
             if global.get().is_null() {
                 return Err("cannot create a global".into());
             }
             let _realm = InRealm::new(cx, global.get());
-            jsapi::SetRealmPrivate(
-                jsapi::GetObjectRealmOrNull(global.get()),
-                (index + 1) as *mut c_void,
-            );
-            rooted!(in(cx) let host_obj = jsapi::JS_NewPlainObject(cx));
+            // SAFETY: `global` is a rooted, non-null global, so it has a realm.
+            let realm = unsafe { jsapi::GetObjectRealmOrNull(global.get()) };
+            // SAFETY: `realm` is the new global's live realm; its private is an index + 1,
+            // never dereferenced (see `window_of_realm`).
+            unsafe { jsapi::SetRealmPrivate(realm, (index + 1) as *mut c_void) };
+            // SAFETY: `cx` is this thread's context, in the new realm; the object is rooted
+            // on the next line, before anything can GC.
+            let new_host_obj = unsafe { jsapi::JS_NewPlainObject(cx) };
+            rooted!(in(cx) let host_obj = new_host_obj);
             let natives: [(&CStr, jsapi::JSNative, u32); 28] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
@@ -89,30 +103,44 @@ impl Js {
                 (c"whenSettled", Some(native_when_settled), 3),
             ];
             for (name, f, nargs) in natives {
-                if jsapi::JS_DefineFunction(
-                    cx,
-                    host_obj.handle().into(),
-                    name.as_ptr(),
-                    f,
-                    nargs,
-                    0,
-                )
-                .is_null()
-                {
+                // SAFETY: `cx` is this thread's context, in the new realm; `host_obj` is
+                // rooted, `name` a static C string, and `f` an `extern "C"` function of the
+                // JSNative signature.
+                let defined = unsafe {
+                    jsapi::JS_DefineFunction(
+                        cx,
+                        host_obj.handle().into(),
+                        name.as_ptr(),
+                        f,
+                        nargs,
+                        0,
+                    )
+                };
+                if defined.is_null() {
                     return Err(format!("cannot define host.{}", name.to_string_lossy()));
                 }
             }
-            rooted!(in(cx) let modules = jsapi::JS_NewPlainObject(cx));
+            // SAFETY: `cx` is this thread's context, in the new realm; the object is rooted
+            // on the next line, before anything can GC.
+            let new_modules = unsafe { jsapi::JS_NewPlainObject(cx) };
+            rooted!(in(cx) let modules = new_modules);
             rooted!(in(cx) let mut prelude_fn = UndefinedValue());
             let opts =
                 CompileOptionsWrapper::new(self.rt.cx_no_gc(), c"jsprof:prelude".to_owned(), 1);
             let _in_script = InScript::enter();
             let mut source = transform_str_to_source_text(prelude);
-            if !jsapi::JS::Evaluate2(cx, opts.ptr, &mut source, prelude_fn.handle_mut().into()) {
+            // SAFETY: `cx` is this thread's context, in the new realm; `opts.ptr` is the live
+            // CompileOptions owned by `opts`, `source` outlives the call, `prelude_fn` is
+            // rooted.
+            let evaluated = unsafe {
+                jsapi::JS::Evaluate2(cx, opts.ptr, &mut source, prelude_fn.handle_mut().into())
+            };
+            if !evaluated {
                 return Err(format!("prelude: {}", self.take_exception_text()));
             }
             rooted!(in(cx) let mut init = UndefinedValue());
-            new_string(cx, init_json, init.handle_mut());
+            // SAFETY: `cx` is this thread's live context, in the new realm.
+            unsafe { new_string(cx, init_json, init.handle_mut()) };
             rooted!(in(cx) let argv = mozjs::gc::ValueArray::<3>::new([
                 ObjectValue(host_obj.get()),
                 ObjectValue(global.get()),
@@ -120,13 +148,18 @@ impl Js {
             ]));
             rooted!(in(cx) let mut hooks = UndefinedValue());
             let args = HandleValueArray::from(&argv);
-            if !jsapi::JS_CallFunctionValue(
-                cx,
-                global.handle().into(),
-                prelude_fn.handle().into(),
-                &args,
-                hooks.handle_mut().into(),
-            ) {
+            // SAFETY: `cx` is this thread's context, in the new realm; the global, the
+            // prelude's function, the arguments (`argv`) and `hooks` are all rooted.
+            let called = unsafe {
+                jsapi::JS_CallFunctionValue(
+                    cx,
+                    global.handle().into(),
+                    prelude_fn.handle().into(),
+                    &args,
+                    hooks.handle_mut().into(),
+                )
+            };
+            if !called {
                 return Err(format!("prelude: {}", self.take_exception_text()));
             }
             if !hooks.get().is_object() {
@@ -135,20 +168,28 @@ impl Js {
             // The interfaces with generated bindings, over the prelude's DOM.
             rooted!(in(cx) let hooks_obj = hooks.get().to_object());
             rooted!(in(cx) let mut dom_exception = UndefinedValue());
-            if !jsapi::JS_GetProperty(
-                cx,
-                hooks_obj.handle().into(),
-                c"DOMException".as_ptr(),
-                dom_exception.handle_mut().into(),
-            ) {
+            // SAFETY: `cx` is this thread's context, in the new realm; `hooks_obj` and
+            // `dom_exception` are rooted; the name is a static C string.
+            let got = unsafe {
+                jsapi::JS_GetProperty(
+                    cx,
+                    hooks_obj.handle().into(),
+                    c"DOMException".as_ptr(),
+                    dom_exception.handle_mut().into(),
+                )
+            };
+            if !got {
                 return Err(format!("prelude: {}", self.take_exception_text()));
             }
-            bindings::define_interfaces(
-                cx,
-                global.handle().into(),
-                dom_exception.handle().into(),
-                kind,
-            )?;
+            // SAFETY: `cx` is live and in `global`'s realm (`_realm`), after the prelude ran.
+            unsafe {
+                bindings::define_interfaces(
+                    cx,
+                    global.handle().into(),
+                    dom_exception.handle().into(),
+                    kind,
+                )
+            }?;
             self.windows.push(Window {
                 global: RootedTraceableBox::from_box(Heap::boxed(global.get())),
                 hooks: RootedTraceableBox::from_box(Heap::boxed(hooks.get().to_object())),

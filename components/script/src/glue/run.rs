@@ -107,30 +107,42 @@ impl Js {
             return false;
         };
         let _in_script = InScript::enter();
-        // SAFETY: module objects are rooted and registered in the window's module map
-        // (itself rooted) before anything can GC.
-        let ok = unsafe {
-            rooted!(in(cx) let module = compile_module(cx, module_map(w), source, url, line, column));
+        let ok = {
+            // SAFETY: `cx` is this thread's context in window `w`'s realm, whose module map
+            // (rooted by MODULE_MAPS) is passed; the module is registered in that map and
+            // rooted on the next line, before anything can GC.
+            let compiled = unsafe { compile_module(cx, module_map(w), source, url, line, column) };
+            rooted!(in(cx) let module = compiled);
             if module.get().is_null() {
                 false
             } else {
                 rooted!(in(cx) let host_defined = ObjectValue(module.get()));
-                let loaded = jsapi::JS::LoadRequestedModules(
-                    cx,
-                    module.handle().into(),
-                    host_defined.handle().into(),
-                    Some(modules_loaded),
-                    Some(modules_failed),
-                );
-                if !loaded || jsapi::JS_IsExceptionPending(cx) {
+                // SAFETY: in window `w`'s realm on this thread; `module` and `host_defined`
+                // are rooted; the callbacks are `extern "C"` functions of the expected
+                // signatures.
+                let loaded = unsafe {
+                    jsapi::JS::LoadRequestedModules(
+                        cx,
+                        module.handle().into(),
+                        host_defined.handle().into(),
+                        Some(modules_loaded),
+                        Some(modules_failed),
+                    )
+                };
+                // SAFETY: `cx` is this thread's live context (only evaluated if `loaded`).
+                if !loaded || unsafe { jsapi::JS_IsExceptionPending(cx) } {
                     false
                 } else {
                     rooted!(in(cx) let mut promise = UndefinedValue());
-                    let ok = jsapi::JS::ModuleEvaluate(
-                        cx,
-                        module.handle().into(),
-                        promise.handle_mut().into(),
-                    );
+                    // SAFETY: in window `w`'s realm on this thread; `module` (linked by
+                    // `modules_loaded`) and `promise` are rooted.
+                    let ok = unsafe {
+                        jsapi::JS::ModuleEvaluate(
+                            cx,
+                            module.handle().into(),
+                            promise.handle_mut().into(),
+                        )
+                    };
                     if ok && promise.get().is_object() {
                         // Evaluation errors reject this promise: the prelude reports them.
                         let p = promise.get();
@@ -155,23 +167,24 @@ impl Js {
             let Some((cx, _realm)) = self.enter_window(w) else {
                 continue;
             };
-            // SAFETY: request and payload stay rooted in `import` for the whole block; the
-            // module is rooted before the next GC.
-            unsafe {
+            // Request and payload stay rooted in `import` for the whole loop body; the module
+            // is rooted before the next GC.
+            {
                 rooted!(in(cx) let request = import.request.get());
                 rooted!(in(cx) let payload = import.payload.get());
                 let url =
                     url::Url::parse(&import.referrer).and_then(|base| base.join(&import.specifier));
                 let module = match url {
-                    Ok(url) => load_module(cx, w, module_map(w), url.as_str()),
+                    // SAFETY: `cx` is this thread's context in window `w`'s realm, whose
+                    // module map (rooted by MODULE_MAPS) is passed.
+                    Ok(url) => unsafe { load_module(cx, w, module_map(w), url.as_str()) },
                     Err(e) => {
-                        throw_error(
-                            cx,
-                            &format!(
-                                "cannot resolve module specifier '{}': {e}",
-                                import.specifier
-                            ),
+                        let message = format!(
+                            "cannot resolve module specifier '{}': {e}",
+                            import.specifier
                         );
+                        // SAFETY: `cx` is this thread's live context.
+                        unsafe { throw_error(cx, &message) };
                         ptr::null_mut()
                     }
                 };
@@ -179,29 +192,44 @@ impl Js {
                 let mut ok = !module.get().is_null();
                 if ok {
                     rooted!(in(cx) let host_defined = ObjectValue(module.get()));
-                    ok = jsapi::JS::LoadRequestedModules(
-                        cx,
-                        module.handle().into(),
-                        host_defined.handle().into(),
-                        Some(modules_loaded),
-                        Some(modules_failed),
-                    ) && !jsapi::JS_IsExceptionPending(cx);
+                    // SAFETY: in window `w`'s realm on this thread; `module` and
+                    // `host_defined` are rooted; the callbacks are `extern "C"` functions of
+                    // the expected signatures.
+                    let loaded = unsafe {
+                        jsapi::JS::LoadRequestedModules(
+                            cx,
+                            module.handle().into(),
+                            host_defined.handle().into(),
+                            Some(modules_loaded),
+                            Some(modules_failed),
+                        )
+                    };
+                    // SAFETY: `cx` is this thread's live context (only evaluated if `loaded`).
+                    ok = loaded && !unsafe { jsapi::JS_IsExceptionPending(cx) };
                 }
                 let finished = if ok {
                     rooted!(in(cx) let no_referrer = ptr::null_mut::<JSScript>());
-                    jsapi::JS::FinishLoadingImportedModule(
-                        cx,
-                        no_referrer.handle().into(),
-                        request.handle().into(),
-                        payload.handle().into(),
-                        module.handle().into(),
-                        false,
-                    )
+                    // SAFETY: in window `w`'s realm on this thread; `request`, `payload`,
+                    // `module` and the null referrer are rooted.
+                    unsafe {
+                        jsapi::JS::FinishLoadingImportedModule(
+                            cx,
+                            no_referrer.handle().into(),
+                            request.handle().into(),
+                            payload.handle().into(),
+                            module.handle().into(),
+                            false,
+                        )
+                    }
                 } else {
-                    jsapi::JS::FinishLoadingImportedModuleFailedWithPendingException(
-                        cx,
-                        payload.handle().into(),
-                    )
+                    // SAFETY: in window `w`'s realm on this thread, with an exception pending
+                    // (or after a termination); `payload` is rooted.
+                    unsafe {
+                        jsapi::JS::FinishLoadingImportedModuleFailedWithPendingException(
+                            cx,
+                            payload.handle().into(),
+                        )
+                    }
                 };
                 if !finished {
                     drop(_realm);
@@ -217,20 +245,25 @@ impl Js {
             return;
         };
         let _in_script = InScript::enter();
-        // SAFETY: in the window's realm; the hooks object is rooted by the window.
-        unsafe {
-            rooted!(in(cx) let hooks = self.windows[w].hooks.get());
-            rooted!(in(cx) let mut dom_exception = UndefinedValue());
-            if jsapi::JS_GetProperty(
+        rooted!(in(cx) let hooks = self.windows[w].hooks.get());
+        rooted!(in(cx) let mut dom_exception = UndefinedValue());
+        // SAFETY: in the window's realm on this thread; `hooks` and `dom_exception` are
+        // rooted; the name is a static C string.
+        let got = unsafe {
+            jsapi::JS_GetProperty(
                 cx,
                 hooks.handle().into(),
                 c"DOMException".as_ptr(),
                 dom_exception.handle_mut().into(),
-            ) {
-                bindings::settle(cx, settlement, dom_exception.handle().into());
-            } else {
-                jsapi::JS_ClearPendingException(cx);
-            }
+            )
+        };
+        if got {
+            // SAFETY: `cx` is this thread's context in window `w`'s realm; `dom_exception`
+            // is rooted.
+            unsafe { bindings::settle(cx, settlement, dom_exception.handle().into()) };
+        } else {
+            // SAFETY: `cx` is this thread's live context.
+            unsafe { jsapi::JS_ClearPendingException(cx) };
         }
     }
 
@@ -271,37 +304,52 @@ impl Js {
         let Some((cx, _realm)) = self.enter_window(w) else {
             return false;
         };
-        // SAFETY: the hooks object is rooted by the window; `first` is rooted right away and
-        // every argument value is rooted in `argv` before the call.
-        let ok = unsafe {
+        // The hooks object is rooted by the window; `first` is rooted right away and every
+        // argument value is rooted in `argv` before the call.
+        let ok = {
             rooted!(in(cx) let mut first = first);
             // A value from another window's compartment (its global) crosses as a wrapper.
-            let wrapped = jsapi::JS_WrapValue(cx, first.handle_mut().into());
+            // SAFETY: `cx` is this thread's context in window `w`'s realm; `first` is rooted.
+            let wrapped = unsafe { jsapi::JS_WrapValue(cx, first.handle_mut().into()) };
             rooted!(in(cx) let hooks = self.windows[w].hooks.get());
             rooted!(in(cx) let mut f = UndefinedValue());
             if !wrapped
-                || !jsapi::JS_GetProperty(
-                    cx,
-                    hooks.handle().into(),
-                    name.as_ptr(),
-                    f.handle_mut().into(),
-                )
+                // SAFETY: in window `w`'s realm on this thread; `hooks` and `f` are rooted;
+                // `name` is a C string outliving the call.
+                || !unsafe {
+                    jsapi::JS_GetProperty(
+                        cx,
+                        hooks.handle().into(),
+                        name.as_ptr(),
+                        f.handle_mut().into(),
+                    )
+                }
             {
                 false
             } else {
                 rooted!(in(cx) let argv = mozjs::gc::ValueArray::<6>::new([UndefinedValue(); 6]));
+                // SAFETY: the pointer is to `argv`'s six rooted slots, which stay in place
+                // (the root is pinned on the stack) for as long as `argv` lives.
+                let slots = unsafe { argv.get_mut_ptr() };
                 let mut n = 0;
                 if !first.get().is_undefined() {
-                    *argv.get_mut_ptr() = first.get();
+                    // SAFETY: `slots` points at `argv`'s first slot, a rooted Value no one
+                    // else accesses now.
+                    unsafe { *slots = first.get() };
                     n = 1;
                 }
                 for a in args.iter().take(6 - n) {
+                    // In bounds: `n` < 6 (at most 6 - n arguments are taken after `first`).
+                    let slot = slots.wrapping_add(n);
                     match a {
-                        Arg::Num(x) => *argv.get_mut_ptr().add(n) = DoubleValue(*x),
+                        // SAFETY: `slot` is one of `argv`'s six rooted slots.
+                        Arg::Num(x) => unsafe { *slot = DoubleValue(*x) },
                         Arg::Str(s) => {
                             rooted!(in(cx) let mut v = UndefinedValue());
-                            new_string(cx, s, v.handle_mut());
-                            *argv.get_mut_ptr().add(n) = v.get();
+                            // SAFETY: `cx` is this thread's context, in window `w`'s realm.
+                            unsafe { new_string(cx, s, v.handle_mut()) };
+                            // SAFETY: `slot` is one of `argv`'s six rooted slots.
+                            unsafe { *slot = v.get() };
                         }
                     }
                     n += 1;
@@ -313,13 +361,17 @@ impl Js {
                 };
                 rooted!(in(cx) let mut rval = UndefinedValue());
                 let _in_script = InScript::enter();
-                jsapi::JS_CallFunctionValue(
-                    cx,
-                    hooks.handle().into(),
-                    f.handle().into(),
-                    &args,
-                    rval.handle_mut().into(),
-                )
+                // SAFETY: in window `w`'s realm on this thread; `hooks`, `f`, the arguments
+                // (the first `n` slots of `argv`) and `rval` are rooted.
+                unsafe {
+                    jsapi::JS_CallFunctionValue(
+                        cx,
+                        hooks.handle().into(),
+                        f.handle().into(),
+                        &args,
+                        rval.handle_mut().into(),
+                    )
+                }
             }
         };
         if !ok {
@@ -340,28 +392,37 @@ impl Js {
     pub fn perform_microtask_checkpoint(&mut self) {
         let cx = self.cx();
         loop {
-            // SAFETY: the microtask queue belongs to this context; a JS microtask runs in the
-            // realm of its execution global, as MicroTask.h requires, and stays rooted.
-            let failed_in = unsafe {
-                let task = jsapi::DequeueNextRegularMicroTask(cx);
+            // A JS microtask runs in the realm of its execution global, as MicroTask.h
+            // requires, and stays rooted.
+            let failed_in = {
+                // SAFETY: the microtask queue belongs to this context, on this thread.
+                let task = unsafe { jsapi::DequeueNextRegularMicroTask(cx) };
                 if task.is_null() || task.is_undefined() {
                     break;
                 }
-                if !jsapi::IsJSMicroTask(&task) {
+                // SAFETY: `task` is the live microtask just dequeued.
+                if !unsafe { jsapi::IsJSMicroTask(&task) } {
                     continue;
                 }
-                rooted!(in(cx) let job = jsapi::ToUnwrappedJSMicroTask(&task));
-                let global = jsapi::GetExecutionGlobalFromJSMicroTask(job.get());
+                // SAFETY: `task` is a JS microtask (checked above); the job is rooted on the
+                // next line, before anything can GC.
+                let job = unsafe { jsapi::ToUnwrappedJSMicroTask(&task) };
+                rooted!(in(cx) let job = job);
+                // SAFETY: `job` is a rooted JS microtask.
+                let global = unsafe { jsapi::GetExecutionGlobalFromJSMicroTask(job.get()) };
                 if global.is_null() {
                     continue;
                 }
                 rooted!(in(cx) let global = global);
                 let _realm = InRealm::new(cx, global.get());
                 let _in_script = InScript::enter();
-                if jsapi::RunJSMicroTask(cx, job.handle().into()) {
+                // SAFETY: in the job's execution global's realm on this thread; `job` is
+                // rooted.
+                if unsafe { jsapi::RunJSMicroTask(cx, job.handle().into()) } {
                     None
                 } else {
-                    window_of_realm(jsapi::GetObjectRealmOrNull(global.get()))
+                    // SAFETY: `global` is a rooted, non-null global, so it has a realm.
+                    window_of_realm(unsafe { jsapi::GetObjectRealmOrNull(global.get()) })
                 }
             };
             if let Some(w) = failed_in {

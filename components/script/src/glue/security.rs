@@ -20,27 +20,35 @@ pub(super) unsafe extern "C" fn wrap_object(
     obj: jsapi::HandleObject,
 ) -> *mut JSObject {
     guarded(ptr::null_mut(), || {
-        // SAFETY: called by SpiderMonkey with a live context, in the destination realm, and a
+        // Called by SpiderMonkey with a live context, in the destination realm, and a
         // rooted object.
-        unsafe {
-            let realm = jsapi::GetCurrentRealmOrNull(cx);
-            let here = if realm.is_null() {
-                None
-            } else {
-                realm_info(jsapi::GetRealmPrincipals(realm))
-            };
-            let there = object_realm_info(obj.get());
-            let same_origin = match (here, there) {
-                (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
-                _ => true,
-            };
-            let handler = if same_origin {
-                mozjs::glue::GetCrossCompartmentWrapper()
-            } else {
-                mozjs::glue::GetSecurityWrapper()
-            };
-            mozjs::glue::WrapperNew(cx, obj, handler, ptr::null())
-        }
+        // SAFETY: `cx` is the live context SpiderMonkey called with, on its thread.
+        let realm = unsafe { jsapi::GetCurrentRealmOrNull(cx) };
+        let here = if realm.is_null() {
+            None
+        } else {
+            // SAFETY: `realm` is the live, non-null current realm.
+            let principals = unsafe { jsapi::GetRealmPrincipals(realm) };
+            // SAFETY: every realm's principals are null or made by `new_window_of_kind`
+            // with a RealmInfo, and live as long as the realm.
+            unsafe { realm_info(principals) }
+        };
+        // SAFETY: `obj` is a rooted handle to a live object.
+        let there = unsafe { object_realm_info(obj.get()) };
+        let same_origin = match (here, there) {
+            (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
+            _ => true,
+        };
+        let handler = if same_origin {
+            // SAFETY: returns the address of SpiderMonkey's static wrapper handler.
+            unsafe { mozjs::glue::GetCrossCompartmentWrapper() }
+        } else {
+            // SAFETY: returns the address of SpiderMonkey's static wrapper handler.
+            unsafe { mozjs::glue::GetSecurityWrapper() }
+        };
+        // SAFETY: `cx` is live, in the destination realm; `obj` is rooted and `handler` a
+        // static wrapper handler; a null options pointer is allowed.
+        unsafe { mozjs::glue::WrapperNew(cx, obj, handler, ptr::null()) }
     })
 }
 
@@ -76,8 +84,11 @@ pub(super) unsafe fn realm_info<'a>(p: *mut jsapi::JSPrincipals) -> Option<&'a R
     if p.is_null() {
         return None;
     }
-    // SAFETY: per the contract; the RealmInfo lives as long as the principals.
-    unsafe { (mozjs::glue::GetRustJSPrincipalsPrivate(p) as *const RealmInfo).as_ref() }
+    // SAFETY: per the contract, `p` are live principals made by `CreateRustJSPrincipals`.
+    let info = unsafe { mozjs::glue::GetRustJSPrincipalsPrivate(p) } as *const RealmInfo;
+    // SAFETY: the principals' private is null or their Box<RealmInfo>, which lives as long
+    // as the principals (freed by `destroy_principals`).
+    unsafe { info.as_ref() }
 }
 
 /// The RealmInfo of the realm `obj` lives in.
@@ -85,14 +96,16 @@ pub(super) unsafe fn realm_info<'a>(p: *mut jsapi::JSPrincipals) -> Option<&'a R
 /// # Safety
 /// `obj` must be a live object.
 pub(super) unsafe fn object_realm_info<'a>(obj: *mut JSObject) -> Option<&'a RealmInfo> {
-    // SAFETY: per the contract; every realm's principals are made by new_window_of_kind.
-    unsafe {
-        let realm = jsapi::GetObjectRealmOrNull(obj);
-        if realm.is_null() {
-            return None;
-        }
-        realm_info(jsapi::GetRealmPrincipals(realm))
+    // SAFETY: per the contract, `obj` is a live object.
+    let realm = unsafe { jsapi::GetObjectRealmOrNull(obj) };
+    if realm.is_null() {
+        return None;
     }
+    // SAFETY: `realm` is the live, non-null realm of a live object.
+    let principals = unsafe { jsapi::GetRealmPrincipals(realm) };
+    // SAFETY: every realm's principals are null or made by `new_window_of_kind` with a
+    // RealmInfo, and live as long as the realm.
+    unsafe { realm_info(principals) }
 }
 
 pub(super) static PRINCIPALS_CALLBACKS: mozjs::glue::JSPrincipalsCallbacks =
@@ -108,15 +121,18 @@ pub(super) unsafe extern "C" fn not_system_principal(_p: *mut jsapi::JSPrincipal
 
 pub(super) unsafe extern "C" fn destroy_principals(p: *mut jsapi::JSPrincipals) {
     guarded((), || {
-        // SAFETY: SpiderMonkey calls this once, when the last reference to principals made by
-        // `CreateRustJSPrincipals` goes; their private is the Box<RealmInfo> made with them.
-        unsafe {
-            let info = mozjs::glue::GetRustJSPrincipalsPrivate(p) as *mut RealmInfo;
-            if !info.is_null() {
-                drop(Box::from_raw(info));
-            }
-            mozjs::glue::DestroyRustJSPrincipals(p)
+        // SpiderMonkey calls this once, when the last reference to principals made by
+        // `CreateRustJSPrincipals` goes.
+        // SAFETY: `p` are live principals made by `CreateRustJSPrincipals`.
+        let info = unsafe { mozjs::glue::GetRustJSPrincipalsPrivate(p) } as *mut RealmInfo;
+        if !info.is_null() {
+            // SAFETY: the principals' private is the Box<RealmInfo> made with them
+            // (`new_window_of_kind`), freed only here, once.
+            drop(unsafe { Box::from_raw(info) });
         }
+        // SAFETY: `p` are principals made by `CreateRustJSPrincipals`, released now that
+        // their last reference is gone; nothing uses them after this.
+        unsafe { mozjs::glue::DestroyRustJSPrincipals(p) }
     })
 }
 
@@ -136,7 +152,9 @@ pub(super) unsafe extern "C" fn subsumes(
 ) -> bool {
     guarded(false, || {
         // SAFETY: SpiderMonkey passes principals of live realms (or null for none).
-        let (a, b) = unsafe { (realm_info(a), realm_info(b)) };
+        let a = unsafe { realm_info(a) };
+        // SAFETY: as for `a`.
+        let b = unsafe { realm_info(b) };
         match (a, b) {
             (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
             // No principals: the engine itself, which sees everything and is seen by all.
