@@ -26,6 +26,7 @@ use jsprof_net::Origin;
 
 mod agent;
 pub(crate) mod bindings;
+mod clone;
 mod host;
 mod jobs;
 mod modules;
@@ -40,7 +41,7 @@ pub(crate) use self::agent::{
     collect_garbage, enable_sampling, install_agent, waiting, AgentConfig,
 };
 pub(crate) use self::host::Host;
-use self::{agent::*, jobs::*, modules::*, natives::*, security::*};
+use self::{agent::*, clone::*, jobs::*, modules::*, natives::*, security::*};
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,
@@ -348,7 +349,9 @@ fn guarded<T>(failed: T, body: impl FnOnce() -> T) -> T {
 
 /// The profiler's realm id of window `window` (windows are numbered from 0, realms from 1).
 pub(crate) fn realm_of(window: usize) -> RealmId {
-    RealmId(window as u32 + 1)
+    // Saturating: principals of no window (`NO_WINDOW`, from a structured clone) get a
+    // realm no session has.
+    RealmId(u32::try_from(window).unwrap_or(u32::MAX).saturating_add(1))
 }
 
 /// mozjs's safe-API wrapper around a raw context that SpiderMonkey passed to a callback.
@@ -422,6 +425,9 @@ impl Js {
         // SAFETY: `cx` is this thread's new context; `destroy_principals` has the expected
         // signature and frees only principals this crate made.
         unsafe { jsapi::JS_InitDestroyPrincipalsCallback(cx, Some(destroy_principals)) };
+        // SAFETY: `cx` is this thread's new context; `read_principals` has the expected
+        // signature (an `Error`'s cloned stack brings principals with it).
+        unsafe { jsapi::JS_InitReadPrincipalsCallback(cx, Some(read_principals)) };
         // SAFETY: `cx` is this thread's new context; `SECURITY_CALLBACKS` is a static table
         // of `extern "C"` functions with the expected signatures, living for the process.
         unsafe { jsapi::JS_SetSecurityCallbacks(cx, &SECURITY_CALLBACKS) };

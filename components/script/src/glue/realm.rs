@@ -72,7 +72,7 @@ impl Js {
             // on the next line, before anything can GC.
             let new_host_obj = unsafe { jsapi::JS_NewPlainObject(cx) };
             rooted!(in(cx) let host_obj = new_host_obj);
-            let natives: [(&CStr, jsapi::JSNative, u32); 28] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 31] = [
                 (c"print", Some(native_print), 2),
                 (c"now", Some(native_now), 0),
                 (c"timeOrigin", Some(native_time_origin), 0),
@@ -101,6 +101,9 @@ impl Js {
                 (c"watchPromise", Some(native_noop), 1),
                 (c"promiseResult", Some(native_promise_result), 1),
                 (c"whenSettled", Some(native_when_settled), 3),
+                (c"platformObject", Some(native_platform_object), 1),
+                (c"cloneWrite", Some(native_clone_write), 3),
+                (c"cloneRead", Some(native_clone_read), 3),
             ];
             for (name, f, nargs) in natives {
                 // SAFETY: `cx` is this thread's context, in the new realm; `host_obj` is

@@ -110,10 +110,96 @@ pub(super) unsafe fn object_realm_info<'a>(obj: *mut JSObject) -> Option<&'a Rea
 
 pub(super) static PRINCIPALS_CALLBACKS: mozjs::glue::JSPrincipalsCallbacks =
     mozjs::glue::JSPrincipalsCallbacks {
-        write: None,
+        write: Some(write_principals),
         isSystemPrincipal: Some(not_system_principal),
         isAddonPrincipal: Some(not_system_principal),
     };
+
+/// Marks our principals in a structured clone (inside SpiderMonkey's SavedFrame record).
+const PRINCIPALS_TAG: u32 = 0xFFFF_8100;
+/// Principals that belong to no window of this runtime (read from a structured clone).
+pub(super) const NO_WINDOW: usize = usize::MAX;
+
+/// An origin as a clone carries it: `f` the shared origin of `file:` URLs, `o` an opaque
+/// one, `t` and the ASCII serialisation of a tuple origin.
+fn encode_origin(origin: &Origin) -> String {
+    if origin.is_local_files() {
+        "f".into()
+    } else if origin.is_opaque() {
+        "o".into()
+    } else {
+        format!("t{}", origin.serialize())
+    }
+}
+
+/// The origin [`encode_origin`] wrote; a fresh opaque origin for anything else.
+fn decode_origin(text: &str) -> Origin {
+    match text.split_at_checked(1) {
+        Some(("f", "")) => Origin::local_files(),
+        Some(("t", url)) => match jsprof_net::Url::parse(url) {
+            Ok(url) => Origin::of(&url),
+            Err(_) => Origin::new_opaque(),
+        },
+        _ => Origin::new_opaque(),
+    }
+}
+
+/// Writes principals into a structured clone (an `Error`'s stack is cloned with its
+/// SavedFrames, each with its principals): their origin, which is what decides who may
+/// see the frames when the clone is read (see [`read_principals`]).
+pub(super) unsafe extern "C" fn write_principals(
+    p: *mut jsapi::JSPrincipals,
+    _cx: *mut JSContext,
+    w: *mut jsapi::JSStructuredCloneWriter,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: SpiderMonkey passes the live principals of a SavedFrame, ours.
+        let origin = unsafe { realm_info(p) }.map(|i| encode_origin(&i.origin));
+        let bytes = origin.unwrap_or_else(|| "o".into()).into_bytes();
+        let Ok(len) = u32::try_from(bytes.len()) else {
+            return false;
+        };
+        // SAFETY: `w` is the live writer of the clone being written.
+        let tagged = unsafe { jsapi::JS_WriteUint32PairUnchecked(w, PRINCIPALS_TAG, len) };
+        // SAFETY: as above; `bytes` is live for the call, which copies it.
+        tagged && unsafe { jsapi::JS_WriteBytes(w, bytes.as_ptr().cast(), bytes.len()) }
+    })
+}
+
+/// Reads principals [`write_principals`] wrote: new principals of that origin, of no
+/// window, returned held (SpiderMonkey takes that reference).
+pub(super) unsafe extern "C" fn read_principals(
+    _cx: *mut JSContext,
+    r: *mut jsapi::JSStructuredCloneReader,
+    out: *mut *mut jsapi::JSPrincipals,
+) -> bool {
+    guarded(false, || {
+        let (mut tag, mut len) = (0u32, 0u32);
+        // SAFETY: `r` is the live reader of the clone being read; the out-pointers are ours.
+        if !unsafe { jsapi::JS_ReadUint32Pair(r, &mut tag, &mut len) } || tag != PRINCIPALS_TAG {
+            return false;
+        }
+        let mut bytes = vec![0u8; len as usize];
+        // SAFETY: as above; `bytes` has room for `len` bytes.
+        if !unsafe { jsapi::JS_ReadBytes(r, bytes.as_mut_ptr().cast(), bytes.len()) } {
+            return false;
+        }
+        let info = Box::new(RealmInfo {
+            window: NO_WINDOW,
+            origin: decode_origin(&String::from_utf8_lossy(&bytes)),
+        });
+        // SAFETY: as in `new_window_of_kind`: a static callback table, and the principals
+        // take ownership of the RealmInfo, which `destroy_principals` frees.
+        let principals = unsafe {
+            mozjs::glue::CreateRustJSPrincipals(&PRINCIPALS_CALLBACKS, Box::into_raw(info).cast())
+        };
+        // SAFETY: `principals` were just made; the reference taken here is SpiderMonkey's.
+        unsafe { jsapi::JS_HoldPrincipals(principals) };
+        // SAFETY: `out` is SpiderMonkey's out-parameter for this call.
+        unsafe { *out = principals };
+        true
+    })
+}
 
 pub(super) unsafe extern "C" fn not_system_principal(_p: *mut jsapi::JSPrincipals) -> bool {
     guarded(false, || false)

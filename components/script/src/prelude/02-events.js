@@ -14,13 +14,16 @@
     constructor(type, init = NO_INIT) {
       if (arguments.length === 0) throw new TypeError("Event constructor: 1 argument required");
       if (init === null || init === undefined) init = NO_INIT;
-      WeakMapSet(eventState, this, {
+      // A platform object (host.platformObject): a structured clone refuses it.
+      const self = host.platformObject(new.target.prototype);
+      WeakMapSet(eventState, self, {
         __proto__: null,
         type: StringCtor(type), bubbles: !!init.bubbles, cancelable: !!init.cancelable,
         composed: !!init.composed, target: null, currentTarget: null, canceled: false,
         stop: false, stopImmediate: false, phase: 0, trusted: false,
         timeStamp: host.now(),
       });
+      return self;
     }
     get type() { return stateOf(this).type; }
     get target() { return stateOf(this).target; }
@@ -155,7 +158,13 @@
     return !s.canceled;
   }
   class EventTarget {
-    constructor() { WeakMapSet(listeners, this, list()); }
+    // Every EventTarget (nodes, ports, workers…) is a platform object (host.platformObject):
+    // a structured clone refuses it, unless it is a MessagePort in the transfer list.
+    constructor() {
+      const self = host.platformObject(new.target.prototype);
+      WeakMapSet(listeners, self, list());
+      return self;
+    }
     // Called without a `this` (a bare `addEventListener(…)` in a page), they act on the
     // global, as WebIDL does for operations of the global object.
     addEventListener(type, callback, options) {

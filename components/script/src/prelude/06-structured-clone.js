@@ -1,58 +1,39 @@
   // ---------------------------------------------------------------------------------------
-  // Structured clone (https://html.spec.whatwg.org/#safe-passing-of-structured-data), in the
-  // window's own realm: primitives, plain objects and arrays (cycles kept), Date, RegExp, Map,
-  // Set, ArrayBuffer and its views, Error objects, Blobs; transferred MessagePorts move. Any
-  // other object (a function, a symbol, a DOM object) is a DataCloneError.
+  // Structured clone (https://html.spec.whatwg.org/#safe-passing-of-structured-data):
+  // SpiderMonkey's own serializer (glue/clone.rs), the one implementation behind
+  // structuredClone, postMessage and messages to and from workers. The engine clones the
+  // language's values (ArrayBuffers, views and DataViews, Maps, Sets, Errors, cycles…); the
+  // platform objects it may meet (Blobs, and MessagePorts in the transfer list) are made with
+  // host.platformObject, serialised to a string here and made again from it on the other
+  // side. Anything else is a DataCloneError.
   const transferredPorts = new WeakSet();
-  function cloneValue(value, memory, transfer) {
-    if (value === null || (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol")) return value;
-    if (typeof value === "symbol" || typeof value === "function") throw uncloneable(value);
-    if (memory.has(value)) return memory.get(value);
-    let out;
-    const tagOf = Object.prototype.toString.call(value);
-    if (isPort(value)) {
-      if (!transfer.includes(value)) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");
-      out = value;
-    } else if (value instanceof Blob) {
-      out = value;
-    } else if (tagOf === "[object Date]") {
-      out = new Date(value.getTime());
-    } else if (tagOf === "[object RegExp]") {
-      out = new RegExp(value.source, value.flags);
-    } else if (tagOf === "[object ArrayBuffer]") {
-      out = value.slice(0);
-    } else if (ArrayBuffer.isView(value)) {
-      out = new value.constructor(value);
-    } else if (tagOf === "[object Map]") {
-      out = new Map();
-      memory.set(value, out);
-      for (const [k, v] of value) out.set(cloneValue(k, memory, transfer), cloneValue(v, memory, transfer));
-      return out;
-    } else if (tagOf === "[object Set]") {
-      out = new Set();
-      memory.set(value, out);
-      for (const v of value) out.add(cloneValue(v, memory, transfer));
-      return out;
-    } else if (value instanceof Error) {
-      out = new (global[value.name] && global[value.name].prototype instanceof Error ? global[value.name] : Error)(value.message);
-    } else if (Array.isArray(value)) {
-      out = new Array(value.length);
-      memory.set(value, out);
-      for (const k of Object.keys(value)) out[k] = cloneValue(value[k], memory, transfer);
-      return out;
-    } else if (tagOf === "[object Object]") {
-      out = {};
-      memory.set(value, out);
-      for (const k of Object.keys(value)) out[k] = cloneValue(value[k], memory, transfer);
-      return out;
-    } else {
-      throw new DOMException(`${tagOf.slice(8, -1)} object could not be cloned.`, "DataCloneError");
-    }
-    memory.set(value, out);
-    return out;
+  const dataCloneError = (message) => { throw new DOMException(message, "DataCloneError"); };
+  // A platform object's serialised form: "b<type>\n<text>" for a Blob, "p<index>" for a
+  // MessagePort in the transfer list.
+  function platformWriter(transfer) {
+    return (obj) => {
+      if (obj instanceof Blob) return `b${obj.type}\n${blobData.get(obj)}`;
+      if (isPort(obj)) {
+        const i = transfer.indexOf(obj);
+        if (i < 0) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");
+        return `p${i}`;
+      }
+      throw new DOMException(`${Object.prototype.toString.call(obj).slice(8, -1)} object could not be cloned.`, "DataCloneError");
+    };
   }
-  const uncloneable = (value) =>
-    new DOMException(`${typeof value === "symbol" ? "A symbol" : "A function"} could not be cloned.`, "DataCloneError");
+  function platformReader(ports) {
+    return (s) => {
+      if (s[0] === "b") {
+        const nl = s.indexOf("\n");
+        return new Blob([s.slice(nl + 1)], { type: s.slice(1, nl) });
+      }
+      if (s[0] === "p" && ports[Number(s.slice(1))]) return ports[Number(s.slice(1))];
+      throw new DOMException("A platform object in the message could not be made again.", "DataCloneError");
+    };
+  }
+  // StructuredSerialize / StructuredDeserialize: the clone as a string of Latin-1 bytes.
+  const writeClone = (value, transfer) => host.cloneWrite(value, platformWriter(transfer), dataCloneError);
+  const readClone = (data, ports) => host.cloneRead(data, platformReader(ports), dataCloneError);
   // The transfer list's checks (https://html.spec.whatwg.org/#structuredserializewithtransfer).
   function checkTransfer(transfer) {
     for (const t of transfer) {
@@ -60,11 +41,11 @@
       if (transferredPorts.has(t) || portState.get(t).closed) throw new DOMException("A MessagePort was transferred twice or is closed.", "DataCloneError");
     }
   }
+  // Within a realm: ports in the transfer list stay the same objects.
   function structuredCloneWithTransfer(value, transfer = []) {
     transfer = Array.from(transfer);
     checkTransfer(transfer);
-    const data = cloneValue(value, new Map(), transfer);
+    const data = readClone(writeClone(value, transfer), transfer);
     for (const t of transfer) transferredPorts.add(t);
     return data;
   }
-

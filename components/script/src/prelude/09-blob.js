@@ -3,7 +3,9 @@
   const blobData = new WeakMap();
   const blobURLs = new Map();
   class Blob {
+    // A platform object (host.platformObject): what a structured clone recognises.
     constructor(parts = [], options = {}) {
+      const self = host.platformObject(new.target.prototype);
       let text = "";
       for (const p of Array.from(parts)) {
         if (p instanceof Blob) text += blobData.get(p);
@@ -11,8 +13,9 @@
         else if (ArrayBuffer.isView(p)) text += String.fromCharCode(...new Uint8Array(p.buffer, p.byteOffset, p.byteLength));
         else text += String(p);
       }
-      blobData.set(this, text);
-      defineValue(this, "_type", /[^\x20-\x7e]/.test(String(options.type ?? "")) ? "" : String(options.type ?? "").toLowerCase());
+      blobData.set(self, text);
+      defineValue(self, "_type", /[^\x20-\x7e]/.test(String(options.type ?? "")) ? "" : String(options.type ?? "").toLowerCase());
+      return self;
     }
     get size() { return unescape(encodeURIComponent(blobData.get(this))).length; }
     get type() { return this._type; }
