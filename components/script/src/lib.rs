@@ -22,6 +22,7 @@
 mod dom;
 #[allow(unsafe_code)]
 mod glue;
+mod host;
 pub mod page;
 mod watchdog;
 

@@ -29,11 +29,11 @@ use mozjs::jsval::{
 use mozjs::rooted;
 
 use super::roots::rooted_object;
-pub use super::roots::{ObjectRoot, Promise, RootRef, Settlement};
 use super::{current_window, host, new_string, InScript};
 use crate::dom::bindings::generated::INTERFACES;
 use crate::dom::bindings::runtime::{
-    DomObject, Error, Fallible, Global, GlobalKind, InterfaceDef, Out,
+    CallCtx, Dict, DomObject, Error, Fallible, Global, GlobalKind, ObjectRoot, Out, Promise,
+    RootRef, Settlement, Val,
 };
 
 /// Reserved slot 0 of every binding function: which interface and member it is.
@@ -126,21 +126,6 @@ unsafe fn call0(
     } else {
         Err(Error::Thrown)
     }
-}
-
-/// A JS value during a binding call (an argument, or a member read from one).
-#[derive(Clone, Copy)]
-pub struct Val<'a> {
-    cx: *mut JSContext,
-    v: jsapi::HandleValue,
-    _call: PhantomData<&'a ()>,
-}
-
-/// A dictionary being converted: its (rooted) object value, or none for `undefined`/`null`.
-pub struct Dict<'a> {
-    cx: *mut JSContext,
-    v: Option<jsapi::HandleValue>,
-    _call: PhantomData<&'a ()>,
 }
 
 impl Dict<'_> {
@@ -337,19 +322,6 @@ impl<'a> Val<'a> {
             }
         }
     }
-}
-
-/// One call of a binding member: its arguments, `this`, return value and definition.
-pub struct CallCtx<'a> {
-    cx: *mut JSContext,
-    args: &'a CallArgs,
-    /// The binding function (rooted: the call's own slot for it becomes the return value).
-    callee: jsapi::HandleObject,
-    /// The realm's original `DOMException` (rooted), for DOM errors.
-    dom_exception: jsapi::HandleValue,
-    iface: &'static InterfaceDef,
-    /// The member's name, for error messages.
-    member: &'static str,
 }
 
 impl CallCtx<'_> {

@@ -14,20 +14,17 @@ use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use jsprof_profiler::{AgentHandle, FrameSite, ProfilerTrace, RawFrame, RealmId, Session};
+use jsprof_profiler::{AgentHandle, FrameSite, RawFrame, RealmId};
 use mozjs::gc::RootedTraceableBox;
 use rustc_hash::FxHashMap;
 
 use crate::dom::bindings::runtime::{GlobalKind, RootRef, Settlement};
-use crate::dom::TaskSender;
-use crate::policy::ProfilingPolicy;
 use crate::symbols::ScriptRegistry;
 use jsprof_net::Origin;
 
 mod agent;
 pub(crate) mod bindings;
 mod clone;
-mod host;
 mod jobs;
 mod modules;
 mod natives;
@@ -40,8 +37,8 @@ pub use self::agent::SamplingStats;
 pub(crate) use self::agent::{
     collect_garbage, enable_sampling, install_agent, waiting, AgentConfig,
 };
-pub(crate) use self::host::Host;
 use self::{agent::*, clone::*, jobs::*, modules::*, natives::*, security::*};
+pub(crate) use crate::host::Host;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,

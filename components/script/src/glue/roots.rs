@@ -3,15 +3,13 @@
 //! [`Settlement`] pair that carries a promise's outcome across threads.
 
 use std::cell::RefCell;
-use std::marker::PhantomData;
 use std::ptr;
-use std::thread::ThreadId;
 
 use mozjs::gc::RootedTraceableBox;
 use mozjs::jsapi::{self, Heap, JSObject};
 use rustc_hash::FxHashMap;
 
-use crate::dom::bindings::runtime::{Error, Out};
+use crate::dom::bindings::runtime::{Error, ObjectRoot, Out, Promise, RootRef, Settlement};
 
 thread_local! {
     /// Objects kept alive past a call, by id (ids are never reused, so a stale
@@ -19,19 +17,6 @@ thread_local! {
     pub(super) static ROOTS: RefCell<FxHashMap<u64, RootedTraceableBox<Heap<*mut JSObject>>>> = RefCell::new(FxHashMap::default());
     pub(super) static NEXT_ROOT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
-
-/// A strong root of a JS object (a promise to settle, a reflector with pending work), held
-/// until dropped on the thread that made it. It can be moved to other threads and back
-/// (tasks carry it); dropped elsewhere, it stays rooted until the runtime ends.
-#[derive(Debug)]
-pub struct ObjectRoot {
-    pub(super) id: u64,
-    pub(super) thread: ThreadId,
-}
-
-/// A non-owning reference to an [`ObjectRoot`]'s object: finds it while the root lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RootRef(u64);
 
 impl ObjectRoot {
     pub(super) fn new(obj: *mut JSObject) -> ObjectRoot {
@@ -102,20 +87,6 @@ pub(super) fn release_roots_of(global: *mut JSObject) {
 pub(super) fn release_all_roots() {
     let all = ROOTS.with(|r| std::mem::take(&mut *r.borrow_mut()));
     drop(all);
-}
-
-/// A promise the bindings returned, to be settled later with a `T`.
-#[derive(Debug)]
-pub struct Promise<T> {
-    pub(super) root: ObjectRoot,
-    pub(super) _t: PhantomData<fn(T)>,
-}
-
-/// A promise with its outcome, ready for [`super::Js::settle`] (it can cross threads).
-#[derive(Debug)]
-pub struct Settlement {
-    pub(super) promise: ObjectRoot,
-    pub(super) result: Result<Out, Error>,
 }
 
 impl<T: crate::dom::bindings::runtime::ToJs> Promise<T> {

@@ -1,15 +1,79 @@
 //! The safe runtime generated bindings are written against: WebIDL exceptions
 //! ([`Error`]), conversions between JS values and Rust ([`convert`], [`FromJs`], [`ToJs`],
 //! [`Out`]), the interface tables ([`InterfaceDef`]) and what DOM objects implement
-//! ([`DomObject`]). The JSAPI side is `glue::bindings`.
+//! ([`DomObject`]), and the types a binding call is made of ([`CallCtx`], [`Val`],
+//! [`ObjectRoot`], [`Promise`]). Their JSAPI side is `glue::bindings` and `glue::roots`.
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
-pub use crate::glue::bindings::{CallCtx, ObjectRoot, Promise, RootRef, Settlement, Val};
-use crate::glue::Host;
+use std::marker::PhantomData;
+use std::thread::ThreadId;
+
+use mozjs::jsapi::{self, CallArgs, JSContext};
+
+use crate::host::Host;
+
+// The vocabulary of the bindings: declared here, implemented in `glue` (its `bindings.rs`
+// and `roots.rs`), which depends on this module and never the other way round. Fields are
+// the glue's to read; nothing outside it constructs these.
+
+/// A JS value during a binding call (an argument, or a member read from one).
+#[derive(Clone, Copy)]
+pub struct Val<'a> {
+    pub(crate) cx: *mut JSContext,
+    pub(crate) v: jsapi::HandleValue,
+    pub(crate) _call: PhantomData<&'a ()>,
+}
+
+/// A dictionary being converted: its (rooted) object value, or none for `undefined`/`null`.
+pub struct Dict<'a> {
+    pub(crate) cx: *mut JSContext,
+    pub(crate) v: Option<jsapi::HandleValue>,
+    pub(crate) _call: PhantomData<&'a ()>,
+}
+
+/// One call of a binding member: its arguments, `this`, return value and definition.
+pub struct CallCtx<'a> {
+    pub(crate) cx: *mut JSContext,
+    pub(crate) args: &'a CallArgs,
+    /// The binding function (rooted: the call's own slot for it becomes the return value).
+    pub(crate) callee: jsapi::HandleObject,
+    /// The realm's original `DOMException` (rooted), for DOM errors.
+    pub(crate) dom_exception: jsapi::HandleValue,
+    pub(crate) iface: &'static InterfaceDef,
+    /// The member's name, for error messages.
+    pub(crate) member: &'static str,
+}
+
+/// A strong root of a JS object (a promise to settle, a reflector with pending work), held
+/// until dropped on the thread that made it. It can be moved to other threads and back
+/// (tasks carry it); dropped elsewhere, it stays rooted until the runtime ends.
+#[derive(Debug)]
+pub struct ObjectRoot {
+    pub(crate) id: u64,
+    pub(crate) thread: ThreadId,
+}
+
+/// A non-owning reference to an [`ObjectRoot`]'s object: finds it while the root lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootRef(pub(crate) u64);
+
+/// A promise the bindings returned, to be settled later with a `T`.
+#[derive(Debug)]
+pub struct Promise<T> {
+    pub(crate) root: ObjectRoot,
+    pub(crate) _t: PhantomData<fn(T)>,
+}
+
+/// A promise with its outcome, ready for the event loop to settle (it can cross threads).
+#[derive(Debug)]
+pub struct Settlement {
+    pub(crate) promise: ObjectRoot,
+    pub(crate) result: Result<Out, Error>,
+}
 
 /// <https://webidl.spec.whatwg.org/#idl-exceptions>: what a binding throws.
 #[derive(Debug, Clone, PartialEq)]

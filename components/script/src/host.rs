@@ -1,6 +1,13 @@
-//! The embedder's side of the natives: the safe [`Host`] trait a realm's natives call.
+//! The embedder's side of the natives: the safe [`Host`] trait a realm's natives (and the
+//! generated bindings) call. It knows nothing of SpiderMonkey: `glue` calls it, `page`
+//! implements it, and `dom::bindings::runtime` hands it to DOM objects.
 
-use super::*;
+use std::sync::{Arc, Mutex};
+
+use jsprof_profiler::{ProfilerTrace, Session};
+
+use crate::dom::TaskSender;
+use crate::policy::ProfilingPolicy;
 
 /// What the natives of a realm ask of the embedder. Called re-entrantly from inside script:
 /// implementations use interior mutability and never call back into JS.
