@@ -2,20 +2,15 @@
 //!
 //! Generated code is safe Rust: it describes each interface with a static
 //! [`InterfaceDef`] of plain `fn(&mut CallCtx) -> Fallible<()>` members and converts values
-//! through [`Val`] and [`Out`]. This module turns those tables into interface objects,
-//! prototypes, accessor properties and methods
-//! (<https://webidl.spec.whatwg.org/#es-interfaces>), dispatches every call through one
-//! native that finds the member from the function's reserved slots, and owns the reflectors:
-//! objects of one class whose reserved slot holds the boxed Rust DOM object, dropped by the
-//! class finalizer.
+//! through [`Val`] and [`Out`]. This module dispatches every call through one native that
+//! finds the member from the function's reserved slots, turns errors into exceptions, settles
+//! promises, and owns the reflectors: objects of one class whose reserved slot holds the
+//! boxed Rust DOM object, dropped by the class finalizer. `interfaces.rs` defines the
+//! interface objects and prototypes from the tables; `convert.rs` converts values.
 //!
 //! Rooting: objects that must outlive a call (promises to settle later, reflectors with
 //! pending work) are held in a thread-local table of `Heap`s, by [`ObjectRoot`]
 //! (`roots.rs`).
-//!
-//! Past 600 lines for now: interface definition, the dispatching native and the value
-//! conversions (`Val`, `Dict`, `Out`) share private helpers (throwing, exception values);
-//! moving the conversions to a file of their own is the next cut (issue 12).
 
 use std::any::Any;
 use std::ffi::c_void;
@@ -23,27 +18,25 @@ use std::marker::PhantomData;
 use std::ptr;
 
 use mozjs::jsapi::{self, CallArgs, HandleValueArray, JSContext, JSObject, Value};
-use mozjs::jsval::{
-    BooleanValue, DoubleValue, Int32Value, ObjectValue, PrivateValue, UndefinedValue,
-};
+use mozjs::jsval::{ObjectValue, PrivateValue, UndefinedValue};
 use mozjs::rooted;
 
+use super::convert::{get_property, out_to_js};
 use super::roots::rooted_object;
-use super::{current_window, host, new_string, InScript};
+use super::{current_window, host, new_string};
 use crate::dom::bindings::generated::INTERFACES;
 use crate::dom::bindings::runtime::{
-    CallCtx, Dict, DomObject, Error, Fallible, Global, GlobalKind, ObjectRoot, Out, Promise,
-    RootRef, Settlement, Val,
+    CallCtx, DomObject, Error, Fallible, Global, ObjectRoot, Out, Promise, RootRef, Settlement, Val,
 };
 
 /// Reserved slot 0 of every binding function: which interface and member it is.
-const SLOT_MEMBER: usize = 0;
+pub(super) const SLOT_MEMBER: usize = 0;
 /// Reserved slot 1 of every binding function: the realm's `DOMException` constructor.
-const SLOT_DOM_EXCEPTION: usize = 1;
+pub(super) const SLOT_DOM_EXCEPTION: usize = 1;
 /// The member code of an interface object (its constructor).
-const MEMBER_CONSTRUCTOR: i32 = 0xffff;
+pub(super) const MEMBER_CONSTRUCTOR: i32 = 0xffff;
 /// Member codes of operations start here; attributes count from 0.
-const MEMBER_OPERATIONS: i32 = 0x8000;
+pub(super) const MEMBER_OPERATIONS: i32 = 0x8000;
 
 static REFLECTOR_OPS: jsapi::JSClassOps = jsapi::JSClassOps {
     addProperty: None,
@@ -89,239 +82,6 @@ unsafe extern "C" fn finalize_reflector(_gcx: *mut jsapi::JS::GCContext, obj: *m
             }
         }
     })
-}
-
-/// `obj[name]` into `out`; `Err(Thrown)` if a getter threw.
-///
-/// # Safety
-/// `cx` live and in a realm; `obj` rooted.
-unsafe fn get_property(
-    cx: *mut JSContext,
-    obj: jsapi::HandleObject,
-    name: *const std::ffi::c_char,
-    out: mozjs::rust::MutableHandleValue,
-) -> Fallible<()> {
-    // SAFETY: per the contract; `out` is a rooted location.
-    if unsafe { jsapi::JS_GetProperty(cx, obj, name, out.into()) } {
-        Ok(())
-    } else {
-        Err(Error::Thrown)
-    }
-}
-
-/// `f.call(this)` into `out`; `Err(Thrown)` if it threw.
-///
-/// # Safety
-/// `cx` live and in a realm; `this` and `f` rooted.
-unsafe fn call0(
-    cx: *mut JSContext,
-    this: jsapi::HandleObject,
-    f: jsapi::HandleValue,
-    out: mozjs::rust::MutableHandleValue,
-) -> Fallible<()> {
-    let none = HandleValueArray::empty();
-    // SAFETY: per the contract; `out` is a rooted location.
-    if unsafe { jsapi::JS_CallFunctionValue(cx, this, f, &none, out.into()) } {
-        Ok(())
-    } else {
-        Err(Error::Thrown)
-    }
-}
-
-impl Dict<'_> {
-    /// The dictionary member `name` converted with `f`, or `None` if it is `undefined`
-    /// (<https://webidl.spec.whatwg.org/#js-dictionary> step 4).
-    pub fn member<T>(
-        &self,
-        name: &str,
-        f: impl FnOnce(Val<'_>) -> Fallible<T>,
-    ) -> Fallible<Option<T>> {
-        let Some(v) = self.v else {
-            return Ok(None);
-        };
-        let cx = self.cx;
-        let cname = super::cstring(name);
-        // SAFETY: `v` is rooted for the call; the object and the member value are rooted
-        // here before anything can GC.
-        unsafe {
-            rooted!(in(cx) let obj = v.to_object());
-            rooted!(in(cx) let mut value = UndefinedValue());
-            get_property(cx, obj.handle().into(), cname.as_ptr(), value.handle_mut())?;
-            if value.get().is_undefined() {
-                return Ok(None);
-            }
-            f(Val {
-                cx,
-                v: value.handle().into(),
-                _call: PhantomData,
-            })
-            .map(Some)
-        }
-    }
-}
-
-impl<'a> Val<'a> {
-    pub fn is_undefined(&self) -> bool {
-        self.v.is_undefined()
-    }
-
-    /// <https://webidl.spec.whatwg.org/#js-dictionary> steps 1-2.
-    pub fn dictionary(&self, name: &str) -> Fallible<Dict<'a>> {
-        if self.v.is_null_or_undefined() {
-            return Ok(Dict {
-                cx: self.cx,
-                v: None,
-                _call: PhantomData,
-            });
-        }
-        if !self.v.is_object() {
-            return Err(Error::Type(format!("'{name}' must be an object")));
-        }
-        Ok(Dict {
-            cx: self.cx,
-            v: Some(self.v),
-            _call: PhantomData,
-        })
-    }
-
-    /// ToNumber (<https://tc39.es/ecma262/#sec-tonumber>); may run script.
-    pub fn to_number(self) -> Fallible<f64> {
-        // SAFETY: `cx` is the live context of the running call.
-        let mut wrapper = unsafe { super::wrap_cx(self.cx) };
-        // SAFETY: the value is rooted for the running call.
-        let v = unsafe { mozjs::rust::Handle::from_raw(self.v) };
-        // SAFETY: `wrapper` is the call's live context and `v` a rooted value.
-        unsafe { mozjs::rust::ToNumber(&mut wrapper, v) }.map_err(|()| Error::Thrown)
-    }
-
-    /// ToBoolean (<https://tc39.es/ecma262/#sec-toboolean>).
-    pub fn to_boolean(self) -> bool {
-        // SAFETY: the value is rooted for the running call.
-        let v = unsafe { mozjs::rust::Handle::from_raw(self.v) };
-        // SAFETY: `v` is a valid handle to a rooted value; ToBoolean runs no script.
-        unsafe { mozjs::rust::ToBoolean(v) }
-    }
-
-    /// ToString (<https://tc39.es/ecma262/#sec-tostring>); may run script.
-    pub fn to_string(self) -> Fallible<String> {
-        // SAFETY: `cx` is the context of the running call; the value is rooted.
-        unsafe { super::to_rust_string(self.cx, self.v) }.ok_or(Error::Thrown)
-    }
-
-    /// <https://webidl.spec.whatwg.org/#js-sequence>: iterates the value with its
-    /// `@@iterator` and converts each item with `f`.
-    pub fn sequence<T>(&self, mut f: impl FnMut(Val<'_>) -> Fallible<T>) -> Fallible<Vec<T>> {
-        if !self.v.is_object() {
-            return Err(Error::Type("a sequence must be an iterable object".into()));
-        }
-        let cx = self.cx;
-        let mut out = Vec::new();
-        // Every value below is rooted before the next call that can GC.
-        {
-            rooted!(in(cx) let obj = self.v.to_object());
-            // SAFETY: `cx` is the live context of the running call; a symbol key needs
-            // nothing else, and is rooted on the next line.
-            let id =
-                unsafe { jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::iterator) };
-            rooted!(in(cx) let id = id);
-            rooted!(in(cx) let mut method = UndefinedValue());
-            // SAFETY: `cx` is the live context, in the call's realm; `obj`, `id` and `method`
-            // are rooted.
-            let got = unsafe {
-                jsapi::JS_GetPropertyById(
-                    cx,
-                    obj.handle().into(),
-                    id.handle().into(),
-                    method.handle_mut().into(),
-                )
-            };
-            if !got {
-                return Err(Error::Thrown);
-            }
-            if !method.get().is_object()
-                // SAFETY: the method is a rooted object (only evaluated if it is one).
-                || !unsafe { jsapi::JS::IsCallable(method.get().to_object()) }
-            {
-                return Err(Error::Type("a sequence must be an iterable object".into()));
-            }
-            rooted!(in(cx) let mut iterator = UndefinedValue());
-            // SAFETY: `cx` is the live context, in a realm; `obj`, `method` and `iterator`
-            // are rooted.
-            unsafe {
-                call0(
-                    cx,
-                    obj.handle().into(),
-                    method.handle().into(),
-                    iterator.handle_mut(),
-                )
-            }?;
-            if !iterator.get().is_object() {
-                return Err(Error::Type("@@iterator did not return an object".into()));
-            }
-            rooted!(in(cx) let iter_obj = iterator.get().to_object());
-            rooted!(in(cx) let mut next = UndefinedValue());
-            // SAFETY: `cx` is the live context, in a realm; `iter_obj` is rooted; `next` is a
-            // rooted location.
-            unsafe {
-                get_property(
-                    cx,
-                    iter_obj.handle().into(),
-                    c"next".as_ptr(),
-                    next.handle_mut(),
-                )
-            }?;
-            loop {
-                rooted!(in(cx) let mut result = UndefinedValue());
-                // SAFETY: `cx` is the live context, in a realm; `iter_obj`, `next` and
-                // `result` are rooted.
-                unsafe {
-                    call0(
-                        cx,
-                        iter_obj.handle().into(),
-                        next.handle().into(),
-                        result.handle_mut(),
-                    )
-                }?;
-                if !result.get().is_object() {
-                    return Err(Error::Type("an iterator result is not an object".into()));
-                }
-                rooted!(in(cx) let result_obj = result.get().to_object());
-                rooted!(in(cx) let mut done = UndefinedValue());
-                // SAFETY: `cx` is the live context, in a realm; `result_obj` is rooted;
-                // `done` is a rooted location.
-                unsafe {
-                    get_property(
-                        cx,
-                        result_obj.handle().into(),
-                        c"done".as_ptr(),
-                        done.handle_mut(),
-                    )
-                }?;
-                // SAFETY: `done` is rooted, so its raw handle is valid for this use.
-                let done = unsafe { mozjs::rust::Handle::from_raw(done.handle().into()) };
-                // SAFETY: `done` is a valid handle to a rooted value; ToBoolean runs no script.
-                if unsafe { mozjs::rust::ToBoolean(done) } {
-                    return Ok(out);
-                }
-                rooted!(in(cx) let mut value = UndefinedValue());
-                // SAFETY: `cx` is the live context, in a realm; `result_obj` is rooted;
-                // `value` is a rooted location.
-                unsafe {
-                    get_property(
-                        cx,
-                        result_obj.handle().into(),
-                        c"value".as_ptr(),
-                        value.handle_mut(),
-                    )
-                }?;
-                out.push(f(Val {
-                    cx,
-                    v: value.handle().into(),
-                    _call: PhantomData,
-                })?);
-            }
-        }
-    }
 }
 
 impl CallCtx<'_> {
@@ -497,7 +257,11 @@ impl CallCtx<'_> {
 
 /// The native of every binding function: finds the interface and member from the callee's
 /// reserved slot, runs the generated member function, and turns an `Err` into an exception.
-unsafe extern "C" fn binding_native(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
+pub(super) unsafe extern "C" fn binding_native(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
     super::guarded(false, || {
         // The callee is one of the functions `define_interface` made, whose reserved slots
         // hold an Int32 member code and the realm's DOMException.
@@ -627,351 +391,6 @@ unsafe fn exception_value(
         // SAFETY: per the contract, `cx` is live.
         unsafe { jsapi::JS_ClearPendingException(cx) };
     }
-}
-
-/// Converts `value` into `out`; false (with an exception pending) on failure.
-///
-/// # Safety
-/// `cx` live and in a realm.
-unsafe fn out_to_js(
-    cx: *mut JSContext,
-    value: &Out,
-    mut out: mozjs::rust::MutableHandleValue,
-) -> bool {
-    // Per the contract, `cx` is live and in a realm; every value is rooted before the next
-    // call that can GC.
-    match value {
-        Out::Undefined => out.set(UndefinedValue()),
-        Out::Bool(b) => out.set(BooleanValue(*b)),
-        Out::Number(n) => out.set(DoubleValue(*n)),
-        // SAFETY: per the contract, `cx` is live and in a realm; `out` is rooted.
-        Out::String(s) => unsafe { new_string(cx, s, out) },
-        Out::Json(json) => {
-            rooted!(in(cx) let mut text = UndefinedValue());
-            // SAFETY: per the contract, `cx` is live and in a realm; `text` is rooted.
-            unsafe { new_string(cx, json, text.handle_mut()) };
-            if !text.get().is_string() {
-                return false;
-            }
-            rooted!(in(cx) let s = text.get().to_string());
-            // SAFETY: per the contract, `cx` is live and in a realm; `s` and `out` are rooted.
-            return unsafe { jsapi::JS_ParseJSON1(cx, s.handle().into(), out.into()) };
-        }
-        Out::Object(members) => {
-            // SAFETY: per the contract, `cx` is live and in a realm; the object is rooted on
-            // the next line, before anything can GC.
-            let new_obj = unsafe { jsapi::JS_NewPlainObject(cx) };
-            rooted!(in(cx) let obj = new_obj);
-            if obj.get().is_null() {
-                return false;
-            }
-            for (name, v) in members {
-                rooted!(in(cx) let mut member = UndefinedValue());
-                // SAFETY: as this function's contract; `member` is rooted.
-                if !unsafe { out_to_js(cx, v, member.handle_mut()) } {
-                    return false;
-                }
-                let name = super::cstring(name);
-                // SAFETY: per the contract, `cx` is live and in a realm; `obj` and `member`
-                // are rooted; `name` is a C string outliving the call.
-                let defined = unsafe {
-                    jsapi::JS_DefineProperty(
-                        cx,
-                        obj.handle().into(),
-                        name.as_ptr(),
-                        member.handle().into(),
-                        jsapi::JSPROP_ENUMERATE as u32,
-                    )
-                };
-                if !defined {
-                    return false;
-                }
-            }
-            out.set(ObjectValue(obj.get()));
-        }
-        Out::Array(items) => {
-            // SAFETY: per the contract, `cx` is live and in a realm; the array is rooted on
-            // the next line, before anything can GC.
-            let new_arr = unsafe { jsapi::JS::NewArrayObject1(cx, items.len()) };
-            rooted!(in(cx) let arr = new_arr);
-            if arr.get().is_null() {
-                return false;
-            }
-            for (i, v) in items.iter().enumerate() {
-                rooted!(in(cx) let mut item = UndefinedValue());
-                // SAFETY: as this function's contract; `item` is rooted.
-                if !unsafe { out_to_js(cx, v, item.handle_mut()) } {
-                    return false;
-                }
-                // SAFETY: per the contract, `cx` is live and in a realm; `arr` and `item` are
-                // rooted.
-                let defined = unsafe {
-                    jsapi::JS_DefineElement(
-                        cx,
-                        arr.handle().into(),
-                        i as u32,
-                        item.handle().into(),
-                        jsapi::JSPROP_ENUMERATE as u32,
-                    )
-                };
-                if !defined {
-                    return false;
-                }
-            }
-            out.set(ObjectValue(arr.get()));
-        }
-    }
-    true
-}
-
-/// Makes a binding function for member `code` of interface `index`.
-///
-/// # Safety
-/// `cx` live, in the realm being set up; `dom_exception` rooted.
-unsafe fn binding_function(
-    cx: *mut JSContext,
-    name: &str,
-    length: u32,
-    flags: u32,
-    code: i32,
-    dom_exception: jsapi::HandleValue,
-) -> *mut JSObject {
-    let cname = super::cstring(name);
-    // SAFETY: per the contract, `cx` is live, in the realm being set up; `binding_native`
-    // is a JSNative and `cname` a C string outliving the call.
-    let f = unsafe {
-        jsapi::NewFunctionWithReserved(cx, Some(binding_native), length, flags, cname.as_ptr())
-    };
-    if f.is_null() {
-        return ptr::null_mut();
-    }
-    // SAFETY: `f` is the live, non-null function just made (nothing GCs before the caller
-    // roots the object).
-    let obj = unsafe { jsapi::JS_GetFunctionObject(f) };
-    // SAFETY: `obj` was made with reserved (extended) slots, of which SLOT_MEMBER is one.
-    unsafe { jsapi::SetFunctionNativeReserved(obj, SLOT_MEMBER, &Int32Value(code)) };
-    // SAFETY: per the contract, `dom_exception` is a rooted handle, so its pointer is valid.
-    let dom_exception = unsafe { &*dom_exception.ptr };
-    // SAFETY: `obj` was made with reserved (extended) slots, of which SLOT_DOM_EXCEPTION is one.
-    unsafe { jsapi::SetFunctionNativeReserved(obj, SLOT_DOM_EXCEPTION, dom_exception) };
-    obj
-}
-
-/// Defines every generated interface exposed on `kind` on `global`
-/// (<https://webidl.spec.whatwg.org/#es-interfaces>): the interface object (a constructor
-/// with `name` and `length`, inheriting its parent's interface object), its `prototype`
-/// (inheriting the parent's prototype) with `constructor`, accessors, operations and
-/// `Symbol.toStringTag`. Parents come from the global (the prelude defines those).
-///
-/// # Safety
-/// `cx` live and in `global`'s realm, after the prelude ran.
-pub(super) unsafe fn define_interfaces(
-    cx: *mut JSContext,
-    global: jsapi::HandleObject,
-    dom_exception: jsapi::HandleValue,
-    kind: GlobalKind,
-) -> Result<(), String> {
-    let fail = |what: &str| Err(format!("cannot define {what}"));
-    const NONE: u32 = 0;
-    let enumerable = jsapi::JSPROP_ENUMERATE as u32;
-    let readonly_permanent = (jsapi::JSPROP_READONLY | jsapi::JSPROP_PERMANENT) as u32;
-    let _in_script = InScript::enter();
-    for (index, iface) in INTERFACES.iter().enumerate() {
-        if !iface.exposed.contains(&kind) || iface.pref.is_some_and(|p| !host().pref_enabled(p)) {
-            continue;
-        }
-        let code = |member: i32| ((index as i32) << 16) | member;
-        // Per the contract, `cx` is live and in `global`'s realm; every object is rooted
-        // before the next call that can GC.
-        {
-            // The parent's interface object and prototype.
-            rooted!(in(cx) let mut parent_ctor = UndefinedValue());
-            rooted!(in(cx) let mut parent_proto = UndefinedValue());
-            if let Some(parent) = iface.parent {
-                let p = super::cstring(parent);
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `parent_ctor` are rooted; `p` is a C string
-                // outliving the call.
-                let got = unsafe {
-                    jsapi::JS_GetProperty(cx, global, p.as_ptr(), parent_ctor.handle_mut().into())
-                };
-                if !got || !parent_ctor.get().is_object() {
-                    return Err(format!(
-                        "{}: parent interface {parent} is not on the global",
-                        iface.name
-                    ));
-                }
-                rooted!(in(cx) let pc = parent_ctor.get().to_object());
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `pc` and `parent_proto` are rooted.
-                let got = unsafe {
-                    jsapi::JS_GetProperty(
-                        cx,
-                        pc.handle().into(),
-                        c"prototype".as_ptr(),
-                        parent_proto.handle_mut().into(),
-                    )
-                };
-                if !got || !parent_proto.get().is_object() {
-                    return Err(format!(
-                        "{}: {parent}.prototype is not an object",
-                        iface.name
-                    ));
-                }
-            }
-            rooted!(in(cx) let proto_parent = if parent_proto.get().is_object() { parent_proto.get().to_object() } else { ptr::null_mut() });
-            let new_proto = if proto_parent.get().is_null() {
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; the object is rooted below, before anything can GC.
-                unsafe { jsapi::JS_NewPlainObject(cx) }
-            } else {
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto_parent` is rooted (a null class is a plain
-                // object's); the object is rooted below, before anything can GC.
-                unsafe {
-                    jsapi::JS_NewObjectWithGivenProto(cx, ptr::null(), proto_parent.handle().into())
-                }
-            };
-            rooted!(in(cx) let proto = new_proto);
-            if proto.get().is_null() {
-                return fail(iface.name);
-            }
-            let length = iface.constructor.as_ref().map_or(0, |c| c.length);
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the function is rooted on
-            // the next line, before anything can GC.
-            let new_ctor = unsafe {
-                binding_function(
-                    cx,
-                    iface.name,
-                    length,
-                    jsapi::JSFUN_CONSTRUCTOR,
-                    code(MEMBER_CONSTRUCTOR),
-                    dom_exception,
-                )
-            };
-            rooted!(in(cx) let ctor = new_ctor);
-            if ctor.get().is_null() {
-                return fail(iface.name);
-            }
-            if parent_ctor.get().is_object() {
-                rooted!(in(cx) let pc = parent_ctor.get().to_object());
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `ctor` and `pc` are rooted.
-                if !unsafe { jsapi::JS_SetPrototype(cx, ctor.handle().into(), pc.handle().into()) }
-                {
-                    return fail(iface.name);
-                }
-            }
-            // interface object: `prototype` (non-writable, non-enumerable, non-configurable).
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `ctor` and `proto` are rooted.
-            let defined = unsafe {
-                jsapi::JS_DefineProperty3(
-                    cx,
-                    ctor.handle().into(),
-                    c"prototype".as_ptr(),
-                    proto.handle().into(),
-                    readonly_permanent,
-                )
-            };
-            if !defined {
-                return fail("prototype");
-            }
-            // prototype: `constructor` (writable, non-enumerable, configurable).
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto` and `ctor` are rooted.
-            let defined = unsafe {
-                jsapi::JS_DefineProperty3(
-                    cx,
-                    proto.handle().into(),
-                    c"constructor".as_ptr(),
-                    ctor.handle().into(),
-                    NONE,
-                )
-            };
-            if !defined {
-                return fail("constructor");
-            }
-            // Regular attributes: accessor properties, enumerable and configurable.
-            for (i, a) in iface.attributes.iter().enumerate() {
-                let getter_name = format!("get {}", a.name);
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the getter is rooted on
-                // the next line, before anything can GC.
-                let new_getter = unsafe {
-                    binding_function(cx, &getter_name, 0, 0, code(i as i32), dom_exception)
-                };
-                rooted!(in(cx) let getter = new_getter);
-                rooted!(in(cx) let setter = ptr::null_mut::<JSObject>());
-                let name = super::cstring(a.name);
-                if getter.get().is_null()
-                    // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto`, `getter` and `setter` are rooted; `name`
-                    // is a C string outliving the call.
-                    || !unsafe {
-                        jsapi::JS_DefineProperty2(
-                            cx,
-                            proto.handle().into(),
-                            name.as_ptr(),
-                            getter.handle().into(),
-                            setter.handle().into(),
-                            enumerable,
-                        )
-                    }
-                {
-                    return fail(a.name);
-                }
-            }
-            // Regular operations: writable, enumerable, configurable data properties.
-            for (i, op) in iface.operations.iter().enumerate() {
-                let op_code = code(MEMBER_OPERATIONS + i as i32);
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the function is rooted
-                // on the next line, before anything can GC.
-                let new_f =
-                    unsafe { binding_function(cx, op.name, op.length, 0, op_code, dom_exception) };
-                rooted!(in(cx) let f = new_f);
-                let name = super::cstring(op.name);
-                if f.get().is_null()
-                    // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto` and `f` are rooted; `name` is a C string
-                    // outliving the call.
-                    || !unsafe {
-                        jsapi::JS_DefineProperty3(
-                            cx,
-                            proto.handle().into(),
-                            name.as_ptr(),
-                            f.handle().into(),
-                            enumerable,
-                        )
-                    }
-                {
-                    return fail(op.name);
-                }
-            }
-            // @@toStringTag: the interface name, non-writable, non-enumerable, configurable.
-            // SAFETY: `cx` is live; a symbol key needs nothing else, and is rooted on the
-            // next line.
-            let tag_id =
-                unsafe { jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::toStringTag) };
-            rooted!(in(cx) let tag_id = tag_id);
-            rooted!(in(cx) let mut tag = UndefinedValue());
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `tag` is rooted.
-            unsafe { new_string(cx, iface.name, tag.handle_mut()) };
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto`, `tag_id` and `tag` are rooted.
-            let defined = unsafe {
-                jsapi::JS_DefinePropertyById2(
-                    cx,
-                    proto.handle().into(),
-                    tag_id.handle().into(),
-                    tag.handle().into(),
-                    jsapi::JSPROP_READONLY as u32,
-                )
-            };
-            if !defined {
-                return fail("@@toStringTag");
-            }
-            // The global property: writable, non-enumerable, configurable.
-            let name = super::cstring(iface.name);
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `ctor` are rooted; `name` is a C string
-            // outliving the call.
-            if !unsafe {
-                jsapi::JS_DefineProperty3(cx, global, name.as_ptr(), ctor.handle().into(), NONE)
-            } {
-                return fail(iface.name);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The object of a live root, for the rest of the glue.

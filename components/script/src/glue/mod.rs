@@ -25,6 +25,8 @@ use jsprof_net::Origin;
 mod agent;
 pub(crate) mod bindings;
 mod clone;
+mod convert;
+mod interfaces;
 mod jobs;
 mod modules;
 mod natives;

@@ -186,7 +186,7 @@ impl Js {
             }
             // SAFETY: `cx` is live and in `global`'s realm (`_realm`), after the prelude ran.
             unsafe {
-                bindings::define_interfaces(
+                interfaces::define_interfaces(
                     cx,
                     global.handle().into(),
                     dom_exception.handle().into(),
