@@ -13,7 +13,7 @@ use crate::frame::{RealmId, Symbolizer};
 use crate::interval::{Base, IntervalError, DEFAULT_BASE, MIN_BASE};
 use crate::recorder::Recorder;
 use crate::sampler::{
-    self, BufferFullCallback, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
+    BufferFullCallback, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
 };
 use crate::time::{Clock, MonotonicClock, Nanos, Resolution};
 use crate::trace::{MarkerSet, ProfilerTrace};
@@ -126,7 +126,7 @@ struct GroupState {
     /// Sessions not yet stopped (paused and full ones included).
     live: usize,
     /// The trace builder thread's queue, once the first session started.
-    builder: Option<Sender<sampler::BuildJob>>,
+    builder: Option<Sender<crate::threads::BuildJob>>,
 }
 
 struct GroupShared {
@@ -295,7 +295,7 @@ impl ProfilerGroup {
                         std::thread::Builder::new()
                             .name("jsprof-trace".into())
                             .stack_size(BUILDER_STACK)
-                            .spawn(move || sampler::run_builder(jobs_rx))
+                            .spawn(move || crate::threads::run_builder(jobs_rx))
                             .expect("cannot start the trace builder thread");
                         state.builder.insert(jobs).clone()
                     }
@@ -306,7 +306,7 @@ impl ProfilerGroup {
                         if let Some(setup) = setup {
                             setup();
                         }
-                        sampler::run(core, clock, control_rx, answers, totals, builder)
+                        crate::threads::run(core, clock, control_rx, answers, totals, builder)
                     })
                     .expect("cannot start the sampler thread");
                 state.sampler = Some(SamplerThread { control, join });

@@ -32,6 +32,7 @@ mod group;
 pub mod interval;
 mod recorder;
 pub mod sampler;
+mod threads;
 mod time;
 mod trace;
 

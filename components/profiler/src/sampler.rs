@@ -42,16 +42,14 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use crossbeam_channel::{select, Receiver, Sender};
 use rustc_hash::FxHashMap;
 
 use crate::agent::{AgentId, AgentShared, Answer, Sampled};
 use crate::frame::{RawStack, Symbolizer};
 use crate::interval::gcd;
 use crate::recorder::{Added, Recorder};
-use crate::time::{Clock, Nanos};
+use crate::time::Nanos;
 use crate::trace::{ProfilerMarker, ProfilerTrace};
 
 /// Identifies a session within its group.
@@ -248,7 +246,7 @@ pub(crate) struct Stopped {
 
 /// The sampler's policy, independent of threads and real time.
 pub(crate) struct SamplerCore {
-    base: Nanos,
+    pub(crate) base: Nanos,
     epoch: Nanos,
     seed: u64,
     /// The grid: the GCD of the active sessions' intervals (0 when none is active).
@@ -621,134 +619,6 @@ impl SamplerCore {
         SamplerStats {
             plan_ticks: self.plan(),
             ..self.stats.clone()
-        }
-    }
-}
-
-/// A stopped session and who wants its trace.
-pub(crate) type BuildJob = (Stopped, TraceCallback);
-
-/// The group's trace builder thread: builds each stopped session's trace and hands it over,
-/// in the order the sessions stopped. It lives as long as its group (parked while there is
-/// nothing to build), so that `stop()` does not wait for a thread to be created (~0.2 ms
-/// here). A job that panics is lost, not the thread.
-pub(crate) fn run_builder(jobs: Receiver<BuildJob>) {
-    for (stopped, done) in jobs {
-        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            done(stopped.recorder.build(&*stopped.symbolizer))
-        }));
-        if built.is_err() {
-            eprintln!("jsprof: building a trace failed; that trace is lost");
-        }
-    }
-}
-
-/// Hands a stopped session to the builder thread, if anyone wants its trace.
-fn build_elsewhere(stopped: Stopped, done: Option<TraceCallback>, builder: &Sender<BuildJob>) {
-    let Some(done) = done else { return };
-    if let Err(crossbeam_channel::SendError((stopped, done))) = builder.send((stopped, done)) {
-        // The builder is gone (only if it could not be started): build here.
-        done(stopped.recorder.build(&*stopped.symbolizer));
-    }
-}
-
-/// Base intervals below this wake the sampler thread as soon as an agent answers.
-const WAKE_ON_ANSWERS_BELOW: Nanos = 10_000_000;
-
-/// The sampler thread's loop. Returns when told to shut down or when the group is gone.
-pub(crate) fn run(
-    mut core: SamplerCore,
-    clock: Arc<dyn Clock>,
-    control: Receiver<Control>,
-    answers: Receiver<Answer>,
-    totals: Arc<std::sync::Mutex<SamplerStats>>,
-    builder: Sender<BuildJob>,
-) {
-    run_loop(&mut core, clock, control, answers, &builder);
-    // What this run counted joins the group's totals.
-    let mut totals = totals.lock().unwrap_or_else(|e| e.into_inner());
-    totals.add(&with_thread_cpu(core.stats()));
-}
-
-/// `stats` with the calling (sampler) thread's CPU time so far.
-fn with_thread_cpu(stats: SamplerStats) -> SamplerStats {
-    #[cfg(target_os = "linux")]
-    let thread_cpu = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map_or(0, |t| {
-            t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
-        });
-    #[cfg(not(target_os = "linux"))]
-    let thread_cpu = 0;
-    SamplerStats {
-        thread_cpu,
-        ..stats
-    }
-}
-
-fn run_loop(
-    core: &mut SamplerCore,
-    clock: Arc<dyn Clock>,
-    control: Receiver<Control>,
-    answers: Receiver<Answer>,
-    builder: &Sender<BuildJob>,
-) {
-    // Linux lets a sleeping thread wake up to 50 µs late by default ("timer slack"), which is
-    // most of the tick jitter at a 1 ms base; the sampler asks for 1 µs.
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_timerslack(1_000);
-    // Waking on an answer is what keeps a fine grid punctual (the agent's wake-up hands the
-    // sampler the CPU at once, where a timer wake-up can wait behind busy threads: without
-    // it, 10-15% of 1 ms ticks were missed while SpiderMonkey's JIT threads were busy). But
-    // the wake-up is paid by the agent, inside its interrupt callback: ~35 µs a sample when
-    // samples are 20 ms apart and caches are cold, most of the budget there. So only a fine
-    // base wakes the sampler on answers; a coarse one takes them when it wakes for a tick
-    // or a control message, and loses nothing to a few ms of lateness.
-    let woken_by_answers = if core.base < WAKE_ON_ANSWERS_BELOW {
-        answers.clone()
-    } else {
-        crossbeam_channel::never()
-    };
-    loop {
-        while let Ok(answer) = answers.try_recv() {
-            core.on_answer(answer);
-        }
-        let now = clock.now();
-        let next = core.next_wake();
-        // With nothing due, wake only for messages.
-        let timeout = next.map_or(Duration::from_secs(3600), |at| {
-            Duration::from_nanos(at.saturating_sub(now))
-        });
-        select! {
-            recv(control) -> msg => {
-                while let Ok(answer) = answers.try_recv() {
-                    core.on_answer(answer);
-                }
-                let now = clock.now();
-                match msg {
-                Ok(Control::Start(s)) => core.start(*s, now),
-                Ok(Control::Pause(id)) => core.set_paused(id, true, now),
-                Ok(Control::Resume(id)) => core.set_paused(id, false, now),
-                Ok(Control::Stop(id, done)) => {
-                    if let Some(stopped) = core.stop(id, now) {
-                        build_elsewhere(stopped, done, builder);
-                    }
-                }
-                Ok(Control::Stats(reply)) => {
-                    let _ = reply.send(with_thread_cpu(core.stats()));
-                }
-                Ok(Control::Shutdown) | Err(_) => return,
-            }},
-            recv(woken_by_answers) -> answer => {
-                if let Ok(answer) = answer {
-                    core.on_answer(answer);
-                }
-            },
-            default(timeout) => {
-                while let Ok(answer) = answers.try_recv() {
-                    core.on_answer(answer);
-                }
-                core.on_wake(clock.now());
-            },
         }
     }
 }

@@ -1,4 +1,7 @@
 //! Deterministic tests of the sampler core: fake time, fake agents, no threads, fixed seeds.
+//!
+//! One file past 600 lines on purpose: every test drives the same `Harness`, and a reader
+//! looks a behaviour up by its test's name; split by topic, each file would repeat it.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

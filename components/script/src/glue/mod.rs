@@ -35,11 +35,12 @@ mod roots;
 mod run;
 mod sampling;
 mod security;
+mod strings;
 pub use self::agent::SamplingStats;
 pub(crate) use self::agent::{
     collect_garbage, enable_sampling, install_agent, waiting, AgentConfig,
 };
-use self::{agent::*, clone::*, jobs::*, modules::*, natives::*, security::*};
+use self::{agent::*, clone::*, jobs::*, modules::*, natives::*, security::*, strings::*};
 pub(crate) use crate::host::Host;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
@@ -292,10 +293,6 @@ unsafe fn compile_and_run_classic(
     // SAFETY: per the contract, `cx` is this thread's context in the realm `script` was
     // compiled in; `script` and `rval` are rooted for the call.
     unsafe { jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into()) }
-}
-
-fn cstring(s: &str) -> CString {
-    CString::new(s.replace('\0', "\u{FFFD}")).unwrap_or_default()
 }
 
 /// The first panic caught in the engine (a bug, never page content): the run ends, as at
@@ -583,64 +580,4 @@ fn current_window(cx: *mut JSContext) -> usize {
     // SAFETY: natives run with a realm entered.
     let realm = unsafe { jsapi::GetCurrentRealmOrNull(cx) };
     window_of_realm(realm).unwrap_or(0)
-}
-
-/// Makes a JS string from `s` into `out`.
-///
-/// # Safety
-/// `cx` must be the live context of this thread, in a realm.
-unsafe fn new_string(cx: *mut JSContext, s: &str, out: mozjs::rust::MutableHandleValue) {
-    let utf16: Vec<u16> = s.encode_utf16().collect();
-    // SAFETY: the pointer and length describe `utf16`, which outlives the call (the chars are copied).
-    let js = unsafe { jsapi::JS_NewUCStringCopyN(cx, utf16.as_ptr(), utf16.len()) };
-    let mut out = out;
-    out.set(if js.is_null() {
-        UndefinedValue()
-    } else {
-        // SAFETY: `js` is non-null in this branch, a fresh string.
-        StringValue(unsafe { &*js })
-    });
-}
-
-/// Converts a JS value to a Rust string with ToString.
-///
-/// # Safety
-/// `cx` must be the live context of this thread; `v` must be rooted.
-unsafe fn to_rust_string(cx: *mut JSContext, v: jsapi::HandleValue) -> Option<String> {
-    let nn = NonNull::new(cx)?;
-    // SAFETY: per the contract, `nn` is this thread's live context; one wrapper for this
-    // call, used only here.
-    let mut wrapper = unsafe { mozjs::context::JSContext::from_ptr(nn) };
-    // SAFETY: per the contract, `v` is rooted, so it is a valid handle for this call.
-    let v = unsafe { mozjs::rust::Handle::from_raw(v) };
-    // SAFETY: `wrapper` is this thread's live context and `v` a rooted value; the result
-    // is rooted below before anything else can GC.
-    let s = unsafe { mozjs::rust::ToString(&mut wrapper, v) };
-    let s = NonNull::new(s)?;
-    rooted!(in(cx) let _keep = s.as_ptr());
-    // SAFETY: `s` is a non-null string, rooted by `_keep` while it is read.
-    Some(unsafe { mozjs::conversions::jsstr_to_string(&wrapper, s) })
-}
-
-/// Throws an Error with `message` (SpiderMonkey's reported errors are plain `Error`s).
-///
-/// # Safety
-/// `cx` must be the live context of this thread.
-unsafe fn throw_error(cx: *mut JSContext, message: &str) {
-    let c = cstring(message);
-    // SAFETY: `c` is a valid C string; "%s" makes the message verbatim.
-    unsafe { jsapi::JS_ReportErrorUTF8(cx, c"%s".as_ptr(), c.as_ptr()) };
-}
-
-/// Throws a TypeError with `message`.
-///
-/// # Safety
-/// `cx` must be the live context of this thread, in a realm.
-unsafe fn throw_type_error(cx: *mut JSContext, message: &str) {
-    let Some(nn) = NonNull::new(cx) else { return };
-    // SAFETY: per the contract.
-    unsafe {
-        let mut wrapper = mozjs::context::JSContext::from_ptr(nn);
-        mozjs::error::throw_type_error(&mut wrapper, &cstring(message));
-    }
 }

@@ -1,0 +1,283 @@
+//! Interfaces and dictionaries modelled member by member (attributes, operations, the
+//! constructor, dictionary members with their partial dictionaries), with the member text
+//! kept for doc comments.
+
+use super::*;
+
+pub(super) fn no_attributes(
+    source: &Source<'_>,
+    attrs: &Option<ExtendedAttributeList<'_>>,
+    part: &str,
+) -> Result<(), Error> {
+    match attrs.as_ref().and_then(|a| a.body.list.first()) {
+        Some(a) => Err(source.error(
+            attribute_name(a),
+            format!("unsupported extended attribute `[{}]`", attribute_name(a)),
+        )),
+        None => {
+            let _ = part;
+            Ok(())
+        }
+    }
+}
+
+fn attribute_name<'a>(a: &ExtendedAttribute<'a>) -> &'a str {
+    match a {
+        ExtendedAttribute::ArgList(a) => a.identifier.0,
+        ExtendedAttribute::NamedArgList(a) => a.lhs_identifier.0,
+        ExtendedAttribute::IdentList(a) => a.identifier.0,
+        ExtendedAttribute::Ident(a) => a.lhs_identifier.0,
+        ExtendedAttribute::NoArgs(a) => a.0 .0,
+    }
+}
+
+pub(super) fn interface(
+    source: &Source<'_>,
+    def: &weedle::InterfaceDefinition<'_>,
+    resolver: &Resolver<'_, '_>,
+) -> Result<Interface, Error> {
+    let name = def.identifier.0;
+    let mut exposed = Vec::new();
+    for a in def.attributes.iter().flat_map(|a| &a.body.list) {
+        match a {
+            ExtendedAttribute::Ident(i) if i.lhs_identifier.0 == "Exposed" => match i.rhs {
+                IdentifierOrString::Identifier(id) => exposed.push(id.0.to_string()),
+                IdentifierOrString::String(_) => {
+                    return Err(source.error(i.lhs_identifier.0, "unsupported `[Exposed]` value"))
+                }
+            },
+            ExtendedAttribute::IdentList(l) if l.identifier.0 == "Exposed" => {
+                exposed.extend(l.list.body.list.iter().map(|i| i.0.to_string()))
+            }
+            ExtendedAttribute::NoArgs(n) if n.0 .0 == "Exposed" => {
+                return Err(source.error(n.0 .0, "`[Exposed]` needs a value"))
+            }
+            other => {
+                return Err(source.error(
+                    attribute_name(other),
+                    format!(
+                        "unsupported extended attribute `[{}]` on interface `{name}`",
+                        attribute_name(other)
+                    ),
+                ))
+            }
+        }
+    }
+    if exposed.is_empty() {
+        return Err(source.error(name, format!("interface `{name}` has no `[Exposed]`")));
+    }
+    let mut iface = Interface {
+        name: name.to_string(),
+        parent: def.inheritance.map(|i| i.identifier.0.to_string()),
+        exposed,
+        constructor: None,
+        attributes: Vec::new(),
+        operations: Vec::new(),
+        at: source.at(name),
+    };
+    for member in &def.members.body {
+        match member {
+            InterfaceMember::Attribute(a) => {
+                let at = a.identifier.0;
+                no_attributes(source, &a.attributes, at)?;
+                if a.modifier.is_some() {
+                    return Err(source.error(
+                        at,
+                        format!("unsupported: static, inherit or stringifier attribute `{at}`"),
+                    ));
+                }
+                if a.readonly.is_none() {
+                    return Err(source.error(at, format!("unsupported: writable attribute `{at}`")));
+                }
+                iface.attributes.push(Attribute {
+                    name: at.to_string(),
+                    ty: resolver.ty(source, &a.type_.type_, at)?,
+                    idl: format!("readonly attribute {} {at}", type_text(&a.type_.type_)),
+                });
+            }
+            InterfaceMember::Constructor(c) => {
+                no_attributes(source, &c.attributes, name)?;
+                if iface.constructor.is_some() {
+                    return Err(source.error(
+                        name,
+                        format!("unsupported: overloaded constructor of `{name}`"),
+                    ));
+                }
+                let args = resolver.args(source, &c.args.body, "the constructor")?;
+                iface.constructor = Some(Operation {
+                    name: "constructor".into(),
+                    idl: format!("constructor({})", args_text(&c.args.body)),
+                    args,
+                    ret: Ty::Undefined,
+                });
+            }
+            InterfaceMember::Operation(o) => {
+                let Some(id) = o.identifier else {
+                    return Err(source.error(
+                        name,
+                        format!("unsupported: special operation without a name in `{name}`"),
+                    ));
+                };
+                let at = id.0;
+                no_attributes(source, &o.attributes, at)?;
+                if o.modifier.is_some() || o.special.is_some() {
+                    return Err(source.error(
+                        at,
+                        format!("unsupported: static, stringifier or special operation `{at}`"),
+                    ));
+                }
+                if iface.operations.iter().any(|op| op.name == at) {
+                    return Err(
+                        source.error(at, format!("unsupported: overloaded operation `{at}`"))
+                    );
+                }
+                let args = resolver.args(source, &o.args.body, at)?;
+                let ret = resolver.ret(source, &o.return_type, at)?;
+                iface.operations.push(Operation {
+                    name: at.to_string(),
+                    idl: format!(
+                        "{} {at}({})",
+                        match &o.return_type {
+                            ReturnType::Undefined(_) => "undefined".to_string(),
+                            ReturnType::Type(t) => type_text(t),
+                        },
+                        args_text(&o.args.body)
+                    ),
+                    args,
+                    ret,
+                });
+            }
+            InterfaceMember::Const(c) => {
+                return Err(source.error(
+                    c.identifier.0,
+                    format!("unsupported: constant `{}`", c.identifier.0),
+                ))
+            }
+            InterfaceMember::Iterable(_) | InterfaceMember::AsyncIterable(_) => {
+                return Err(source.error(
+                    name,
+                    format!("unsupported: iterable declaration in `{name}`"),
+                ))
+            }
+            InterfaceMember::Maplike(_) | InterfaceMember::Setlike(_) => {
+                return Err(source.error(
+                    name,
+                    format!("unsupported: maplike/setlike declaration in `{name}`"),
+                ))
+            }
+            InterfaceMember::Stringifier(_) => {
+                return Err(source.error(name, format!("unsupported: stringifier in `{name}`")))
+            }
+        }
+    }
+    Ok(iface)
+}
+
+/// Members of a dictionary as one definition gives them (the dictionary, or a partial one).
+pub(super) type Part<'r, 'a> = (
+    &'r Source<'a>,
+    &'r weedle::dictionary::DictionaryMembers<'a>,
+);
+
+pub(super) fn dictionary(
+    source: &Source<'_>,
+    def: &weedle::DictionaryDefinition<'_>,
+    partials: &[Part<'_, '_>],
+    resolver: &Resolver<'_, '_>,
+) -> Result<Dictionary, Error> {
+    let name = def.identifier.0;
+    no_attributes(source, &def.attributes, name)?;
+    let mut members: Vec<Member> = Vec::new();
+    let own: Part<'_, '_> = (source, &def.members.body);
+    for (source, m) in [own]
+        .into_iter()
+        .chain(partials.iter().copied())
+        .flat_map(|(source, members)| members.iter().map(move |m| (source, m)))
+    {
+        no_attributes(source, &m.attributes, m.identifier.0)?;
+        if members.iter().any(|x| x.name == m.identifier.0) {
+            return Err(source.error(
+                m.identifier.0,
+                format!(
+                    "dictionary member `{name}.{}` is defined twice",
+                    m.identifier.0
+                ),
+            ));
+        }
+        if m.default.is_some() {
+            return Err(source.error(
+                m.identifier.0,
+                format!(
+                    "unsupported: default value of dictionary member `{name}.{}`",
+                    m.identifier.0
+                ),
+            ));
+        }
+        members.push(Member {
+            name: m.identifier.0.to_string(),
+            ty: resolver.ty(source, &m.type_, m.identifier.0)?,
+            required: m.required.is_some(),
+        });
+    }
+    // https://webidl.spec.whatwg.org/#dfn-dictionary-members: lexicographic order.
+    members.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Dictionary {
+        name: name.to_string(),
+        parent: def.inheritance.map(|i| i.identifier.0.to_string()),
+        members,
+        at: source.at(name),
+    })
+}
+
+/// A type as written (for doc comments).
+fn type_text(ty: &WType<'_>) -> String {
+    match ty {
+        WType::Single(SingleType::Any(_)) => "any".into(),
+        WType::Single(SingleType::NonAny(t)) => match t {
+            NonAnyType::Boolean(_) => "boolean".into(),
+            NonAnyType::DOMString(_) => "DOMString".into(),
+            NonAnyType::Integer(m) => match m.type_ {
+                IntegerType::Long(l) if l.unsigned.is_some() => "unsigned long".into(),
+                IntegerType::Long(_) => "long".into(),
+                IntegerType::LongLong(l) if l.unsigned.is_some() => "unsigned long long".into(),
+                IntegerType::LongLong(_) => "long long".into(),
+                IntegerType::Short(_) => "short".into(),
+            },
+            NonAnyType::FloatingPoint(m) => match m.type_ {
+                FloatingPointType::Double(d) if d.unrestricted.is_some() => {
+                    "unrestricted double".into()
+                }
+                FloatingPointType::Double(_) => "double".into(),
+                FloatingPointType::Float(_) => "float".into(),
+            },
+            NonAnyType::Sequence(s) => format!("sequence<{}>", type_text(&s.type_.generics.body)),
+            NonAnyType::Promise(p) => match &*p.generics.body {
+                ReturnType::Undefined(_) => "Promise<undefined>".into(),
+                ReturnType::Type(t) => format!("Promise<{}>", type_text(t)),
+            },
+            NonAnyType::Identifier(i) => i.type_.0.to_string(),
+            _ => "…".into(),
+        },
+        WType::Union(_) => "(union)".into(),
+    }
+}
+
+fn args_text(args: &weedle::argument::ArgumentList<'_>) -> String {
+    args.list
+        .iter()
+        .map(|a| match a {
+            Argument::Single(s) => format!(
+                "{}{} {}",
+                if s.optional.is_some() {
+                    "optional "
+                } else {
+                    ""
+                },
+                type_text(&s.type_.type_),
+                s.identifier.0
+            ),
+            Argument::Variadic(v) => format!("{}... {}", type_text(&v.type_), v.identifier.0),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
