@@ -58,6 +58,25 @@ const NO_SHARED_MEMORY: jsapi::JS::CloneDataPolicy = jsapi::JS::CloneDataPolicy 
     allowSharedMemoryObjects_: false,
 };
 
+/// `f(arg)` with an undefined `this`, into `out`; false with the exception pending if it
+/// threw.
+///
+/// # Safety
+/// `cx` live, in a realm; `f` rooted; `arg` a value that is rooted or needs no rooting (it
+/// is rooted here before anything can GC); `out` a rooted location.
+unsafe fn call1(
+    cx: *mut JSContext,
+    f: jsapi::HandleValue,
+    arg: Value,
+    out: jsapi::MutableHandleValue,
+) -> bool {
+    rooted!(in(cx) let argv = mozjs::gc::ValueArray::<1>::new([arg]));
+    let args = HandleValueArray::from(&argv);
+    rooted!(in(cx) let this = ptr::null_mut::<JSObject>());
+    // SAFETY: per the contract; the function, its argument and `out` are rooted.
+    unsafe { jsapi::JS_CallFunctionValue(cx, this.handle().into(), f, &args, out) }
+}
+
 /// Makes a platform object with prototype `proto`.
 ///
 /// # Safety
@@ -88,18 +107,14 @@ unsafe extern "C" fn write_platform(
             state.error = Some("An object could not be cloned.".into());
             return false;
         }
-        rooted!(in(cx) let argv = mozjs::gc::ValueArray::<1>::new([ObjectValue(obj.get())]));
-        let args = HandleValueArray::from(&argv);
         rooted!(in(cx) let mut out = UndefinedValue());
-        rooted!(in(cx) let this = ptr::null_mut::<JSObject>());
-        // SAFETY: `cx` is in the serializing realm; the function and its argument are
-        // rooted, and `out` is a rooted location. A throw stays pending and fails the clone.
+        // SAFETY: `cx` is in the serializing realm; the function is rooted by the native's
+        // arguments and `out` is rooted. A throw stays pending and fails the clone.
         if !unsafe {
-            jsapi::JS_CallFunctionValue(
+            call1(
                 cx,
-                this.handle().into(),
                 state.platform,
-                &args,
+                ObjectValue(obj.get()),
                 out.handle_mut().into(),
             )
         } {
@@ -141,21 +156,10 @@ unsafe extern "C" fn read_platform(
         }
         // SAFETY: `JS_ReadString` succeeded, so `s` holds a live (rooted) string.
         let arg = StringValue(unsafe { &*s.get() });
-        rooted!(in(cx) let argv = mozjs::gc::ValueArray::<1>::new([arg]));
-        let args = HandleValueArray::from(&argv);
         rooted!(in(cx) let mut out = UndefinedValue());
-        rooted!(in(cx) let this = ptr::null_mut::<JSObject>());
-        // SAFETY: `cx` is in the reading realm; function and argument rooted, `out` a
-        // rooted location. A throw stays pending and fails the read.
-        if !unsafe {
-            jsapi::JS_CallFunctionValue(
-                cx,
-                this.handle().into(),
-                state.platform,
-                &args,
-                out.handle_mut().into(),
-            )
-        } {
+        // SAFETY: `cx` is in the reading realm; the function is rooted by the native's
+        // arguments and `out` is rooted. A throw stays pending and fails the read.
+        if !unsafe { call1(cx, state.platform, arg, out.handle_mut().into()) } {
             return ptr::null_mut();
         }
         if !out.get().is_object() {
@@ -311,20 +315,10 @@ unsafe fn throw_clone_error(cx: *mut JSContext, on_error: jsapi::HandleValue, me
     rooted!(in(cx) let mut text = UndefinedValue());
     // SAFETY: per the contract; `text` is a rooted location.
     unsafe { new_string(cx, message, text.handle_mut()) };
-    rooted!(in(cx) let argv = mozjs::gc::ValueArray::<1>::new([text.get()]));
-    let args = HandleValueArray::from(&argv);
     rooted!(in(cx) let mut out = UndefinedValue());
-    rooted!(in(cx) let this = ptr::null_mut::<JSObject>());
-    // SAFETY: per the contract; function, argument and `out` rooted.
-    let returned = unsafe {
-        jsapi::JS_CallFunctionValue(
-            cx,
-            this.handle().into(),
-            on_error,
-            &args,
-            out.handle_mut().into(),
-        )
-    };
+    // SAFETY: per the contract; `on_error` is rooted, `text` was rooted above (and is again
+    // as the call's argument), `out` is rooted.
+    let returned = unsafe { call1(cx, on_error, text.get(), out.handle_mut().into()) };
     if returned {
         // SAFETY: per the contract.
         unsafe { throw_error(cx, message) };
@@ -367,12 +361,9 @@ pub(super) unsafe extern "C" fn native_platform_object(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and
-        // `argc` arguments, live for the call.
-        let args = unsafe { CallArgs::from_vp(vp, argc) };
+    let body = |args: &CallArgs| {
         let proto = args.get(0);
-        if argc < 1 || !proto.get().is_object() {
+        if !proto.get().is_object() {
             // SAFETY: `cx` is the native's live context, in a realm.
             unsafe { throw_type_error(cx, "platformObject: the prototype is not an object") };
             return false;
@@ -385,7 +376,9 @@ pub(super) unsafe extern "C" fn native_platform_object(
         }
         args.rval().set(ObjectValue(obj));
         true
-    })
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "platformObject", 1, body) }
 }
 
 /// `cloneWrite(value, platformWrite, onError)`: StructuredSerialize of `value` as a string
@@ -396,15 +389,7 @@ pub(super) unsafe extern "C" fn native_clone_write(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and
-        // `argc` arguments, live for the call.
-        let args = unsafe { CallArgs::from_vp(vp, argc) };
-        if argc < 3 {
-            // SAFETY: `cx` is the native's live context, in a realm.
-            unsafe { throw_type_error(cx, "cloneWrite: three arguments expected") };
-            return false;
-        }
+    let body = |args: &CallArgs| {
         // SAFETY: `cx` is in the caller's realm; the arguments are rooted by `vp`.
         let bytes = match unsafe { serialize(cx, args.get(0), args.get(1)) } {
             Ok(bytes) => bytes,
@@ -419,7 +404,9 @@ pub(super) unsafe extern "C" fn native_clone_write(
         // SAFETY: `s` is a fresh, non-null string, stored in the rooted return value at once.
         args.rval().set(StringValue(unsafe { &*s }));
         true
-    })
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "cloneWrite", 3, body) }
 }
 
 /// `cloneRead(data, platformRead, onError)`: StructuredDeserialize of `data` (from
@@ -430,15 +417,7 @@ pub(super) unsafe extern "C" fn native_clone_read(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and
-        // `argc` arguments, live for the call.
-        let args = unsafe { CallArgs::from_vp(vp, argc) };
-        if argc < 3 {
-            // SAFETY: `cx` is the native's live context, in a realm.
-            unsafe { throw_type_error(cx, "cloneRead: three arguments expected") };
-            return false;
-        }
+    let body = |args: &CallArgs| {
         // SAFETY: argument 0 is rooted by `vp`.
         let Some(text) = (unsafe { to_rust_string(cx, args.get(0)) }) else {
             return false;
@@ -464,5 +443,7 @@ pub(super) unsafe extern "C" fn native_clone_read(
         };
         // SAFETY: `cx` live, in the caller's realm; `onError` rooted by `vp`.
         unsafe { finish(cx, result, args.get(2)) }
-    })
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "cloneRead", 3, body) }
 }

@@ -56,6 +56,33 @@ impl NativeArgs<'_> {
     }
 }
 
+/// The frame of a native: runs `body` with the call's arguments inside `guarded`, after
+/// throwing a `TypeError` if fewer than `min_args` were passed.
+///
+/// # Safety
+/// Called from a JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+pub(super) unsafe fn with_args(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+    name: &str,
+    min_args: u32,
+    body: impl FnOnce(&CallArgs) -> bool,
+) -> bool {
+    guarded(false, || {
+        // SAFETY: per the contract, `vp` holds the callee, `this` and `argc` arguments, live
+        // for the call.
+        let args = unsafe { CallArgs::from_vp(vp, argc) };
+        if argc < min_args {
+            let message = format!("host.{name}: {min_args} argument(s) expected, {argc} given");
+            // SAFETY: per the contract, `cx` is the native's live context, in a realm.
+            unsafe { throw_type_error(cx, &message) };
+            return false;
+        }
+        body(&args)
+    })
+}
+
 /// The body of a native that hands its arguments to the host and returns `undefined`.
 ///
 /// # Safety
