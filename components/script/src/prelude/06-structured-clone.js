@@ -12,7 +12,9 @@
   // MessagePort in the transfer list.
   function platformWriter(transfer) {
     return (obj) => {
-      if (obj instanceof Blob) return `b${obj.type}\n${blobData.get(obj)}`;
+      // By the engine's own records, not by anything the page can redefine (instanceof
+      // consults Blob[Symbol.hasInstance], `type` the prototype's getter).
+      if (WeakMapHas(blobData, obj)) return `b${obj._type}\n${WeakMapGet(blobData, obj)}`;
       if (isPort(obj)) {
         const i = transfer.indexOf(obj);
         if (i < 0) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");
