@@ -190,12 +190,18 @@ def skip_reason(test):
     return None
 
 
+def source_path(tree, test):
+    """The file a test comes from (`/a/x.any.worker.html?v` -> TREE/a/x.any.js)."""
+    source = os.path.join(tree, source_url(test).lstrip("/"))
+    if os.path.isfile(source):
+        return source
+    return os.path.join(tree, split_query(test)[0].lstrip("/"))
+
+
 def is_long(tree, test):
     """Whether the test asks for the long timeout (`// META: timeout=long`, or
     `<meta name=timeout content=long>` in an HTML test)."""
-    source = os.path.join(tree, source_url(test).lstrip("/"))
-    if not os.path.isfile(source):
-        source = os.path.join(tree, split_query(test)[0].lstrip("/"))
+    source = source_path(tree, test)
     text = read(source)
     if source.endswith(".js"):
         return ("timeout", "long") in script_metadata(text)

@@ -55,14 +55,6 @@ def discover(tree, paths, include_tentative):
     return sorted(set(found))
 
 
-def source_of(tree, test):
-    """The file a test comes from (`/a/x.any.worker.html?v` -> TREE/a/x.any.js)."""
-    source = os.path.join(tree, manifest.source_url(test).lstrip("/"))
-    if os.path.isfile(source):
-        return source
-    return os.path.join(tree, manifest.split_query(test)[0].lstrip("/"))
-
-
 def timeout_of(tree, test):
     return TIMEOUT_LONG if manifest.is_long(tree, test) else TIMEOUT_NORMAL
 

@@ -225,7 +225,7 @@ class Discover(unittest.TestCase):
         self.assertEqual([t for t in tests if manifest.skip_reason(t) is None],
                          ["/v/h.html?one", "/v/h.html?two", "/v/x.any.html?a", "/v/x.any.html?b=1",
                           "/v/x.any.worker.html?a", "/v/x.any.worker.html?b=1", "/v/y.https.any.html", "/v/z.worker.html#f"])
-        self.assertEqual(run.source_of(d, "/v/x.any.worker.html?b=1"), os.path.join(d, "v/x.any.js"))
+        self.assertEqual(manifest.source_path(d, "/v/x.any.worker.html?b=1"), os.path.join(d, "v/x.any.js"))
         self.assertEqual(run.timeout_of(d, "/v/h.html?two"), run.TIMEOUT_LONG)
         self.assertEqual(run.timeout_of(d, "/v/x.any.worker.html?a"), run.TIMEOUT_NORMAL)
         self.assertEqual(run.timeout_of(d, "/v/l.any.js"), run.TIMEOUT_LONG)
