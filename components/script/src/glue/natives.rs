@@ -83,7 +83,8 @@ pub(super) unsafe fn with_args(
     })
 }
 
-/// The body of a native that hands its arguments to the host and returns `undefined`.
+/// A native that hands its arguments to the host and returns `undefined` (inside
+/// `guarded`, as [`with_args`]).
 ///
 /// # Safety
 /// Called from a JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
@@ -93,20 +94,15 @@ pub(super) unsafe fn host_call(
     vp: *mut Value,
     f: impl FnOnce(&dyn Host, usize, &NativeArgs),
 ) -> bool {
-    {
-        // SAFETY: per the contract, `vp` holds the callee, `this` and `argc` arguments, live
-        // for the call.
-        let args = unsafe { CallArgs::from_vp(vp, argc) };
-        f(
-            &*host(),
-            current_window(cx),
-            &NativeArgs { cx, args: &args },
-        );
+    let body = |args: &CallArgs| {
+        f(&*host(), current_window(cx), &NativeArgs { cx, args });
         args.rval().set(UndefinedValue());
         // An argument's ToNumber/ToString threw: the native throws it on.
         // SAFETY: per the contract, `cx` is the live context SpiderMonkey called with.
         !unsafe { jsapi::JS_IsExceptionPending(cx) }
-    }
+    };
+    // SAFETY: per the contract; no arguments are required (absent ones read as NaN or "").
+    unsafe { with_args(cx, argc, vp, "", 0, body) }
 }
 
 pub(super) unsafe extern "C" fn native_print(
@@ -114,14 +110,12 @@ pub(super) unsafe extern "C" fn native_print(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.print(w, a.num(0) == 1.0, &a.string(1))
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.print(w, a.num(0) == 1.0, &a.string(1))
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_now(cx: *mut JSContext, argc: u32, vp: *mut Value) -> bool {
@@ -156,14 +150,12 @@ pub(super) unsafe extern "C" fn native_set_timer(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.set_timer(w, a.num(0) as u32, a.num(1), a.num(2) == 1.0)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.set_timer(w, a.num(0) as u32, a.num(1), a.num(2) == 1.0)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_clear_timer(
@@ -171,14 +163,12 @@ pub(super) unsafe extern "C" fn native_clear_timer(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.clear_timer(w, a.num(0) as u32)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.clear_timer(w, a.num(0) as u32)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_fetch_start(
@@ -186,14 +176,12 @@ pub(super) unsafe extern "C" fn native_fetch_start(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.fetch_start(w, a.num(0) as u32, &a.string(1), &a.string(2), &a.string(3))
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.fetch_start(w, a.num(0) as u32, &a.string(1), &a.string(2), &a.string(3))
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_load_frame(
@@ -201,14 +189,12 @@ pub(super) unsafe extern "C" fn native_load_frame(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.load_frame(w, a.num(0) as u32, &a.string(1), a.num(2) == 1.0)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_discard_frame(
@@ -216,14 +202,12 @@ pub(super) unsafe extern "C" fn native_discard_frame(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.discard_frame(w, a.num(0) as u32)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.discard_frame(w, a.num(0) as u32)
+        })
+    }
 }
 
 /// `sameOrigin(url)`: whether `url` is same-origin with the current window's document.
@@ -357,18 +341,16 @@ pub(super) unsafe extern "C" fn native_window_post(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, _, a| {
-                let (to, from) = (a.num(0), a.num(3));
-                let index = |x: f64| (x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
-                if let (Some(to), Some(from)) = (index(to), index(from)) {
-                    host.window_post(from, to, &a.string(1), &a.string(2));
-                }
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, _, a| {
+            let (to, from) = (a.num(0), a.num(3));
+            let index = |x: f64| (x >= 0.0 && x.fract() == 0.0).then_some(x as usize);
+            if let (Some(to), Some(from)) = (index(to), index(from)) {
+                host.window_post(from, to, &a.string(1), &a.string(2));
+            }
+        })
+    }
 }
 
 /// `loadScript(index, url, module, crossorigin, text)`: the script of element `index`,
@@ -380,35 +362,22 @@ pub(super) unsafe extern "C" fn native_load_script(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        {
-            let present = |i: u32| {
-                if argc <= i {
-                    return false;
-                }
-                // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this`
-                // and `argc` arguments, live for the call.
-                let args = unsafe { CallArgs::from_vp(vp, argc) };
-                !args.get(i).get().is_null_or_undefined()
-            };
-            let (has_crossorigin, has_text) = (present(3), present(4));
-            // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
-            unsafe {
-                host_call(cx, argc, vp, |host, w, a| {
-                    let crossorigin = has_crossorigin.then(|| a.string(3));
-                    let text = has_text.then(|| a.string(4));
-                    host.load_script(
-                        w,
-                        a.num(0) as u32,
-                        &a.string(1),
-                        a.num(2) == 1.0,
-                        crossorigin,
-                        text,
-                    )
-                })
-            }
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            let present = |i: u32| i < argc && !a.args.get(i).get().is_null_or_undefined();
+            let crossorigin = present(3).then(|| a.string(3));
+            let text = present(4).then(|| a.string(4));
+            host.load_script(
+                w,
+                a.num(0) as u32,
+                &a.string(1),
+                a.num(2) == 1.0,
+                crossorigin,
+                text,
+            )
+        })
+    }
 }
 
 /// `callerWindow()`: the window index of the realm whose script called the prelude function
@@ -469,14 +438,12 @@ pub(super) unsafe extern "C" fn native_port_attach(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.port_attach(w, a.num(0) as u64, a.num(1) as u8)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.port_attach(w, a.num(0) as u64, a.num(1) as u8)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_port_send(
@@ -484,14 +451,12 @@ pub(super) unsafe extern "C" fn native_port_send(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.port_send(w, a.num(0) as u64, a.num(1) as u8, &a.string(2))
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.port_send(w, a.num(0) as u64, a.num(1) as u8, &a.string(2))
+        })
+    }
 }
 
 /// `importScript(url)`: fetches a classic script in no-cors mode and runs it in the current
@@ -577,15 +542,13 @@ pub(super) unsafe extern "C" fn native_worker_start(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                let source = (a.num(3) == 1.0).then(|| a.string(2));
-                host.worker_start(w, a.num(0) as u32, &a.string(1), source)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            let source = (a.num(3) == 1.0).then(|| a.string(2));
+            host.worker_start(w, a.num(0) as u32, &a.string(1), source)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_worker_post(
@@ -593,14 +556,12 @@ pub(super) unsafe extern "C" fn native_worker_post(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.worker_post(w, a.num(0) as i64, &a.string(1))
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.worker_post(w, a.num(0) as i64, &a.string(1))
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_worker_terminate(
@@ -608,14 +569,12 @@ pub(super) unsafe extern "C" fn native_worker_terminate(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.worker_terminate(w, a.num(0) as i64)
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.worker_terminate(w, a.num(0) as i64)
+        })
+    }
 }
 
 pub(super) unsafe extern "C" fn native_worker_error(
@@ -623,20 +582,18 @@ pub(super) unsafe extern "C" fn native_worker_error(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
-        unsafe {
-            host_call(cx, argc, vp, |host, w, a| {
-                host.worker_error(
-                    w,
-                    &a.string(0),
-                    &a.string(1),
-                    a.num(2) as u32,
-                    a.num(3) as u32,
-                )
-            })
-        }
-    })
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe {
+        host_call(cx, argc, vp, |host, w, a| {
+            host.worker_error(
+                w,
+                &a.string(0),
+                &a.string(1),
+                a.num(2) as u32,
+                a.num(3) as u32,
+            )
+        })
+    }
 }
 
 /// `promiseResult(promise)`: a settled promise's value or reason, read without running any
