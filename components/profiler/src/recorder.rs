@@ -92,22 +92,23 @@ struct Chunk {
 struct SampleLog {
     chunks: Vec<Chunk>,
     len: usize,
-    keep_markers: bool,
 }
 
 impl SampleLog {
-    fn push(&mut self, timestamp: f64, node: u32, marker: u8) {
+    /// Appends a sample; `marker` is `None` for a session that keeps no markers (its
+    /// samples are then 12 bytes, not 13).
+    fn push(&mut self, timestamp: f64, node: u32, marker: Option<u8>) {
         if self.len.is_multiple_of(CHUNK) {
             self.chunks.push(Chunk {
                 timestamps: Vec::with_capacity(CHUNK),
                 nodes: Vec::with_capacity(CHUNK),
-                markers: Vec::with_capacity(if self.keep_markers { CHUNK } else { 0 }),
+                markers: Vec::with_capacity(if marker.is_some() { CHUNK } else { 0 }),
             });
         }
         let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
         chunk.timestamps.push(timestamp);
         chunk.nodes.push(node);
-        if self.keep_markers {
+        if let Some(marker) = marker {
             chunk.markers.push(marker);
         }
         self.len += 1;
@@ -173,7 +174,6 @@ impl Recorder {
     /// Keeps the markers in `markers` on the samples (none by default).
     pub fn with_markers(mut self, markers: MarkerSet) -> Self {
         self.markers = markers;
-        self.samples.keep_markers = markers != MarkerSet::NONE;
         self
     }
 
@@ -213,8 +213,9 @@ impl Recorder {
             None => NO_NODE,
         };
         // Step 6. Add the sample (markers extension: with the agent's state, if exposed).
-        let marker = ProfilerMarker::to_byte(self.markers.filter(marker));
-        self.samples.push(timestamp, node, marker);
+        let kept = (self.markers != MarkerSet::NONE)
+            .then(|| ProfilerMarker::to_byte(self.markers.filter(marker)));
+        self.samples.push(timestamp, node, kept);
         Added::Stored
     }
 
