@@ -116,21 +116,8 @@ impl Js {
             if module.get().is_null() {
                 false
             } else {
-                rooted!(in(cx) let host_defined = ObjectValue(module.get()));
-                // SAFETY: in window `w`'s realm on this thread; `module` and `host_defined`
-                // are rooted; the callbacks are `extern "C"` functions of the expected
-                // signatures.
-                let loaded = unsafe {
-                    jsapi::JS::LoadRequestedModules(
-                        cx,
-                        module.handle().into(),
-                        host_defined.handle().into(),
-                        Some(modules_loaded),
-                        Some(modules_failed),
-                    )
-                };
-                // SAFETY: `cx` is this thread's live context (only evaluated if `loaded`).
-                if !loaded || unsafe { jsapi::JS_IsExceptionPending(cx) } {
+                // SAFETY: in window `w`'s realm on this thread; `module` is rooted.
+                if !unsafe { load_requested_modules(cx, module.handle().into()) } {
                     false
                 } else {
                     rooted!(in(cx) let mut promise = UndefinedValue());
@@ -191,21 +178,8 @@ impl Js {
                 rooted!(in(cx) let module = module);
                 let mut ok = !module.get().is_null();
                 if ok {
-                    rooted!(in(cx) let host_defined = ObjectValue(module.get()));
-                    // SAFETY: in window `w`'s realm on this thread; `module` and
-                    // `host_defined` are rooted; the callbacks are `extern "C"` functions of
-                    // the expected signatures.
-                    let loaded = unsafe {
-                        jsapi::JS::LoadRequestedModules(
-                            cx,
-                            module.handle().into(),
-                            host_defined.handle().into(),
-                            Some(modules_loaded),
-                            Some(modules_failed),
-                        )
-                    };
-                    // SAFETY: `cx` is this thread's live context (only evaluated if `loaded`).
-                    ok = loaded && !unsafe { jsapi::JS_IsExceptionPending(cx) };
+                    // SAFETY: in window `w`'s realm on this thread; `module` is rooted.
+                    ok = unsafe { load_requested_modules(cx, module.handle().into()) };
                 }
                 let finished = if ok {
                     rooted!(in(cx) let no_referrer = ptr::null_mut::<JSScript>());
@@ -447,4 +421,27 @@ impl Js {
             self.perform_microtask_checkpoint();
         }
     }
+}
+
+/// Loads (through the host's module hooks) and links what `module` imports; the module
+/// object is the host-defined value `modules_loaded`/`modules_failed` receive. False if that
+/// failed (an exception is pending, or the run was terminated).
+///
+/// # Safety
+/// `cx` live, in the module's realm; `module` rooted.
+unsafe fn load_requested_modules(cx: *mut JSContext, module: jsapi::HandleObject) -> bool {
+    rooted!(in(cx) let host_defined = ObjectValue(module.get()));
+    // SAFETY: per the contract; `host_defined` is rooted; the callbacks are `extern "C"`
+    // functions of the expected signatures.
+    let loaded = unsafe {
+        jsapi::JS::LoadRequestedModules(
+            cx,
+            module,
+            host_defined.handle().into(),
+            Some(modules_loaded),
+            Some(modules_failed),
+        )
+    };
+    // SAFETY: `cx` is this thread's live context (only evaluated if `loaded`).
+    loaded && !unsafe { jsapi::JS_IsExceptionPending(cx) }
 }
