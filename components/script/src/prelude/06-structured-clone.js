@@ -29,7 +29,8 @@
         const nl = s.indexOf("\n");
         return new Blob([s.slice(nl + 1)], { type: s.slice(1, nl) });
       }
-      if (s[0] === "p" && ports[Number(s.slice(1))]) return ports[Number(s.slice(1))];
+      const port = s[0] === "p" ? ports[Number(s.slice(1))] : undefined;
+      if (port) return port;
       throw new DOMException("A platform object in the message could not be made again.", "DataCloneError");
     };
   }
