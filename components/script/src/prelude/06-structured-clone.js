@@ -27,7 +27,7 @@
     return (s) => {
       if (s[0] === "b") {
         const nl = s.indexOf("\n");
-        return new Blob([s.slice(nl + 1)], { type: s.slice(1, nl) });
+        return makeBlob(Blob.prototype, s.slice(nl + 1), s.slice(1, nl));
       }
       const port = s[0] === "p" ? ports[Number(s.slice(1))] : undefined;
       if (port) return port;

@@ -2,20 +2,26 @@
   // are, bytes as Latin-1.
   const blobData = new WeakMap();
   const blobURLs = new Map();
+  // A Blob of `text` with prototype `proto`: a platform object (host.platformObject), which
+  // a structured clone recognises, and which its reader makes again this way.
+  function makeBlob(proto, text, type) {
+    const self = host.platformObject(proto);
+    WeakMapSet(blobData, self, text);
+    defineValue(self, "_type", type);
+    return self;
+  }
   class Blob {
-    // A platform object (host.platformObject): what a structured clone recognises.
     constructor(parts = [], options = {}) {
-      const self = host.platformObject(new.target.prototype);
       let text = "";
       for (const p of Array.from(parts)) {
-        if (p instanceof Blob) text += blobData.get(p);
+        // A Blob part by the engine's own record (instanceof asks the page's hasInstance).
+        if (WeakMapHas(blobData, p)) text += WeakMapGet(blobData, p);
         else if (p instanceof ArrayBuffer) text += String.fromCharCode(...new Uint8Array(p));
         else if (ArrayBuffer.isView(p)) text += String.fromCharCode(...new Uint8Array(p.buffer, p.byteOffset, p.byteLength));
         else text += String(p);
       }
-      blobData.set(self, text);
-      defineValue(self, "_type", /[^\x20-\x7e]/.test(String(options.type ?? "")) ? "" : String(options.type ?? "").toLowerCase());
-      return self;
+      const type = String(options.type ?? "");
+      return makeBlob(new.target.prototype, text, /[^\x20-\x7e]/.test(type) ? "" : type.toLowerCase());
     }
     get size() { return unescape(encodeURIComponent(blobData.get(this))).length; }
     get type() { return this._type; }
