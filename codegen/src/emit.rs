@@ -92,7 +92,12 @@ fn rust_type(ty: &Ty, conf: &Conf) -> TokenStream {
         Ty::LongLong { unsigned: true } => quote!(u64),
         Ty::LongLong { unsigned: false } => quote!(i64),
         Ty::Double { .. } => quote!(f64),
+        Ty::Octet => quote!(u8),
         Ty::DOMString => quote!(String),
+        Ty::Nullable(t) => {
+            let t = rust_type(t, conf);
+            quote!(Option<#t>)
+        }
         Ty::Sequence(t) => {
             let t = rust_type(t, conf);
             quote!(Vec<#t>)
@@ -127,7 +132,12 @@ fn from_js(
         Ty::LongLong { unsigned: false } => quote!(convert::long_long(#value)),
         Ty::Double { restricted: true } => quote!(convert::restricted_double(#value)),
         Ty::Double { restricted: false } => quote!(convert::unrestricted_double(#value)),
+        Ty::Octet => quote!(convert::octet(#value)),
         Ty::DOMString => quote!(convert::dom_string(#value)),
+        Ty::Nullable(t) => {
+            let inner = from_js(t, conf, quote!(value), at)?;
+            quote!(convert::nullable(#value, |value| #inner))
+        }
         Ty::Sequence(t) => {
             let item = from_js(t, conf, quote!(item), at)?;
             quote!(convert::sequence(#value, |item| #item))
@@ -452,7 +462,40 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
         let f = format_ident!("{}_{}", prefix, snake(&op.name));
         let js = &op.name;
         let length = proc_macro2::Literal::u32_unsuffixed(required_args(op));
-        if let Ty::Promise(inner) = &op.ret {
+        if iface.namespace {
+            // <https://webidl.spec.whatwg.org/#namespace-object>: called without a `this`.
+            if let Ty::Promise(_) = op.ret {
+                return Err(Error {
+                    at: iface.at.clone(),
+                    message: format!(
+                        "unsupported: promise-returning namespace operation `{}`",
+                        op.name
+                    ),
+                });
+            }
+            let t = rust_type(&op.ret, conf);
+            let doc = format!(" `{}`", op.idl);
+            trait_items.push(quote! {
+                #[doc = #doc]
+                fn #m(global: &Global, #(#params),*) -> Fallible<#t>;
+            });
+            let ret = if op.ret == Ty::Undefined {
+                quote!(<#native as #methods>::#m(&global, #(#names),*)?;)
+            } else {
+                quote! {
+                    let value = <#native as #methods>::#m(&global, #(#names),*)?;
+                    cx.set_return(value.to_js());
+                }
+            };
+            fns.push(quote! {
+                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                    #(#lets)*
+                    let global = cx.global();
+                    #ret
+                    Ok(())
+                }
+            });
+        } else if let Ty::Promise(inner) = &op.ret {
             let inner = rust_type(inner, conf);
             let doc = format!(
                 " `{}`: an `Err` (or an exception converting the arguments) rejects `promise`.",
@@ -549,7 +592,12 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
         None => quote!(None),
     };
     let trait_doc = format!(
-        " `interface {name}{}` ({}): what `{}` implements.",
+        " `{} {name}{}` ({}): what `{}` implements.",
+        if iface.namespace {
+            "namespace"
+        } else {
+            "interface"
+        },
         iface
             .parent
             .as_ref()
@@ -562,10 +610,21 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
         Some(p) => quote!(Some(#p)),
         None => quote!(None),
     };
-    let table_doc = format!(" The interface object, prototype and members of `{name}`.");
+    let table_doc = if iface.namespace {
+        format!(" The namespace object and operations of `{name}`.")
+    } else {
+        format!(" The interface object, prototype and members of `{name}`.")
+    };
+    let bound = if iface.namespace {
+        quote!()
+    } else {
+        quote!(: DomObject + Sized)
+    };
+    let namespace = iface.namespace;
+    let hidden = settings.hidden;
     Ok(quote! {
         #[doc = #trait_doc]
-        pub trait #methods: DomObject + Sized {
+        pub trait #methods #bound {
             #(#trait_items)*
         }
 
@@ -577,6 +636,8 @@ fn interface(iface: &Interface, defs: &Definitions, conf: &Conf) -> Result<Token
             parent: #parent,
             exposed: &[#(#exposed),*],
             pref: #pref,
+            namespace: #namespace,
+            hidden: #hidden,
             constructor: #constructor,
             attributes: &[#(#attributes),*],
             operations: &[#(#operations),*],

@@ -69,6 +69,10 @@ pub struct InterfaceConf {
     pub prelude: bool,
     /// A boolean pref that must be true for the interface to be exposed.
     pub pref: Option<String>,
+    /// The engine hands the object to its prelude (the `host` namespace); it is on a global
+    /// only while its `pref` is true (for tests).
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]

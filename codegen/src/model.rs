@@ -15,7 +15,7 @@ use weedle::Parse;
 use crate::Error;
 
 mod members;
-use members::{dictionary, interface, no_attributes, Part};
+use members::{dictionary, interface, namespace, no_attributes, Part};
 
 /// A WebIDL type the generator supports.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +34,11 @@ pub enum Ty {
     Double {
         restricted: bool,
     },
+    /// `octet`
+    Octet,
     DOMString,
+    /// `T?` of a boolean, numeric or string type.
+    Nullable(Box<Ty>),
     Sequence(Box<Ty>),
     Dictionary(String),
     /// An IDL `enum`, by name.
@@ -80,6 +84,8 @@ pub struct Attribute {
 #[derive(Debug, Clone)]
 pub struct Interface {
     pub name: String,
+    /// A `namespace`: operations only, called without a `this`.
+    pub namespace: bool,
     pub parent: Option<String>,
     /// Global names from `[Exposed]`, as written (`Window`, `Worker`, `*`).
     pub exposed: Vec<String>,
@@ -119,6 +125,7 @@ enum Raw<'a> {
     Dictionary(weedle::DictionaryDefinition<'a>),
     Typedef(weedle::TypedefDefinition<'a>),
     Enum(weedle::EnumDefinition<'a>),
+    Namespace(weedle::NamespaceDefinition<'a>),
     /// `partial dictionary`: members added to a dictionary defined elsewhere.
     PartialDictionary(weedle::PartialDictionaryDefinition<'a>),
     /// Parsed, not used by generated bindings (callbacks, callback interfaces, …).
@@ -196,6 +203,7 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
                 weedle::Definition::Typedef(t) => Raw::Typedef(t),
                 weedle::Definition::Enum(e) => Raw::Enum(e),
                 weedle::Definition::PartialDictionary(d) => Raw::PartialDictionary(d),
+                weedle::Definition::Namespace(n) => Raw::Namespace(n),
                 _ => Raw::Other,
             };
             raws.push((Source { file, text }, raw));
@@ -209,6 +217,8 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
     let mut iface_defs: BTreeMap<&str, (&Source<'_>, &weedle::InterfaceDefinition<'_>)> =
         BTreeMap::new();
     let mut enum_defs: BTreeMap<&str, (&Source<'_>, &weedle::EnumDefinition<'_>)> = BTreeMap::new();
+    let mut namespace_defs: BTreeMap<&str, (&Source<'_>, &weedle::NamespaceDefinition<'_>)> =
+        BTreeMap::new();
     let mut partials: BTreeMap<&str, Vec<Part<'_, '_>>> = BTreeMap::new();
     for (source, raw) in &raws {
         let (name, duplicate) = match raw {
@@ -227,6 +237,10 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
             Raw::Enum(e) => (
                 e.identifier.0,
                 enum_defs.insert(e.identifier.0, (source, e)).is_some(),
+            ),
+            Raw::Namespace(n) => (
+                n.identifier.0,
+                namespace_defs.insert(n.identifier.0, (source, n)).is_some(),
             ),
             Raw::PartialDictionary(d) => {
                 no_attributes(source, &d.attributes, d.identifier.0)?;
@@ -267,6 +281,16 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
     };
     let mut wanted_dictionaries = Vec::new();
     for name in wanted_interfaces {
+        if let Some((source, def)) = namespace_defs.get(name) {
+            let ns = namespace(source, def, &resolver)?;
+            for op in &ns.operations {
+                for ty in op.args.iter().map(|a| &a.ty).chain([&op.ret]) {
+                    ty.dictionaries(&mut wanted_dictionaries);
+                }
+            }
+            out.interfaces.insert(ns.name.clone(), ns);
+            continue;
+        }
         let Some((source, def)) = iface_defs.get(name) else {
             return Err(Error {
                 at: Location {
@@ -370,10 +394,31 @@ fn skip_comments(mut text: &str) -> &str {
 }
 
 impl Ty {
+    /// The type's name in IDL, for messages.
+    pub fn idl_name(&self) -> String {
+        match self {
+            Ty::Undefined => "undefined".into(),
+            Ty::Boolean => "boolean".into(),
+            Ty::Long { unsigned } => format!("{}long", if *unsigned { "unsigned " } else { "" }),
+            Ty::LongLong { unsigned } => {
+                format!("{}long long", if *unsigned { "unsigned " } else { "" })
+            }
+            Ty::Double { restricted } => {
+                format!("{}double", if *restricted { "" } else { "unrestricted " })
+            }
+            Ty::Octet => "octet".into(),
+            Ty::DOMString => "DOMString".into(),
+            Ty::Nullable(t) => format!("{}?", t.idl_name()),
+            Ty::Sequence(t) => format!("sequence<{}>", t.idl_name()),
+            Ty::Promise(t) => format!("Promise<{}>", t.idl_name()),
+            Ty::Dictionary(n) | Ty::Enum(n) => n.clone(),
+        }
+    }
+
     fn dictionaries(&self, out: &mut Vec<String>) {
         match self {
             Ty::Dictionary(d) => out.push(d.clone()),
-            Ty::Sequence(t) | Ty::Promise(t) => t.dictionaries(out),
+            Ty::Sequence(t) | Ty::Promise(t) | Ty::Nullable(t) => t.dictionaries(out),
             _ => {}
         }
     }
@@ -381,7 +426,7 @@ impl Ty {
     fn enums(&self, out: &mut Vec<String>) {
         match self {
             Ty::Enum(e) => out.push(e.clone()),
-            Ty::Sequence(t) | Ty::Promise(t) => t.enums(out),
+            Ty::Sequence(t) | Ty::Promise(t) | Ty::Nullable(t) => t.enums(out),
             _ => {}
         }
     }
@@ -409,17 +454,19 @@ impl Resolver<'_, '_> {
                 }
             };
         }
+        // `T?` of a primitive or string type.
+        let nullable = |q_mark: bool, ty: Ty| {
+            if q_mark {
+                Ty::Nullable(Box::new(ty))
+            } else {
+                ty
+            }
+        };
         Ok(match single {
-            NonAnyType::Boolean(m) => {
-                not_null!(m, "boolean");
-                Ty::Boolean
-            }
-            NonAnyType::DOMString(m) => {
-                not_null!(m, "DOMString");
-                Ty::DOMString
-            }
-            NonAnyType::Integer(m) => {
-                not_null!(m, "integer");
+            NonAnyType::Boolean(m) => nullable(m.q_mark.is_some(), Ty::Boolean),
+            NonAnyType::DOMString(m) => nullable(m.q_mark.is_some(), Ty::DOMString),
+            NonAnyType::Octet(m) => nullable(m.q_mark.is_some(), Ty::Octet),
+            NonAnyType::Integer(m) => nullable(m.q_mark.is_some(), {
                 match m.type_ {
                     IntegerType::Long(l) => Ty::Long {
                         unsigned: l.unsigned.is_some(),
@@ -429,16 +476,15 @@ impl Resolver<'_, '_> {
                     },
                     IntegerType::Short(_) => return unsupported("`short`"),
                 }
-            }
-            NonAnyType::FloatingPoint(m) => {
-                not_null!(m, "double");
+            }),
+            NonAnyType::FloatingPoint(m) => nullable(m.q_mark.is_some(), {
                 match m.type_ {
                     FloatingPointType::Double(d) => Ty::Double {
                         restricted: d.unrestricted.is_none(),
                     },
                     FloatingPointType::Float(_) => return unsupported("`float`"),
                 }
-            }
+            }),
             NonAnyType::Sequence(m) => {
                 not_null!(m, "sequence");
                 Ty::Sequence(Box::new(self.ty(source, &m.type_.generics.body, part)?))

@@ -226,6 +226,8 @@ pub static WIDGET: InterfaceDef = InterfaceDef {
     parent: Some("EventTarget"),
     exposed: &[GlobalKind::Window, GlobalKind::DedicatedWorker],
     pref: None,
+    namespace: false,
+    hidden: false,
     constructor: Some(ConstructorDef {
         length: 1,
         call: widget_constructor,
@@ -263,5 +265,68 @@ pub static WIDGET: InterfaceDef = InterfaceDef {
         },
     ],
 };
+/// `namespace WidgetHost` (test_data/shapes.webidl:40): what `crate::dom::widget::WidgetHost` implements.
+pub trait WidgetHostMethods {
+    /// `undefined report(octet level, DOMString? note, optional DOMString? detail)`
+    fn report(
+        global: &Global,
+        level: u8,
+        note: Option<String>,
+        detail: Option<Option<String>>,
+    ) -> Fallible<()>;
+    /// `boolean ready()`
+    fn ready(global: &Global) -> Fallible<bool>;
+}
+fn widget_host_report(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let level = {
+        let value = cx.arg(0);
+        convert::octet(value)?
+    };
+    let note = {
+        let value = cx.arg(1);
+        convert::nullable(value, |value| convert::dom_string(value))?
+    };
+    let detail = match cx.arg(2) {
+        value if value.is_undefined() => None,
+        value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
+    };
+    let global = cx.global();
+    <crate::dom::widget::WidgetHost as WidgetHostMethods>::report(
+        &global,
+        level,
+        note,
+        detail,
+    )?;
+    Ok(())
+}
+fn widget_host_ready(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    let value = <crate::dom::widget::WidgetHost as WidgetHostMethods>::ready(&global)?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+/// The namespace object and operations of `WidgetHost`.
+pub static WIDGET_HOST: InterfaceDef = InterfaceDef {
+    name: "WidgetHost",
+    parent: None,
+    exposed: &[GlobalKind::Window, GlobalKind::DedicatedWorker],
+    pref: None,
+    namespace: true,
+    hidden: true,
+    constructor: None,
+    attributes: &[],
+    operations: &[
+        OperationDef {
+            name: "report",
+            length: 2,
+            call: widget_host_report,
+        },
+        OperationDef {
+            name: "ready",
+            length: 0,
+            call: widget_host_ready,
+        },
+    ],
+};
 /// Every interface with generated bindings, in name order.
-pub static INTERFACES: &[&InterfaceDef] = &[&WIDGET];
+pub static INTERFACES: &[&InterfaceDef] = &[&WIDGET, &WIDGET_HOST];

@@ -33,3 +33,11 @@ dictionary WidgetReport {
   Counter total;
   WidgetGrade grade;
 };
+
+// A namespace of operations called without a `this`, kept off the globals (`hidden`), with
+// nullable and octet arguments.
+[Exposed=(Window,Worker)]
+namespace WidgetHost {
+  undefined report(octet level, DOMString? note, optional DOMString? detail);
+  boolean ready();
+};

@@ -119,8 +119,20 @@ fn unsupported_constructs_are_errors_with_file_and_line() {
             "bad.webidl:3: unsupported: static, stringifier or special operation `f`",
         ),
         (
+            "[Exposed=Window]\nnamespace Thing {\n  readonly attribute long x;\n};",
+            "bad.webidl:3: unsupported: namespace attribute `x`",
+        ),
+        (
+            "[Exposed=Window]\nnamespace Thing {\n  Promise<long> later();\n};",
+            "bad.webidl:2: unsupported: promise-returning namespace operation `later`",
+        ),
+        (
+            "namespace Thing {\n  undefined f();\n};",
+            "bad.webidl:1: namespace `Thing` has no `[Exposed]`",
+        ),
+        (
             "[Exposed=Window]\ninterface Thing {\n  readonly attribute long? x;\n};",
-            "bad.webidl:3: unsupported type: nullable `integer?`",
+            "bad.webidl:3: unsupported type: nullable `long?` outside an argument",
         ),
         (
             "[Exposed=Window]\ninterface Thing {\n  undefined f(long... xs);\n};",

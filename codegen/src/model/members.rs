@@ -3,6 +3,7 @@
 //! kept for doc comments.
 
 use super::*;
+use weedle::namespace::NamespaceMember;
 
 pub(super) fn no_attributes(
     source: &Source<'_>,
@@ -37,37 +38,10 @@ pub(super) fn interface(
     resolver: &Resolver<'_, '_>,
 ) -> Result<Interface, Error> {
     let name = def.identifier.0;
-    let mut exposed = Vec::new();
-    for a in def.attributes.iter().flat_map(|a| &a.body.list) {
-        match a {
-            ExtendedAttribute::Ident(i) if i.lhs_identifier.0 == "Exposed" => match i.rhs {
-                IdentifierOrString::Identifier(id) => exposed.push(id.0.to_string()),
-                IdentifierOrString::String(_) => {
-                    return Err(source.error(i.lhs_identifier.0, "unsupported `[Exposed]` value"))
-                }
-            },
-            ExtendedAttribute::IdentList(l) if l.identifier.0 == "Exposed" => {
-                exposed.extend(l.list.body.list.iter().map(|i| i.0.to_string()))
-            }
-            ExtendedAttribute::NoArgs(n) if n.0 .0 == "Exposed" => {
-                return Err(source.error(n.0 .0, "`[Exposed]` needs a value"))
-            }
-            other => {
-                return Err(source.error(
-                    attribute_name(other),
-                    format!(
-                        "unsupported extended attribute `[{}]` on interface `{name}`",
-                        attribute_name(other)
-                    ),
-                ))
-            }
-        }
-    }
-    if exposed.is_empty() {
-        return Err(source.error(name, format!("interface `{name}` has no `[Exposed]`")));
-    }
+    let exposed = exposed(source, &def.attributes, name, "interface")?;
     let mut iface = Interface {
         name: name.to_string(),
+        namespace: false,
         parent: def.inheritance.map(|i| i.identifier.0.to_string()),
         exposed,
         constructor: None,
@@ -91,7 +65,11 @@ pub(super) fn interface(
                 }
                 iface.attributes.push(Attribute {
                     name: at.to_string(),
-                    ty: resolver.ty(source, &a.type_.type_, at)?,
+                    ty: only_arguments_nullable(
+                        source,
+                        resolver.ty(source, &a.type_.type_, at)?,
+                        at,
+                    )?,
                     idl: format!("readonly attribute {} {at}", type_text(&a.type_.type_)),
                 });
             }
@@ -118,34 +96,25 @@ pub(super) fn interface(
                         format!("unsupported: special operation without a name in `{name}`"),
                     ));
                 };
-                let at = id.0;
-                no_attributes(source, &o.attributes, at)?;
                 if o.modifier.is_some() || o.special.is_some() {
                     return Err(source.error(
-                        at,
-                        format!("unsupported: static, stringifier or special operation `{at}`"),
+                        id.0,
+                        format!(
+                            "unsupported: static, stringifier or special operation `{}`",
+                            id.0
+                        ),
                     ));
                 }
-                if iface.operations.iter().any(|op| op.name == at) {
-                    return Err(
-                        source.error(at, format!("unsupported: overloaded operation `{at}`"))
-                    );
-                }
-                let args = resolver.args(source, &o.args.body, at)?;
-                let ret = resolver.ret(source, &o.return_type, at)?;
-                iface.operations.push(Operation {
-                    name: at.to_string(),
-                    idl: format!(
-                        "{} {at}({})",
-                        match &o.return_type {
-                            ReturnType::Undefined(_) => "undefined".to_string(),
-                            ReturnType::Type(t) => type_text(t),
-                        },
-                        args_text(&o.args.body)
-                    ),
-                    args,
-                    ret,
-                });
+                let op = operation(
+                    source,
+                    resolver,
+                    &iface.operations,
+                    id.0,
+                    &o.attributes,
+                    &o.args.body,
+                    &o.return_type,
+                )?;
+                iface.operations.push(op);
             }
             InterfaceMember::Const(c) => {
                 return Err(source.error(
@@ -171,6 +140,137 @@ pub(super) fn interface(
         }
     }
     Ok(iface)
+}
+
+/// `ty`, unless it is nullable: only arguments may be (a value going to JS would need `null`).
+fn only_arguments_nullable(source: &Source<'_>, ty: Ty, part: &str) -> Result<Ty, Error> {
+    match ty {
+        Ty::Nullable(inner) => Err(source.error(
+            part,
+            format!(
+                "unsupported type: nullable `{}?` outside an argument",
+                inner.idl_name()
+            ),
+        )),
+        ty => Ok(ty),
+    }
+}
+
+/// The globals of an `[Exposed]` extended attribute, the only one a definition may have.
+fn exposed(
+    source: &Source<'_>,
+    attrs: &Option<ExtendedAttributeList<'_>>,
+    name: &str,
+    what: &str,
+) -> Result<Vec<String>, Error> {
+    let mut exposed = Vec::new();
+    for a in attrs.iter().flat_map(|a| &a.body.list) {
+        match a {
+            ExtendedAttribute::Ident(i) if i.lhs_identifier.0 == "Exposed" => match i.rhs {
+                IdentifierOrString::Identifier(id) => exposed.push(id.0.to_string()),
+                IdentifierOrString::String(_) => {
+                    return Err(source.error(i.lhs_identifier.0, "unsupported `[Exposed]` value"))
+                }
+            },
+            ExtendedAttribute::IdentList(l) if l.identifier.0 == "Exposed" => {
+                exposed.extend(l.list.body.list.iter().map(|i| i.0.to_string()))
+            }
+            ExtendedAttribute::NoArgs(n) if n.0 .0 == "Exposed" => {
+                return Err(source.error(n.0 .0, "`[Exposed]` needs a value"))
+            }
+            other => {
+                return Err(source.error(
+                    attribute_name(other),
+                    format!(
+                        "unsupported extended attribute `[{}]` on {what} `{name}`",
+                        attribute_name(other)
+                    ),
+                ))
+            }
+        }
+    }
+    if exposed.is_empty() {
+        return Err(source.error(name, format!("{what} `{name}` has no `[Exposed]`")));
+    }
+    Ok(exposed)
+}
+
+/// A regular operation `name` (of an interface or a namespace, whose operations so far are
+/// `existing`).
+fn operation(
+    source: &Source<'_>,
+    resolver: &Resolver<'_, '_>,
+    existing: &[Operation],
+    name: &str,
+    attributes: &Option<ExtendedAttributeList<'_>>,
+    args: &weedle::argument::ArgumentList<'_>,
+    return_type: &ReturnType<'_>,
+) -> Result<Operation, Error> {
+    no_attributes(source, attributes, name)?;
+    if existing.iter().any(|op| op.name == name) {
+        return Err(source.error(name, format!("unsupported: overloaded operation `{name}`")));
+    }
+    Ok(Operation {
+        name: name.to_string(),
+        idl: format!(
+            "{} {name}({})",
+            match return_type {
+                ReturnType::Undefined(_) => "undefined".to_string(),
+                ReturnType::Type(t) => type_text(t),
+            },
+            args_text(args)
+        ),
+        args: resolver.args(source, args, name)?,
+        ret: only_arguments_nullable(source, resolver.ret(source, return_type, name)?, name)?,
+    })
+}
+
+/// <https://webidl.spec.whatwg.org/#idl-namespaces>: a namespace of regular operations.
+pub(super) fn namespace(
+    source: &Source<'_>,
+    def: &weedle::NamespaceDefinition<'_>,
+    resolver: &Resolver<'_, '_>,
+) -> Result<Interface, Error> {
+    let name = def.identifier.0;
+    let mut ns = Interface {
+        name: name.to_string(),
+        namespace: true,
+        parent: None,
+        exposed: exposed(source, &def.attributes, name, "namespace")?,
+        constructor: None,
+        attributes: Vec::new(),
+        operations: Vec::new(),
+        at: source.at(name),
+    };
+    for member in &def.members.body {
+        match member {
+            NamespaceMember::Operation(o) => {
+                let Some(id) = o.identifier else {
+                    return Err(source.error(
+                        name,
+                        format!("unsupported: operation without a name in `{name}`"),
+                    ));
+                };
+                let op = operation(
+                    source,
+                    resolver,
+                    &ns.operations,
+                    id.0,
+                    &o.attributes,
+                    &o.args.body,
+                    &o.return_type,
+                )?;
+                ns.operations.push(op);
+            }
+            NamespaceMember::Attribute(a) => {
+                return Err(source.error(
+                    a.identifier.0,
+                    format!("unsupported: namespace attribute `{}`", a.identifier.0),
+                ))
+            }
+        }
+    }
+    Ok(ns)
 }
 
 /// Members of a dictionary as one definition gives them (the dictionary, or a partial one).
@@ -215,7 +315,11 @@ pub(super) fn dictionary(
         }
         members.push(Member {
             name: m.identifier.0.to_string(),
-            ty: resolver.ty(source, &m.type_, m.identifier.0)?,
+            ty: only_arguments_nullable(
+                source,
+                resolver.ty(source, &m.type_, m.identifier.0)?,
+                m.identifier.0,
+            )?,
             required: m.required.is_some(),
         });
     }
@@ -231,25 +335,33 @@ pub(super) fn dictionary(
 
 /// A type as written (for doc comments).
 fn type_text(ty: &WType<'_>) -> String {
+    let q = |nullable: bool| if nullable { "?" } else { "" };
     match ty {
         WType::Single(SingleType::Any(_)) => "any".into(),
         WType::Single(SingleType::NonAny(t)) => match t {
-            NonAnyType::Boolean(_) => "boolean".into(),
-            NonAnyType::DOMString(_) => "DOMString".into(),
-            NonAnyType::Integer(m) => match m.type_ {
-                IntegerType::Long(l) if l.unsigned.is_some() => "unsigned long".into(),
-                IntegerType::Long(_) => "long".into(),
-                IntegerType::LongLong(l) if l.unsigned.is_some() => "unsigned long long".into(),
-                IntegerType::LongLong(_) => "long long".into(),
-                IntegerType::Short(_) => "short".into(),
-            },
-            NonAnyType::FloatingPoint(m) => match m.type_ {
-                FloatingPointType::Double(d) if d.unrestricted.is_some() => {
-                    "unrestricted double".into()
-                }
-                FloatingPointType::Double(_) => "double".into(),
-                FloatingPointType::Float(_) => "float".into(),
-            },
+            NonAnyType::Boolean(m) => format!("boolean{}", q(m.q_mark.is_some())),
+            NonAnyType::DOMString(m) => format!("DOMString{}", q(m.q_mark.is_some())),
+            NonAnyType::Octet(m) => format!("octet{}", q(m.q_mark.is_some())),
+            NonAnyType::Integer(m) => {
+                let base = match m.type_ {
+                    IntegerType::Long(l) if l.unsigned.is_some() => "unsigned long",
+                    IntegerType::Long(_) => "long",
+                    IntegerType::LongLong(l) if l.unsigned.is_some() => "unsigned long long",
+                    IntegerType::LongLong(_) => "long long",
+                    IntegerType::Short(_) => "short",
+                };
+                format!("{base}{}", q(m.q_mark.is_some()))
+            }
+            NonAnyType::FloatingPoint(m) => {
+                let base = match m.type_ {
+                    FloatingPointType::Double(d) if d.unrestricted.is_some() => {
+                        "unrestricted double"
+                    }
+                    FloatingPointType::Double(_) => "double",
+                    FloatingPointType::Float(_) => "float",
+                };
+                format!("{base}{}", q(m.q_mark.is_some()))
+            }
             NonAnyType::Sequence(s) => format!("sequence<{}>", type_text(&s.type_.generics.body)),
             NonAnyType::Promise(p) => match &*p.generics.body {
                 ReturnType::Undefined(_) => "Promise<undefined>".into(),

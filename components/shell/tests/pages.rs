@@ -528,6 +528,46 @@ fn generated_bindings_work_from_a_page() {
     );
 }
 
+/// The prelude's `host` namespace is generated from webidl/internal/host.webidl: WebIDL
+/// conversions, exceptions of a throwing `valueOf`/`toString` propagated, booleans by
+/// ToBoolean. On the global only under the testing pref.
+#[test]
+fn the_host_namespace_converts_its_arguments_by_webidl() {
+    let out = jsprof(&[
+        "--pref",
+        "dom.testing.enabled=true",
+        "host-namespace/index.html",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let checks: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("ok ") || l.starts_with("FAIL "))
+        .collect();
+    let reported: usize = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks")?.parse().ok())
+        .expect("the page reports how many checks it ran");
+    assert_eq!(checks.len(), reported, "{}", out.stdout);
+    let failed: Vec<&&str> = checks.iter().filter(|l| !l.starts_with("ok ")).collect();
+    assert!(failed.is_empty(), "{failed:#?}\n{}", out.stderr);
+    // `print(toStderr)` took "0" as true and 0 as false.
+    assert!(
+        out.stderr.contains("stderr line from a truthy string"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("stdout line from 0"), "{}", out.stdout);
+    // Without the pref, pages cannot reach it.
+    let out = jsprof(&["host-namespace/index.html"]);
+    assert!(
+        out.stderr.contains("JsprofHost is not defined"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn a_page_profiles_itself_with_spec_names_and_positions() {
     let (out, trace) = self_profile("profiler/names.html");

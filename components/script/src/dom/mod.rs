@@ -9,6 +9,7 @@
 //! interfaces inherit from it (`Profiler : EventTarget`).
 
 pub mod bindings;
+pub mod host_namespace;
 pub mod profiler;
 pub mod testing;
 

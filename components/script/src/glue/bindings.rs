@@ -285,7 +285,7 @@ pub(super) unsafe extern "C" fn binding_native(
             let throw = |e: &Error| unsafe { throw(cx, dom_exception.handle().into(), e) };
             let iface = INTERFACES[(code >> 16) as usize];
             let member = code & 0xffff;
-            let (name, call) = if member == MEMBER_CONSTRUCTOR {
+            let (name, call, required) = if member == MEMBER_CONSTRUCTOR {
                 let Some(ctor) = &iface.constructor else {
                     return throw(&Error::Type("Illegal constructor.".into()));
                 };
@@ -295,14 +295,22 @@ pub(super) unsafe extern "C" fn binding_native(
                         iface.name
                     )));
                 }
-                (iface.name, ctor.call)
+                (iface.name, ctor.call, ctor.length)
             } else if member >= MEMBER_OPERATIONS {
                 let op = &iface.operations[(member - MEMBER_OPERATIONS) as usize];
-                (op.name, op.call)
+                (op.name, op.call, op.length)
             } else {
                 let a = &iface.attributes[member as usize];
-                (a.name, a.get)
+                (a.name, a.get, 0)
             };
+            // <https://webidl.spec.whatwg.org/#dfn-overload-resolution-algorithm> (one
+            // overload): fewer arguments than the operation requires is a TypeError.
+            if argc < required {
+                return throw(&Error::Type(format!(
+                    "{}.{name}: {required} argument(s) required, but only {argc} present.",
+                    iface.name
+                )));
+            }
             let mut ctx = CallCtx {
                 cx,
                 args: &args,

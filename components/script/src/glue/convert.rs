@@ -85,6 +85,10 @@ impl<'a> Val<'a> {
         self.v.is_undefined()
     }
 
+    pub fn is_null_or_undefined(&self) -> bool {
+        self.v.is_null_or_undefined()
+    }
+
     /// <https://webidl.spec.whatwg.org/#js-dictionary> steps 1-2.
     pub fn dictionary(&self, name: &str) -> Fallible<Dict<'a>> {
         if self.v.is_null_or_undefined() {

@@ -68,7 +68,30 @@ pub(super) unsafe fn define_interfaces(
     let readonly_permanent = (jsapi::JSPROP_READONLY | jsapi::JSPROP_PERMANENT) as u32;
     let _in_script = InScript::enter();
     for (index, iface) in INTERFACES.iter().enumerate() {
-        if !iface.exposed.contains(&kind) || iface.pref.is_some_and(|p| !host().pref_enabled(p)) {
+        // A hidden namespace is on a global only under its pref (for tests).
+        let pref_on = iface.pref.map(|p| host().pref_enabled(p));
+        let shown = if iface.hidden {
+            pref_on == Some(true)
+        } else {
+            pref_on != Some(false)
+        };
+        if !shown || !iface.exposed.contains(&kind) {
+            continue;
+        }
+        if iface.namespace {
+            rooted!(in(cx) let mut object = ptr::null_mut::<JSObject>());
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm;
+            // `dom_exception` and `object` are rooted.
+            unsafe { namespace_object(cx, index, dom_exception, object.handle_mut()) }?;
+            // The global property: writable, non-enumerable, configurable.
+            let name = super::cstring(iface.name);
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and
+            // `object` are rooted; `name` is a C string outliving the call.
+            if !unsafe {
+                jsapi::JS_DefineProperty3(cx, global, name.as_ptr(), object.handle().into(), NONE)
+            } {
+                return fail(iface.name);
+            }
             continue;
         }
         let code = |member: i32| ((index as i32) << 16) | member;
@@ -204,53 +227,11 @@ pub(super) unsafe fn define_interfaces(
                     return fail(a.name);
                 }
             }
-            // Regular operations: writable, enumerable, configurable data properties.
-            for (i, op) in iface.operations.iter().enumerate() {
-                let op_code = code(MEMBER_OPERATIONS + i as i32);
-                // SAFETY: per the contract, `cx` is live and in `global`'s realm; `dom_exception` is rooted; the function is rooted
-                // on the next line, before anything can GC.
-                let new_f =
-                    unsafe { binding_function(cx, op.name, op.length, 0, op_code, dom_exception) };
-                rooted!(in(cx) let f = new_f);
-                let name = super::cstring(op.name);
-                if f.get().is_null()
-                    // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto` and `f` are rooted; `name` is a C string
-                    // outliving the call.
-                    || !unsafe {
-                        jsapi::JS_DefineProperty3(
-                            cx,
-                            proto.handle().into(),
-                            name.as_ptr(),
-                            f.handle().into(),
-                            enumerable,
-                        )
-                    }
-                {
-                    return fail(op.name);
-                }
-            }
-            // @@toStringTag: the interface name, non-writable, non-enumerable, configurable.
-            // SAFETY: `cx` is live; a symbol key needs nothing else, and is rooted on the
-            // next line.
-            let tag_id =
-                unsafe { jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::toStringTag) };
-            rooted!(in(cx) let tag_id = tag_id);
-            rooted!(in(cx) let mut tag = UndefinedValue());
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `tag` is rooted.
-            unsafe { new_string(cx, iface.name, tag.handle_mut()) };
-            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto`, `tag_id` and `tag` are rooted.
-            let defined = unsafe {
-                jsapi::JS_DefinePropertyById2(
-                    cx,
-                    proto.handle().into(),
-                    tag_id.handle().into(),
-                    tag.handle().into(),
-                    jsapi::JSPROP_READONLY as u32,
-                )
-            };
-            if !defined {
-                return fail("@@toStringTag");
-            }
+            // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto` and
+            // `dom_exception` are rooted.
+            unsafe { define_operations(cx, proto.handle().into(), index, dom_exception) }?;
+            // SAFETY: as above.
+            unsafe { define_to_string_tag(cx, proto.handle().into(), iface.name) }?;
             // The global property: writable, non-enumerable, configurable.
             let name = super::cstring(iface.name);
             // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `ctor` are rooted; `name` is a C string
@@ -263,4 +244,106 @@ pub(super) unsafe fn define_interfaces(
         }
     }
     Ok(())
+}
+
+/// Defines the regular operations of interface `index` on `target` (a prototype or a
+/// namespace object): writable, enumerable, configurable data properties.
+///
+/// # Safety
+/// `cx` live and in `target`'s realm; `target` and `dom_exception` rooted.
+unsafe fn define_operations(
+    cx: *mut JSContext,
+    target: jsapi::HandleObject,
+    index: usize,
+    dom_exception: jsapi::HandleValue,
+) -> Result<(), String> {
+    let iface = INTERFACES[index];
+    for (i, op) in iface.operations.iter().enumerate() {
+        let op_code = ((index as i32) << 16) | (MEMBER_OPERATIONS + i as i32);
+        // SAFETY: per the contract, `cx` is live and in the realm; `dom_exception` is
+        // rooted; the function is rooted on the next line, before anything can GC.
+        let new_f = unsafe { binding_function(cx, op.name, op.length, 0, op_code, dom_exception) };
+        rooted!(in(cx) let f = new_f);
+        let name = super::cstring(op.name);
+        if f.get().is_null()
+            // SAFETY: per the contract, `cx` is live and in the realm; `target` and `f` are
+            // rooted; `name` is a C string outliving the call.
+            || !unsafe {
+                jsapi::JS_DefineProperty3(
+                    cx,
+                    target,
+                    name.as_ptr(),
+                    f.handle().into(),
+                    jsapi::JSPROP_ENUMERATE as u32,
+                )
+            }
+        {
+            return Err(format!("cannot define {}.{}", iface.name, op.name));
+        }
+    }
+    Ok(())
+}
+
+/// Defines `@@toStringTag` on `target`: `name`, non-writable, non-enumerable, configurable.
+///
+/// # Safety
+/// `cx` live and in `target`'s realm; `target` rooted.
+unsafe fn define_to_string_tag(
+    cx: *mut JSContext,
+    target: jsapi::HandleObject,
+    name: &str,
+) -> Result<(), String> {
+    // SAFETY: `cx` is live; a symbol key needs nothing else, and is rooted on the next line.
+    let tag_id =
+        unsafe { jsapi::JS::GetWellKnownSymbolKey(cx, jsapi::JS::SymbolCode::toStringTag) };
+    rooted!(in(cx) let tag_id = tag_id);
+    rooted!(in(cx) let mut tag = UndefinedValue());
+    // SAFETY: per the contract, `cx` is live and in the realm; `tag` is rooted.
+    unsafe { new_string(cx, name, tag.handle_mut()) };
+    // SAFETY: per the contract, `cx` is live and in the realm; `target`, `tag_id` and `tag`
+    // are rooted.
+    let defined = unsafe {
+        jsapi::JS_DefinePropertyById2(
+            cx,
+            target,
+            tag_id.handle().into(),
+            tag.handle().into(),
+            jsapi::JSPROP_READONLY as u32,
+        )
+    };
+    if defined {
+        Ok(())
+    } else {
+        Err(format!("cannot define {name}'s @@toStringTag"))
+    }
+}
+
+/// Makes the namespace object of generated namespace `index` into `out`
+/// (<https://webidl.spec.whatwg.org/#namespace-object>): an ordinary object whose
+/// prototype is `Object.prototype`, with the namespace's operations and `@@toStringTag`.
+///
+/// # Safety
+/// `cx` live and in the realm being set up; `dom_exception` and `out` rooted.
+pub(super) unsafe fn namespace_object(
+    cx: *mut JSContext,
+    index: usize,
+    dom_exception: jsapi::HandleValue,
+    mut out: mozjs::rust::MutableHandleObject,
+) -> Result<(), String> {
+    // SAFETY: per the contract, `cx` is live, in a realm; the object is stored in the
+    // rooted `out` at once, before anything can GC.
+    let object = unsafe { jsapi::JS_NewPlainObject(cx) };
+    if object.is_null() {
+        return Err(format!("cannot create {}", INTERFACES[index].name));
+    }
+    out.set(object);
+    // SAFETY: per the contract; `out` is rooted and now holds the object.
+    unsafe { define_operations(cx, out.handle().into(), index, dom_exception) }?;
+    // SAFETY: as above.
+    unsafe { define_to_string_tag(cx, out.handle().into(), INTERFACES[index].name) }
+}
+
+/// The index in the generated tables of the namespace or interface called `name`.
+pub(super) fn generated_index(name: &str) -> Option<usize> {
+    INTERFACES.iter().position(|i| i.name == name)
 }

@@ -68,37 +68,28 @@ impl Js {
             // SAFETY: `realm` is the new global's live realm; its private is an index + 1,
             // never dereferenced (see `window_of_realm`).
             unsafe { jsapi::SetRealmPrivate(realm, (index + 1) as *mut c_void) };
-            // SAFETY: `cx` is this thread's context, in the new realm; the object is rooted
-            // on the next line, before anything can GC.
-            let new_host_obj = unsafe { jsapi::JS_NewPlainObject(cx) };
-            rooted!(in(cx) let host_obj = new_host_obj);
-            let natives: [(&CStr, jsapi::JSNative, u32); 31] = [
-                (c"print", Some(native_print), 2),
-                (c"now", Some(native_now), 0),
-                (c"timeOrigin", Some(native_time_origin), 0),
-                (c"setTimer", Some(native_set_timer), 3),
-                (c"clearTimer", Some(native_clear_timer), 1),
-                (c"parseURL", Some(native_parse_url), 2),
-                (c"fetchStart", Some(native_fetch_start), 4),
-                (c"loadFrame", Some(native_load_frame), 3),
-                (c"discardFrame", Some(native_discard_frame), 1),
-                (c"sameOrigin", Some(native_same_origin), 1),
+            // The prelude's `host`: the generated `JsprofHost` namespace
+            // (webidl/internal/host.webidl), plus the engine's intrinsics on JS values.
+            rooted!(in(cx) let mut host_obj = ptr::null_mut::<JSObject>());
+            // It throws only TypeErrors (argument conversions): no DOMException needed.
+            rooted!(in(cx) let no_dom_exception = UndefinedValue());
+            let index = super::interfaces::generated_index("JsprofHost")
+                .ok_or("the JsprofHost namespace is not generated")?;
+            // SAFETY: `cx` is this thread's context, in the new realm; `no_dom_exception`
+            // and `host_obj` are rooted.
+            unsafe {
+                super::interfaces::namespace_object(
+                    cx,
+                    index,
+                    no_dom_exception.handle().into(),
+                    host_obj.handle_mut(),
+                )
+            }?;
+            let natives: [(&CStr, jsapi::JSNative, u32); 9] = [
                 (c"windowFor", Some(native_window_for), 1),
-                (c"frameTree", Some(native_frame_tree), 2),
-                (c"windowOrigin", Some(native_window_origin), 1),
-                (c"windowPost", Some(native_window_post), 4),
-                (c"loadScript", Some(native_load_script), 5),
                 (c"runScript", Some(native_run_script), 2),
-                (c"workerStart", Some(native_worker_start), 4),
                 (c"importScript", Some(native_import_script), 1),
                 (c"callerWindow", Some(native_caller_window), 0),
-                (c"portOpen", Some(native_port_open), 0),
-                (c"portAttach", Some(native_port_attach), 2),
-                (c"portSend", Some(native_port_send), 3),
-                (c"workerPost", Some(native_worker_post), 2),
-                (c"workerTerminate", Some(native_worker_terminate), 1),
-                (c"workerError", Some(native_worker_error), 4),
-                (c"watchPromise", Some(native_noop), 1),
                 (c"promiseResult", Some(native_promise_result), 1),
                 (c"whenSettled", Some(native_when_settled), 3),
                 (c"platformObject", Some(native_platform_object), 1),

@@ -126,7 +126,7 @@
     // A sandbox without allow-same-origin gives the frame's document an opaque origin.
     const sandbox = el.getAttribute("sandbox");
     const opaque = sandbox !== null && !sandbox.toLowerCase().split(/\s+/).includes("allow-same-origin");
-    host.loadFrame(index, url, opaque ? 1 : 0);
+    host.loadFrame(index, url, opaque);
   }
   // Removing an iframe from the document destroys its child navigable
   // (https://html.spec.whatwg.org/#the-iframe-element:html-element-removing-steps): its
@@ -175,9 +175,9 @@
     if (src !== null) {
       let url;
       try { url = new URL(src, document.baseURI).href; } catch { queueTask(() => fire(el, "error")); return; }
-      host.loadScript(index, url, module ? 1 : 0, el.getAttribute("crossorigin"));
+      host.loadScript(index, url, module, el.getAttribute("crossorigin"));
     } else if (module) {
-      host.loadScript(index, init.url, 1, null, el.textContent);
+      host.loadScript(index, init.url, true, null, el.textContent);
     } else {
       const previous = currentScript;
       currentScript = el;

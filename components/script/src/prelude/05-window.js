@@ -62,22 +62,22 @@
   const counts = new Map();
   const timers = new Map();
   const console = {
-    log(...a) { host.print(0, format(a)); },
-    info(...a) { host.print(0, format(a)); },
-    debug(...a) { host.print(0, format(a)); },
-    warn(...a) { host.print(0, format(a)); },
-    error(...a) { host.print(0, format(a)); },
-    trace(...a) { host.print(0, format(["Trace:", ...a])); },
-    assert(cond, ...a) { if (!cond) host.print(0, format(["Assertion failed:", ...a])); },
-    count(label = "default") { const n = (counts.get(label) || 0) + 1; counts.set(label, n); host.print(0, `${label}: ${n}`); },
+    log(...a) { host.print(false, format(a)); },
+    info(...a) { host.print(false, format(a)); },
+    debug(...a) { host.print(false, format(a)); },
+    warn(...a) { host.print(false, format(a)); },
+    error(...a) { host.print(false, format(a)); },
+    trace(...a) { host.print(false, format(["Trace:", ...a])); },
+    assert(cond, ...a) { if (!cond) host.print(false, format(["Assertion failed:", ...a])); },
+    count(label = "default") { const n = (counts.get(label) || 0) + 1; counts.set(label, n); host.print(false, `${label}: ${n}`); },
     countReset(label = "default") { counts.delete(label); },
     time(label = "default") { timers.set(label, host.now()); },
-    timeEnd(label = "default") { const t = timers.get(label); if (t !== undefined) { timers.delete(label); host.print(0, `${label}: ${host.now() - t}ms`); } },
-    timeLog(label = "default", ...a) { const t = timers.get(label); if (t !== undefined) host.print(0, format([`${label}: ${host.now() - t}ms`, ...a])); },
-    group(...a) { if (a.length) host.print(0, format(a)); },
+    timeEnd(label = "default") { const t = timers.get(label); if (t !== undefined) { timers.delete(label); host.print(false, `${label}: ${host.now() - t}ms`); } },
+    timeLog(label = "default", ...a) { const t = timers.get(label); if (t !== undefined) host.print(false, format([`${label}: ${host.now() - t}ms`, ...a])); },
+    group(...a) { if (a.length) host.print(false, format(a)); },
     groupEnd() {},
-    table(d) { host.print(0, inspect(d)); },
-    dir(d) { host.print(0, inspect(d)); },
+    table(d) { host.print(false, inspect(d)); },
+    dir(d) { host.print(false, inspect(d)); },
   };
 
   // Timers (https://html.spec.whatwg.org/#timers): the event loop in Rust fires them.
@@ -87,7 +87,7 @@
     const id = nextTimer++;
     timeout = NumberCtor(timeout) || 0;
     MapSet(timerTable, id, { __proto__: null, handler, args, repeat });
-    host.setTimer(id, timeout < 0 ? 0 : timeout, repeat ? 1 : 0);
+    host.setTimer(id, timeout < 0 ? 0 : timeout, repeat);
     return id;
   }
   function clearTimer(id) { id = NumberCtor(id) >>> 0; if (MapDelete(timerTable, id)) host.clearTimer(id); }
@@ -113,6 +113,6 @@
     const notHandled = dispatch(global, event);
     // A worker's unhandled exceptions go to its Worker object in the creator's realm.
     if (notHandled && init.worker) host.workerError(String(message), String(filename), line, column);
-    else if (notHandled) host.print(1, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
+    else if (notHandled) host.print(true, `Uncaught ${message}` + (filename ? ` (${filename}:${line}:${column})` : ""));
   }
 

@@ -21,7 +21,7 @@
       const id = nextWorker++;
       defineValue(this, "_id", id);
       workers.set(id, this);
-      host.workerStart(id, url.href, source === null ? "" : source, source === null ? 0 : 1);
+      host.workerStart(id, url.href, source);
     }
     postMessage(message, transfer = []) {
       if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];

@@ -32,7 +32,7 @@
       const target = workers.get(id);
       if (!target) return;
       const e = trustedEvent(ErrorEvent, "error", { __proto__: null, cancelable: true, message, filename, lineno, colno });
-      if (dispatch(target, e)) host.print(1, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
+      if (dispatch(target, e)) host.print(true, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
     },
     // This window's iframe number `index` has its window (frames[index]).
     attachFrame(index, windowIndex) {
@@ -83,7 +83,7 @@
       if (dispatch(global, event)) {
         const isError = reason instanceof Error || reason instanceof DOMException;
         const where = isError && reason.fileName ? ` (${reason.fileName}:${reason.lineNumber}:${reason.columnNumber})` : "";
-        host.print(1, `Uncaught (in promise) ${inspect(reason)}${where}`);
+        host.print(true, `Uncaught (in promise) ${inspect(reason)}${where}`);
       }
     },
     watchModule(promise) { host.whenSettled(promise, null, reportError); },

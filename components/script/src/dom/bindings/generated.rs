@@ -232,6 +232,594 @@ impl ToJs for jsprof_profiler::ProfilerTrace {
         Out::json(self)
     }
 }
+/// `namespace JsprofHost` (webidl/internal/host.webidl:12): what `crate::dom::host_namespace::JsprofHost` implements.
+pub trait JsprofHostMethods {
+    /// `undefined print(boolean toStderr, DOMString text)`
+    fn print(global: &Global, to_stderr: bool, text: String) -> Fallible<()>;
+    /// `double now()`
+    fn now(global: &Global) -> Fallible<f64>;
+    /// `double timeOrigin()`
+    fn time_origin(global: &Global) -> Fallible<f64>;
+    /// `undefined setTimer(unsigned long id, unrestricted double delay, boolean repeat)`
+    fn set_timer(global: &Global, id: u32, delay: f64, repeat: bool) -> Fallible<()>;
+    /// `undefined clearTimer(unsigned long id)`
+    fn clear_timer(global: &Global, id: u32) -> Fallible<()>;
+    /// `DOMString parseURL(DOMString input, optional DOMString? base, optional DOMString? setter, optional DOMString? value)`
+    fn parse_url(
+        global: &Global,
+        input: String,
+        base: Option<Option<String>>,
+        setter: Option<Option<String>>,
+        value: Option<Option<String>>,
+    ) -> Fallible<String>;
+    /// `undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials)`
+    fn fetch_start(
+        global: &Global,
+        id: u32,
+        url: String,
+        mode: String,
+        credentials: String,
+    ) -> Fallible<()>;
+    /// `undefined loadFrame(unsigned long index, DOMString url, boolean sandboxed)`
+    fn load_frame(
+        global: &Global,
+        index: u32,
+        url: String,
+        sandboxed: bool,
+    ) -> Fallible<()>;
+    /// `undefined discardFrame(unsigned long index)`
+    fn discard_frame(global: &Global, index: u32) -> Fallible<()>;
+    /// `boolean sameOrigin(DOMString url)`
+    fn same_origin(global: &Global, url: String) -> Fallible<bool>;
+    /// `long long frameTree(unsigned long window, unrestricted double what)`
+    fn frame_tree(global: &Global, window: u32, what: f64) -> Fallible<i64>;
+    /// `DOMString windowOrigin(unsigned long window)`
+    fn window_origin(global: &Global, window: u32) -> Fallible<String>;
+    /// `undefined windowPost(long long to, DOMString data, DOMString targetOrigin, long long from)`
+    fn window_post(
+        global: &Global,
+        to: i64,
+        data: String,
+        target_origin: String,
+        from: i64,
+    ) -> Fallible<()>;
+    /// `undefined loadScript(unsigned long index, DOMString url, boolean module, DOMString? crossorigin, optional DOMString? text)`
+    fn load_script(
+        global: &Global,
+        index: u32,
+        url: String,
+        module: bool,
+        crossorigin: Option<String>,
+        text: Option<Option<String>>,
+    ) -> Fallible<()>;
+    /// `undefined workerStart(unsigned long id, DOMString url, DOMString? source)`
+    fn worker_start(
+        global: &Global,
+        id: u32,
+        url: String,
+        source: Option<String>,
+    ) -> Fallible<()>;
+    /// `undefined workerPost(long long id, DOMString data)`
+    fn worker_post(global: &Global, id: i64, data: String) -> Fallible<()>;
+    /// `undefined workerTerminate(long long id)`
+    fn worker_terminate(global: &Global, id: i64) -> Fallible<()>;
+    /// `undefined workerError(DOMString message, DOMString filename, unsigned long line, unsigned long column)`
+    fn worker_error(
+        global: &Global,
+        message: String,
+        filename: String,
+        line: u32,
+        column: u32,
+    ) -> Fallible<()>;
+    /// `unsigned long long portOpen()`
+    fn port_open(global: &Global) -> Fallible<u64>;
+    /// `undefined portAttach(unsigned long long pid, octet end)`
+    fn port_attach(global: &Global, pid: u64, end: u8) -> Fallible<()>;
+    /// `undefined portSend(unsigned long long pid, octet end, DOMString data)`
+    fn port_send(global: &Global, pid: u64, end: u8, data: String) -> Fallible<()>;
+}
+fn jsprof_host_print(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let to_stderr = {
+        let value = cx.arg(0);
+        convert::boolean(value)?
+    };
+    let text = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::print(
+        &global,
+        to_stderr,
+        text,
+    )?;
+    Ok(())
+}
+fn jsprof_host_now(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::now(
+        &global,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_time_origin(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::time_origin(
+        &global,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_set_timer(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let delay = {
+        let value = cx.arg(1);
+        convert::unrestricted_double(value)?
+    };
+    let repeat = {
+        let value = cx.arg(2);
+        convert::boolean(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::set_timer(
+        &global,
+        id,
+        delay,
+        repeat,
+    )?;
+    Ok(())
+}
+fn jsprof_host_clear_timer(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::clear_timer(
+        &global,
+        id,
+    )?;
+    Ok(())
+}
+fn jsprof_host_parse_url(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let input = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let base = match cx.arg(1) {
+        value if value.is_undefined() => None,
+        value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
+    };
+    let setter = match cx.arg(2) {
+        value if value.is_undefined() => None,
+        value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
+    };
+    let value = match cx.arg(3) {
+        value if value.is_undefined() => None,
+        value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::parse_url(
+        &global,
+        input,
+        base,
+        setter,
+        value,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_fetch_start(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let url = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let mode = {
+        let value = cx.arg(2);
+        convert::dom_string(value)?
+    };
+    let credentials = {
+        let value = cx.arg(3);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::fetch_start(
+        &global,
+        id,
+        url,
+        mode,
+        credentials,
+    )?;
+    Ok(())
+}
+fn jsprof_host_load_frame(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let index = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let url = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let sandboxed = {
+        let value = cx.arg(2);
+        convert::boolean(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::load_frame(
+        &global,
+        index,
+        url,
+        sandboxed,
+    )?;
+    Ok(())
+}
+fn jsprof_host_discard_frame(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let index = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::discard_frame(
+        &global,
+        index,
+    )?;
+    Ok(())
+}
+fn jsprof_host_same_origin(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let url = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::same_origin(
+        &global,
+        url,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_frame_tree(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let window = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let what = {
+        let value = cx.arg(1);
+        convert::unrestricted_double(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::frame_tree(
+        &global,
+        window,
+        what,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_window_origin(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let window = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::window_origin(
+        &global,
+        window,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_window_post(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let to = {
+        let value = cx.arg(0);
+        convert::long_long(value)?
+    };
+    let data = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let target_origin = {
+        let value = cx.arg(2);
+        convert::dom_string(value)?
+    };
+    let from = {
+        let value = cx.arg(3);
+        convert::long_long(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::window_post(
+        &global,
+        to,
+        data,
+        target_origin,
+        from,
+    )?;
+    Ok(())
+}
+fn jsprof_host_load_script(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let index = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let url = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let module = {
+        let value = cx.arg(2);
+        convert::boolean(value)?
+    };
+    let crossorigin = {
+        let value = cx.arg(3);
+        convert::nullable(value, |value| convert::dom_string(value))?
+    };
+    let text = match cx.arg(4) {
+        value if value.is_undefined() => None,
+        value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::load_script(
+        &global,
+        index,
+        url,
+        module,
+        crossorigin,
+        text,
+    )?;
+    Ok(())
+}
+fn jsprof_host_worker_start(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let url = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let source = {
+        let value = cx.arg(2);
+        convert::nullable(value, |value| convert::dom_string(value))?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::worker_start(
+        &global,
+        id,
+        url,
+        source,
+    )?;
+    Ok(())
+}
+fn jsprof_host_worker_post(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::long_long(value)?
+    };
+    let data = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::worker_post(
+        &global,
+        id,
+        data,
+    )?;
+    Ok(())
+}
+fn jsprof_host_worker_terminate(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::long_long(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::worker_terminate(
+        &global,
+        id,
+    )?;
+    Ok(())
+}
+fn jsprof_host_worker_error(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let message = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let filename = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let line = {
+        let value = cx.arg(2);
+        convert::unsigned_long(value)?
+    };
+    let column = {
+        let value = cx.arg(3);
+        convert::unsigned_long(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::worker_error(
+        &global,
+        message,
+        filename,
+        line,
+        column,
+    )?;
+    Ok(())
+}
+fn jsprof_host_port_open(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::port_open(
+        &global,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_port_attach(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let pid = {
+        let value = cx.arg(0);
+        convert::unsigned_long_long(value)?
+    };
+    let end = {
+        let value = cx.arg(1);
+        convert::octet(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::port_attach(
+        &global,
+        pid,
+        end,
+    )?;
+    Ok(())
+}
+fn jsprof_host_port_send(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let pid = {
+        let value = cx.arg(0);
+        convert::unsigned_long_long(value)?
+    };
+    let end = {
+        let value = cx.arg(1);
+        convert::octet(value)?
+    };
+    let data = {
+        let value = cx.arg(2);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::port_send(
+        &global,
+        pid,
+        end,
+        data,
+    )?;
+    Ok(())
+}
+/// The namespace object and operations of `JsprofHost`.
+pub static JSPROF_HOST: InterfaceDef = InterfaceDef {
+    name: "JsprofHost",
+    parent: None,
+    exposed: &[GlobalKind::Window, GlobalKind::DedicatedWorker],
+    pref: Some("dom.testing.enabled"),
+    namespace: true,
+    hidden: true,
+    constructor: None,
+    attributes: &[],
+    operations: &[
+        OperationDef {
+            name: "print",
+            length: 2,
+            call: jsprof_host_print,
+        },
+        OperationDef {
+            name: "now",
+            length: 0,
+            call: jsprof_host_now,
+        },
+        OperationDef {
+            name: "timeOrigin",
+            length: 0,
+            call: jsprof_host_time_origin,
+        },
+        OperationDef {
+            name: "setTimer",
+            length: 3,
+            call: jsprof_host_set_timer,
+        },
+        OperationDef {
+            name: "clearTimer",
+            length: 1,
+            call: jsprof_host_clear_timer,
+        },
+        OperationDef {
+            name: "parseURL",
+            length: 1,
+            call: jsprof_host_parse_url,
+        },
+        OperationDef {
+            name: "fetchStart",
+            length: 4,
+            call: jsprof_host_fetch_start,
+        },
+        OperationDef {
+            name: "loadFrame",
+            length: 3,
+            call: jsprof_host_load_frame,
+        },
+        OperationDef {
+            name: "discardFrame",
+            length: 1,
+            call: jsprof_host_discard_frame,
+        },
+        OperationDef {
+            name: "sameOrigin",
+            length: 1,
+            call: jsprof_host_same_origin,
+        },
+        OperationDef {
+            name: "frameTree",
+            length: 2,
+            call: jsprof_host_frame_tree,
+        },
+        OperationDef {
+            name: "windowOrigin",
+            length: 1,
+            call: jsprof_host_window_origin,
+        },
+        OperationDef {
+            name: "windowPost",
+            length: 4,
+            call: jsprof_host_window_post,
+        },
+        OperationDef {
+            name: "loadScript",
+            length: 4,
+            call: jsprof_host_load_script,
+        },
+        OperationDef {
+            name: "workerStart",
+            length: 3,
+            call: jsprof_host_worker_start,
+        },
+        OperationDef {
+            name: "workerPost",
+            length: 2,
+            call: jsprof_host_worker_post,
+        },
+        OperationDef {
+            name: "workerTerminate",
+            length: 1,
+            call: jsprof_host_worker_terminate,
+        },
+        OperationDef {
+            name: "workerError",
+            length: 4,
+            call: jsprof_host_worker_error,
+        },
+        OperationDef {
+            name: "portOpen",
+            length: 0,
+            call: jsprof_host_port_open,
+        },
+        OperationDef {
+            name: "portAttach",
+            length: 2,
+            call: jsprof_host_port_attach,
+        },
+        OperationDef {
+            name: "portSend",
+            length: 3,
+            call: jsprof_host_port_send,
+        },
+    ],
+};
 /// `interface JsprofTestBindings` (webidl/internal/testing.webidl:5): what `crate::dom::testing::JsprofTestBindings` implements.
 pub trait JsprofTestBindingsMethods: DomObject + Sized {
     /// `constructor(optional DOMString label)`
@@ -343,6 +931,8 @@ pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
     parent: None,
     exposed: &[GlobalKind::Window],
     pref: Some("dom.testing.enabled"),
+    namespace: false,
+    hidden: false,
     constructor: Some(ConstructorDef {
         length: 0,
         call: jsprof_test_bindings_constructor,
@@ -442,6 +1032,8 @@ pub static PROFILER: InterfaceDef = InterfaceDef {
     parent: Some("EventTarget"),
     exposed: &[GlobalKind::Window, GlobalKind::DedicatedWorker],
     pref: None,
+    namespace: false,
+    hidden: false,
     constructor: Some(ConstructorDef {
         length: 1,
         call: profiler_constructor,
@@ -465,4 +1057,8 @@ pub static PROFILER: InterfaceDef = InterfaceDef {
     ],
 };
 /// Every interface with generated bindings, in name order.
-pub static INTERFACES: &[&InterfaceDef] = &[&JSPROF_TEST_BINDINGS, &PROFILER];
+pub static INTERFACES: &[&InterfaceDef] = &[
+    &JSPROF_HOST,
+    &JSPROF_TEST_BINDINGS,
+    &PROFILER,
+];

@@ -130,8 +130,15 @@ pub struct InterfaceDef {
     /// The inherited interface, found on the global when the realm is set up.
     pub parent: Option<&'static str>,
     pub exposed: &'static [GlobalKind],
-    /// A boolean pref that must be true for the interface to be exposed.
+    /// A boolean pref that must be true for the interface to be exposed (for a `hidden`
+    /// one, the pref that exposes it).
     pub pref: Option<&'static str>,
+    /// A namespace (<https://webidl.spec.whatwg.org/#idl-namespaces>): a plain object of
+    /// operations called without a `this`; no constructor, prototype or attributes.
+    pub namespace: bool,
+    /// Made for the engine's own use (the prelude's `host`); on a global only while `pref`
+    /// is true (for tests).
+    pub hidden: bool,
     /// `None`: the interface object throws "Illegal constructor".
     pub constructor: Option<ConstructorDef>,
     pub attributes: &'static [AttributeDef],
@@ -349,6 +356,20 @@ pub mod convert {
     /// <https://webidl.spec.whatwg.org/#es-unsigned-long-long>
     pub fn unsigned_long_long(v: Val<'_>) -> Fallible<u64> {
         Ok(convert_to_int(v.to_number()?, 64, false) as u64)
+    }
+
+    /// <https://webidl.spec.whatwg.org/#es-octet>
+    pub fn octet(v: Val<'_>) -> Fallible<u8> {
+        Ok(convert_to_int(v.to_number()?, 8, false) as u8)
+    }
+
+    /// <https://webidl.spec.whatwg.org/#es-nullable-type>: `null` and `undefined` are null
+    /// (step 2), anything else converts as the inner type (step 3).
+    pub fn nullable<T>(v: Val<'_>, f: impl FnOnce(Val<'_>) -> Fallible<T>) -> Fallible<Option<T>> {
+        if v.is_null_or_undefined() {
+            return Ok(None);
+        }
+        f(v).map(Some)
     }
 
     /// <https://webidl.spec.whatwg.org/#es-long-long>

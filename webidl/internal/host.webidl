@@ -1,0 +1,65 @@
+// Engine-internal: the calls the prelude (components/script/src/prelude/) makes into the
+// engine, on the `host` object each realm's prelude receives. Never on a global: see
+// `hidden` in webidl/Bindings.toml. Windows are numbered per page (`window`), as the
+// embedder's Host trait numbers them; the current window is the caller's realm's.
+//
+// The engine's intrinsics that take or return JS objects, or run script in the caller's
+// realm (promiseResult, whenSettled, windowFor, callerWindow, runScript, importScript and
+// the structured-clone natives), are not here: they are JSAPI calls on values, written in
+// components/script/src/glue/natives.rs and clone.rs.
+
+[Exposed=(Window,Worker)]
+namespace JsprofHost {
+  // Console output; `toStderr` for errors and warnings.
+  undefined print(boolean toStderr, DOMString text);
+  // performance.now() and performance.timeOrigin, in ms.
+  double now();
+  double timeOrigin();
+
+  // Timers: `setTimer` arms timer `id` (re-arming it when `repeat`), `clearTimer` disarms it.
+  undefined setTimer(unsigned long id, unrestricted double delay, boolean repeat);
+  undefined clearTimer(unsigned long id);
+
+  // The WHATWG URL parser: the parts of `input` (against `base`), after `setter` = `value`
+  // if given, as JSON, or {"error": message}.
+  DOMString parseURL(DOMString input, optional DOMString? base, optional DOMString? setter,
+                     optional DOMString? value);
+
+  // fetch(): request `id`, answered by a task.
+  undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials);
+
+  // Frames: the iframe element `index` of the current document navigates to `url`
+  // (`sandboxed`: an opaque origin), or is removed.
+  undefined loadFrame(unsigned long index, DOMString url, boolean sandboxed);
+  undefined discardFrame(unsigned long index);
+
+  // Whether `url` is same-origin with the current document.
+  boolean sameOrigin(DOMString url);
+  // The window tree around `window`: its parent (what = -1), top (-2), number of child
+  // frames (-3), or its child frame number `what`; -1 for none. `what` is a property key
+  // turned into a number, so it may be anything: a non-integer names no frame.
+  long long frameTree(unsigned long window, unrestricted double what);
+  // The serialised origin of window `window`'s document.
+  DOMString windowOrigin(unsigned long window);
+  // postMessage from window `from` to window `to` (serialised data); negative indexes name
+  // no window and post nothing.
+  undefined windowPost(long long to, DOMString data, DOMString targetOrigin, long long from);
+
+  // A script element inserted by script: element `index`, fetched from `url`, or an inline
+  // module given its `text`; `crossorigin` is the attribute's value, null without one.
+  undefined loadScript(unsigned long index, DOMString url, boolean module,
+                       DOMString? crossorigin, optional DOMString? text);
+
+  // Dedicated workers: start worker `id` from `url` (or from `source`, a blob's text),
+  // post to it (id -1: from a worker to its parent), terminate it, report its error.
+  undefined workerStart(unsigned long id, DOMString url, DOMString? source);
+  undefined workerPost(long long id, DOMString data);
+  undefined workerTerminate(long long id);
+  undefined workerError(DOMString message, DOMString filename, unsigned long line,
+                        unsigned long column);
+
+  // MessagePorts: a new pair, an end attached to the current agent, a message sent.
+  unsigned long long portOpen();
+  undefined portAttach(unsigned long long pid, octet end);
+  undefined portSend(unsigned long long pid, octet end, DOMString data);
+};
