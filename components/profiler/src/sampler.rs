@@ -1,7 +1,9 @@
 //! The sampler: one thread per [`ProfilerGroup`](crate::ProfilerGroup).
 //!
 //! [`SamplerCore`] is the whole policy, driven by explicit times so that tests run it with a
-//! fake clock; [`run`] is the thread around it, sleeping to absolute deadlines.
+//! fake clock; [`run`] is the thread around it, sleeping to absolute deadlines. (A little
+//! over 600 lines on purpose: the plan, the tick and the request queue share the core's
+//! private state and are read together; their tests are in `tests.rs`.)
 //!
 //! # When samples are taken: randomised inside each interval
 //!

@@ -1,5 +1,8 @@
 //! Runs real pages from `tests/pages/` in the `jsprof` binary, over `file:` and over a real
 //! HTTP server on 127.0.0.1, and checks what they print and in which order.
+//!
+//! Past 600 lines on purpose: one flat list of independent page tests sharing the
+//! `jsprof`/server helpers at the top, found by their page's name.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
