@@ -647,9 +647,11 @@ fn two_profilers_at_different_intervals_run_at_once() {
             .collect()
     };
     let (f, s) = (times(&fast), times(&slow));
-    // ~600 ms of work: ~30 and ~10 samples; wide margins, sampling is real.
-    assert!((12..=45).contains(&f.len()), "fast: {f:?}");
-    assert!((4..=15).contains(&s.len()), "slow: {s:?}");
+    // ~600 ms of work: ~30 and ~10 samples, more when a loaded machine stretches it; no
+    // upper bound (the work's wall time is not ours), only enough samples for the gaps below,
+    // which tie each count to the time it covered.
+    assert!(f.len() >= 12, "fast: {f:?}");
+    assert!(s.len() >= 4, "slow: {s:?}");
     assert!(f.len() > s.len());
     // Each session keeps its own interval. One sample per interval, at a random point inside
     // it, puts the mean gap (last - first) / (n - 1) within interval * (1 ± 1/(n - 1)); the
