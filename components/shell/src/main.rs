@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use export::TraceFile;
 use jsprof_net::{url_from_input, Loader, LoaderConfig};
 use jsprof_script::{run_page, Prefs, RunOptions};
 
@@ -40,8 +41,9 @@ struct Args {
     /// Resolve this host name to 127.0.0.1 (repeatable), e.g. web-platform.test.
     #[arg(long = "host-override", value_name = "HOST")]
     host_overrides: Vec<String>,
-    /// Profile the whole run from outside and write the trace here (JSON, or gzipped JSON
-    /// if the name ends in .gz), in the ProfilerTrace format of the JS Self-Profiling API.
+    /// Profile the whole run from outside and write the trace here: .json (or .json.gz) is
+    /// the ProfilerTrace format of the JS Self-Profiling API; .cpuprofile, .speedscope.json,
+    /// .trace.json, .pb.gz, .folded and .svg are the export formats of `jsprof convert`.
     #[arg(long, value_name = "FILE")]
     profile_out: Option<PathBuf>,
     /// Print, on stderr, one JSON line of what sampling cost (for --profile-out and for the
@@ -52,15 +54,33 @@ struct Args {
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
     profile_interval: f64,
     /// Write every trace the page's own Profilers produce (each `stop()`), as a JSON array
-    /// in the order they were built (gzipped if the name ends in .gz).
+    /// in the order they were built (gzipped if the name ends in .gz), or in an export
+    /// format chosen by the name as for --profile-out (one thread per trace).
     #[arg(long, value_name = "FILE")]
     trace_out: Option<PathBuf>,
 }
+
+mod export;
 
 /// The exit code of a run that hit an internal error (sysexits' EX_SOFTWARE).
 const INTERNAL_ERROR: u8 = 70;
 
 fn main() -> ExitCode {
+    // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let sub = argv.get(1).and_then(|a| a.to_str());
+    if let Some(sub @ ("convert" | "report")) = sub {
+        let rest = argv[1..].iter().cloned();
+        let result = if sub == "convert" {
+            export::convert(export::ConvertArgs::parse_from(rest))
+        } else {
+            export::report(export::ReportArgs::parse_from(rest))
+        };
+        return result.unwrap_or_else(|message| {
+            eprintln!("jsprof: {message}");
+            ExitCode::from(2)
+        });
+    }
     let args = Args::parse();
     // A panic is a bug in jsprof, never the page's doing: one line says so, where it is
     // caught (at the callback or task it happened in) the run stops, and the exit code is
@@ -119,6 +139,15 @@ fn run(args: Args) -> Result<ExitCode, String> {
             args.profile_interval
         ));
     }
+    // An output name that says no known format is an error before the page runs.
+    let trace_out = match &args.trace_out {
+        Some(p) => Some((p, TraceFile::of(p, "--trace-out")?)),
+        None => None,
+    };
+    let profile_out = match &args.profile_out {
+        Some(p) => Some((p, TraceFile::of(p, "--profile-out")?)),
+        None => None,
+    };
     let options = RunOptions {
         loader,
         prefs,
@@ -137,18 +166,28 @@ fn run(args: Args) -> Result<ExitCode, String> {
             limit >> 20
         );
     }
-    if let Some(path) = &args.trace_out {
-        let json = serde_json::to_string(&report.traces)
-            .map_err(|e| format!("cannot serialise the traces: {e}"))?;
-        write_json(path, json)?;
+    if let Some((path, kind)) = trace_out {
+        match kind {
+            TraceFile::Spec => {
+                let json = serde_json::to_string(&report.traces)
+                    .map_err(|e| format!("cannot serialise the traces: {e}"))?;
+                write_json(path, json)?;
+            }
+            TraceFile::Export(format) => export::write_traces(path, &report.traces, format)?,
+        }
         eprintln!(
             "jsprof: {} trace(s) from the page's profilers written to {}",
             report.traces.len(),
             path.display()
         );
     }
-    if let (Some(path), Some(trace)) = (&args.profile_out, &report.trace) {
-        write_json(path, trace.to_json())?;
+    if let (Some((path, kind)), Some(trace)) = (profile_out, &report.trace) {
+        match kind {
+            TraceFile::Spec => write_json(path, trace.to_json())?,
+            TraceFile::Export(format) => {
+                export::write_traces(path, std::slice::from_ref(trace), format)?
+            }
+        }
         eprintln!(
             "jsprof: profile of {} samples ({} frames) written to {}",
             trace.samples.len(),
