@@ -112,29 +112,85 @@ pub fn parse_traces(json: &[u8]) -> Result<Vec<ProfilerTrace>, String> {
     }
 }
 
-/// Reads every file of `paths` into `profile`, mapping frames with `map` (see
+/// Reads every file of `paths` into `profile`, in order, mapping frames with `map` (see
 /// [`Profile::add_trace`]); `progress(files_done, files_total)` runs after each file. A
 /// trace is named by its file (and its index in an array of several).
+///
+/// Files are read and parsed (gunzip, JSON) on worker threads while this thread merges, in
+/// the files' order, so the result is the same as a sequential read. At most a few parsed
+/// files wait at a time: memory stays bounded by the merged profile.
 pub fn merge(
     paths: &[PathBuf],
     profile: &mut Profile,
     map: &mut dyn FnMut(Frame) -> Frame,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(), String> {
-    for (i, path) in paths.iter().enumerate() {
-        let traces = read_traces(path)?;
-        let several = traces.len() > 1;
-        for (j, trace) in traces.iter().enumerate() {
-            let name = if several {
-                format!("{} [{j}]", path.display())
-            } else {
-                path.display().to_string()
-            };
-            profile
-                .add_trace(&name, trace, map)
-                .map_err(|e| format!("{name}: {e}"))?;
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(paths.len().max(1));
+    let next = AtomicUsize::new(0);
+    // Tells the workers to stop early (after an error).
+    let stop = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let (tx, rx) =
+            mpsc::sync_channel::<(usize, Result<Vec<ProfilerTrace>, String>)>(workers * 2);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= paths.len() || stop.load(Ordering::Relaxed) != 0 {
+                    return;
+                }
+                if tx.send((i, read_traces(&paths[i]))).is_err() {
+                    return;
+                }
+            });
         }
-        progress(i + 1, paths.len());
+        drop(tx);
+        let mut waiting = BTreeMap::new();
+        let mut done = 0;
+        let result = (|| {
+            for (i, read) in rx.iter() {
+                waiting.insert(i, read);
+                while let Some(read) = waiting.remove(&done) {
+                    add_file(&paths[done], read?, profile, map)?;
+                    done += 1;
+                    progress(done, paths.len());
+                }
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            stop.store(1, Ordering::Relaxed);
+            // Unblock the workers: they stop at their next file.
+            drop(rx);
+        }
+        result
+    })
+}
+
+fn add_file(
+    path: &Path,
+    traces: Vec<ProfilerTrace>,
+    profile: &mut Profile,
+    map: &mut dyn FnMut(Frame) -> Frame,
+) -> Result<(), String> {
+    let several = traces.len() > 1;
+    for (j, trace) in traces.iter().enumerate() {
+        let name = if several {
+            format!("{} [{j}]", path.display())
+        } else {
+            path.display().to_string()
+        };
+        profile
+            .add_trace(&name, trace, map)
+            .map_err(|e| format!("{name}: {e}"))?;
     }
     Ok(())
 }
@@ -191,7 +247,9 @@ mod tests {
         assert!(expand(&[format!("{d}/missing.json")])
             .unwrap_err()
             .contains("no such file"));
-        assert!(expand(std::slice::from_ref(&d)).unwrap_err().contains("no .json"));
+        assert!(expand(std::slice::from_ref(&d))
+            .unwrap_err()
+            .contains("no .json"));
         assert!(expand(&[format!("{d}/*.json")])
             .unwrap_err()
             .contains("no file matches"));
