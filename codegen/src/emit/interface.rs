@@ -132,40 +132,16 @@ pub(super) fn interface(
         let f = format_ident!("{}_{}", prefix, snake(&op.name));
         let js = &op.name;
         let length = proc_macro2::Literal::u32_unsuffixed(required_args(op));
-        if iface.namespace {
-            // <https://webidl.spec.whatwg.org/#namespace-object>: called without a `this`.
-            if let Ty::Promise(_) = op.ret {
-                return Err(Error {
-                    at: iface.at.clone(),
-                    message: format!(
-                        "unsupported: promise-returning namespace operation `{}`",
-                        op.name
-                    ),
-                });
-            }
-            let t = rust_type(&op.ret, conf);
-            let doc = format!(" `{}`", op.idl);
-            trait_items.push(quote! {
-                #[doc = #doc]
-                fn #m(global: &Global, #(#params),*) -> Fallible<#t>;
+        if iface.namespace && matches!(op.ret, Ty::Promise(_)) {
+            return Err(Error {
+                at: iface.at.clone(),
+                message: format!(
+                    "unsupported: promise-returning namespace operation `{}`",
+                    op.name
+                ),
             });
-            let ret = if op.ret == Ty::Undefined {
-                quote!(<#native as #methods>::#m(&global, #(#names),*)?;)
-            } else {
-                quote! {
-                    let value = <#native as #methods>::#m(&global, #(#names),*)?;
-                    cx.set_return(value.to_js());
-                }
-            };
-            fns.push(quote! {
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
-                    #(#lets)*
-                    let global = cx.global();
-                    #ret
-                    Ok(())
-                }
-            });
-        } else if let Ty::Promise(inner) = &op.ret {
+        }
+        if let Ty::Promise(inner) = &op.ret {
             let inner = rust_type(inner, conf);
             let doc = format!(
                 " `{}`: an `Err` (or an exception converting the arguments) rejects `promise`.",
@@ -196,18 +172,29 @@ pub(super) fn interface(
         } else {
             let t = rust_type(&op.ret, conf);
             let doc = format!(" `{}`", op.idl);
+            // A namespace's operations are called without a `this`
+            // (<https://webidl.spec.whatwg.org/#namespace-object>).
+            let (receiver, call) = if iface.namespace {
+                (
+                    quote!(),
+                    quote!(<#native as #methods>::#m(&global, #(#names),*)),
+                )
+            } else {
+                (
+                    quote!(&self,),
+                    quote!(cx.with_this(|this: &#native| this.#m(&global, #(#names),*))?),
+                )
+            };
             trait_items.push(quote! {
                 #[doc = #doc]
-                fn #m(&self, global: &Global, #(#params),*) -> Fallible<#t>;
+                fn #m(#receiver global: &Global, #(#params),*) -> Fallible<#t>;
             });
             // An `undefined` operation leaves the return value as it is (undefined).
             let ret = if op.ret == Ty::Undefined {
-                quote! {
-                    cx.with_this(|this: &#native| this.#m(&global, #(#names),*))??;
-                }
+                quote!(#call?;)
             } else {
                 quote! {
-                    let value = cx.with_this(|this: &#native| this.#m(&global, #(#names),*))??;
+                    let value = #call?;
                     cx.set_return(value.to_js());
                 }
             };

@@ -185,15 +185,11 @@ fn events(profile: &Profile, title: &str) -> Vec<Event> {
                 })
                 .collect();
             sent = tree.nodes().len();
-            events.push(Event {
-                name: "ProfileChunk",
-                cat: CATEGORY,
-                ph: "P",
-                pid: PID,
+            events.push(profile_chunk(
                 tid,
-                ts: previous,
-                id: Some(id.clone()),
-                args: Args::Chunk {
+                previous,
+                id.clone(),
+                Args::Chunk {
                     data: ChunkData {
                         cpu_profile: ChunkProfile {
                             nodes,
@@ -202,22 +198,32 @@ fn events(profile: &Profile, title: &str) -> Vec<Event> {
                         time_deltas,
                     },
                 },
-            });
+            ));
         }
-        events.push(Event {
-            name: "ProfileChunk",
-            cat: CATEGORY,
-            ph: "P",
-            pid: PID,
+        events.push(profile_chunk(
             tid,
-            ts: previous,
-            id: Some(id),
-            args: Args::End {
+            previous,
+            id,
+            Args::End {
                 data: EndData { end_time: previous },
             },
-        });
+        ));
     }
     events
+}
+
+/// A `ProfileChunk` event of profile `id` on thread `tid`.
+fn profile_chunk(tid: u32, ts: i64, id: String, args: Args) -> Event {
+    Event {
+        name: "ProfileChunk",
+        cat: CATEGORY,
+        ph: "P",
+        pid: PID,
+        tid,
+        ts,
+        id: Some(id),
+        args,
+    }
 }
 
 #[cfg(test)]
