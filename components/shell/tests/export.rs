@@ -43,6 +43,14 @@ fn primes(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("primes.json")).unwrap()).unwrap()
 }
 
+/// The samples a folded file counts.
+fn folded_total(folded: &str) -> usize {
+    folded
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap())
+        .sum()
+}
+
 fn samples_of(traces: &serde_json::Value) -> usize {
     traces
         .as_array()
@@ -94,10 +102,7 @@ fn convert_writes_every_format_from_a_real_trace() {
         .iter()
         .any(|node| node["callFrame"]["functionName"] == "isPrime"));
     let folded = std::fs::read_to_string(d.join("p.folded")).unwrap();
-    let total: usize = folded
-        .lines()
-        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap())
-        .sum();
+    let total = folded_total(&folded);
     assert_eq!(total, n, "{folded}");
     assert!(folded.contains("isPrime ("), "{folded}");
     let pprof = jsprof_export::pprof::decode(&std::fs::read(d.join("p.pb.gz")).unwrap()).unwrap();
@@ -199,10 +204,7 @@ fn many_traces_merge_by_function_identity() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("21 trace(s)"), "{}", r.stderr);
     let folded = std::fs::read_to_string(d.join("all.folded")).unwrap();
-    let total: usize = folded
-        .lines()
-        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap())
-        .sum();
+    let total = folded_total(&folded);
     assert_eq!(total, 21 * n);
     assert!(folded.lines().all(|l| !l.ends_with(" 0")), "{folded}");
     // Each call path once.
