@@ -72,7 +72,7 @@ fn paths(profile: &Profile) -> BTreeMap<String, u64> {
             .collect();
         *lines.entry(path.join(";")).or_default() += count;
     }
-    for kind in [Empty::Idle, Empty::Program, Empty::GarbageCollector] {
+    for kind in Empty::ALL {
         let count = profile.empty_count(kind);
         if count > 0 {
             *lines.entry(kind.label().to_owned()).or_default() += count;

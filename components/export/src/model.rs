@@ -91,6 +91,9 @@ pub enum Empty {
 }
 
 impl Empty {
+    /// Every kind, in the order of [`Profile::empty_count`]'s storage.
+    pub const ALL: [Empty; 3] = [Empty::Idle, Empty::Program, Empty::GarbageCollector];
+
     /// The pseudo-frame's name, as Chrome DevTools writes them.
     pub fn label(self) -> &'static str {
         match self {

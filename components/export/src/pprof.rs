@@ -164,7 +164,7 @@ fn build(profile: &Profile, title: &str) -> proto::Profile {
             ..Default::default()
         });
     }
-    for kind in [Empty::Idle, Empty::Program, Empty::GarbageCollector] {
+    for kind in Empty::ALL {
         let count = profile.empty_count(kind);
         if count > 0 {
             let id = add(&mut strings, kind.label(), kind.label(), "", 0);
@@ -271,7 +271,7 @@ mod tests {
                 out.insert(names, vec![count, count * interval_ns]);
             }
         }
-        for kind in [Empty::Idle, Empty::Program, Empty::GarbageCollector] {
+        for kind in Empty::ALL {
             let count = p.empty_count(kind) as i64;
             if count > 0 {
                 out.insert(

@@ -140,16 +140,15 @@ fn merged(inputs: &[String], keep: Keep, source_maps: bool) -> Result<Profile, S
             bar.set_position(done as u64);
         }
     };
-    let result = if source_maps {
-        let mut maps = SourceMaps::new();
-        let r = input::merge(&paths, &mut profile, &mut |f| maps.map(f), &mut progress);
-        for w in maps.warnings() {
-            eprintln!("jsprof: source maps: {w}");
-        }
-        r
-    } else {
-        input::merge(&paths, &mut profile, &mut |f| f, &mut progress)
+    let mut maps = source_maps.then(SourceMaps::new);
+    let mut map = |f| match &mut maps {
+        Some(maps) => maps.map(f),
+        None => f,
     };
+    let result = input::merge(&paths, &mut profile, &mut map, &mut progress);
+    for w in maps.iter().flat_map(|m| m.warnings()) {
+        eprintln!("jsprof: source maps: {w}");
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

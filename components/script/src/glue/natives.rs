@@ -6,52 +6,35 @@
 
 use super::*;
 
-/// Reads argument `i` as a number (NaN if absent or not convertible).
-///
-/// # Safety
-/// `cx` live, `args` the callback's arguments.
-pub(super) unsafe fn arg_number(cx: *mut JSContext, args: &CallArgs, i: u32) -> f64 {
-    if i >= args.argc_ {
-        return f64::NAN;
-    }
-    {
-        let v = args.get(i);
-        // SAFETY: per the contract, `cx` is the live context of this thread.
-        let mut wrapper = unsafe { wrap_cx(cx) };
-        // SAFETY: `i` is within argc, so `v` is a handle into the callback's rooted `vp`.
-        let v = unsafe { mozjs::rust::Handle::from_raw(v) };
-        // SAFETY: `wrapper` is this thread's live context and `v` a rooted argument.
-        unsafe { mozjs::rust::ToNumber(&mut wrapper, v) }.unwrap_or(f64::NAN)
-    }
-}
-
-/// Reads argument `i` as a string.
-///
-/// # Safety
-/// `cx` live, `args` the callback's arguments.
-pub(super) unsafe fn arg_string(cx: *mut JSContext, args: &CallArgs, i: u32) -> Option<String> {
-    if i >= args.argc_ {
-        return None;
-    }
-    // SAFETY: `i` is within argc.
-    unsafe { to_rust_string(cx, args.get(i)) }
-}
-
-/// A native's arguments, read with ToNumber/ToString.
+/// A native's arguments, read with ToNumber/ToString. A read that threw is `None`: its
+/// exception is pending, and the native returns `false` at once (no further conversion
+/// runs with an exception pending).
 pub(super) struct NativeArgs<'a> {
     pub(super) cx: *mut JSContext,
     pub(super) args: &'a CallArgs,
 }
 
 impl NativeArgs<'_> {
-    pub(super) fn num(&self, i: u32) -> f64 {
-        // SAFETY: `cx` and `args` are the running native's.
-        unsafe { arg_number(self.cx, self.args, i) }
+    /// Argument `i` with ToNumber; NaN if absent.
+    pub(super) fn num(&self, i: u32) -> Option<f64> {
+        if i >= self.args.argc_ {
+            return Some(f64::NAN);
+        }
+        // SAFETY: `cx` is the running native's live context.
+        let mut wrapper = unsafe { wrap_cx(self.cx) };
+        // SAFETY: `i` is within argc, so this is a handle into the callback's rooted `vp`.
+        let v = unsafe { mozjs::rust::Handle::from_raw(self.args.get(i)) };
+        // SAFETY: `wrapper` is this thread's live context and `v` a rooted argument.
+        unsafe { mozjs::rust::ToNumber(&mut wrapper, v) }.ok()
     }
 
-    pub(super) fn string(&self, i: u32) -> String {
-        // SAFETY: `cx` and `args` are the running native's.
-        unsafe { arg_string(self.cx, self.args, i) }.unwrap_or_default()
+    /// Argument `i` with ToString; empty if absent.
+    pub(super) fn string(&self, i: u32) -> Option<String> {
+        if i >= self.args.argc_ {
+            return Some(String::new());
+        }
+        // SAFETY: `cx` is the running native's live context; `i` is within argc.
+        unsafe { to_rust_string(self.cx, self.args.get(i)) }
     }
 }
 
@@ -90,17 +73,12 @@ pub(super) unsafe extern "C" fn native_window_for(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // The global is rooted before it is wrapped into the current compartment.
+    // The global is rooted before it is wrapped into the current compartment.
+    let body = |args: &CallArgs| {
         {
-            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
-            // arguments, live for the call.
-            let args = unsafe { CallArgs::from_vp(vp, argc) };
-            let target = NativeArgs { cx, args: &args }.num(0);
-            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
-            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
+            let Some(target) = (NativeArgs { cx, args }).num(0) else {
                 return false;
-            }
+            };
             args.rval().set(NullValue());
             let here = current_window(cx);
             if !(target >= 0.0 && target.fract() == 0.0) {
@@ -122,7 +100,10 @@ pub(super) unsafe extern "C" fn native_window_for(
             args.rval().set(ObjectValue(obj.get()));
         }
         true
-    })
+    };
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`; a missing argument
+    // reads as NaN (no window).
+    unsafe { with_args(cx, argc, vp, "windowFor", 0, body) }
 }
 
 /// `callerWindow()`: the window index of the realm whose script called the prelude function
@@ -171,16 +152,11 @@ pub(super) unsafe extern "C" fn native_import_script(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
+    let body = |args: &CallArgs| {
         {
-            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
-            // arguments, live for the call.
-            let args = unsafe { CallArgs::from_vp(vp, argc) };
-            let url = NativeArgs { cx, args: &args }.string(0);
-            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
-            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
+            let Some(url) = (NativeArgs { cx, args }).string(0) else {
                 return false;
-            }
+            };
             match host().fetch_script(current_window(cx), &url, false) {
                 Ok(fetched) => {
                     // SAFETY: `cx` is this thread's context, in the caller's (a window's) realm.
@@ -207,7 +183,9 @@ pub(super) unsafe extern "C" fn native_import_script(
             }
         }
         true
-    })
+    };
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe { with_args(cx, argc, vp, "importScript", 0, body) }
 }
 
 /// `runScript(text, url)`: compiles and runs an inline classic script inserted by script
@@ -218,17 +196,16 @@ pub(super) unsafe extern "C" fn native_run_script(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
+    let body = |args: &CallArgs| {
         {
-            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
-            // arguments, live for the call.
-            let args = unsafe { CallArgs::from_vp(vp, argc) };
-            let a = NativeArgs { cx, args: &args };
-            let (text, url) = (a.string(0), a.string(1));
-            // SAFETY: `cx` is the live context SpiderMonkey called this native with.
-            if unsafe { jsapi::JS_IsExceptionPending(cx) } {
+            let a = NativeArgs { cx, args };
+            // One at a time: no conversion runs with an exception pending.
+            let Some(text) = a.string(0) else {
                 return false;
-            }
+            };
+            let Some(url) = a.string(1) else {
+                return false;
+            };
             let _in_script = InScript::enter();
             // SAFETY: `cx` is this thread's context, in the caller's (a window's) realm.
             if !unsafe { compile_and_run_classic(cx, &text, &url, 1, 1, false) } {
@@ -237,7 +214,9 @@ pub(super) unsafe extern "C" fn native_run_script(
             args.rval().set(UndefinedValue());
         }
         true
-    })
+    };
+    // SAFETY: a JSNative called by SpiderMonkey with valid `vp`/`argc`.
+    unsafe { with_args(cx, argc, vp, "runScript", 0, body) }
 }
 
 /// `promiseResult(promise)`: a settled promise's value or reason, read without running any
