@@ -153,6 +153,7 @@ fn sampler_jitter() {
                 markers: jsprof_profiler::MarkerSet::NONE,
                 symbolizer: Arc::new(Scripts),
                 on_buffer_full: None,
+                paused: false,
             })
             .unwrap();
         std::thread::sleep(Duration::from_secs(secs));

@@ -99,6 +99,9 @@ pub struct SessionOptions {
     pub symbolizer: Arc<dyn Symbolizer>,
     /// Called once, on the sampler thread, when the buffer is found full.
     pub on_buffer_full: Option<BufferFullCallback>,
+    /// Start in the paused state (the profiler's document is hidden): no samples until
+    /// [`Session::resume`].
+    pub paused: bool,
 }
 
 impl fmt::Debug for SessionOptions {
@@ -272,6 +275,7 @@ impl ProfilerGroup {
             recorder,
             symbolizer: options.symbolizer,
             on_full: options.on_buffer_full,
+            paused: options.paused,
         };
         {
             let mut state = self.shared.state.lock().expect("group lock");
@@ -319,8 +323,37 @@ impl ProfilerGroup {
             id,
             group: self.shared.clone(),
             interval: base.ms(every),
-            state: AtomicU8::new(STARTED),
+            state: AtomicU8::new(if options.paused { PAUSED } else { STARTED }),
         })
+    }
+
+    /// WebDriver's Force Sample (<https://wicg.github.io/js-self-profiling/#automation>),
+    /// steps 2–3 for the sessions the host found in the current browsing context: each one
+    /// in the started state takes a sample now, through the same capture, filtering and
+    /// buffer rules as a timed sample. Returns once the samples are recorded (or after
+    /// `timeout`, false then), with how many sessions were asked.
+    pub fn force_sample<'a>(
+        &self,
+        sessions: impl IntoIterator<Item = &'a Session>,
+        timeout: Duration,
+    ) -> (usize, bool) {
+        let ids: Vec<SessionId> = sessions
+            .into_iter()
+            .filter(|s| s.state() == SessionState::Started)
+            .map(|s| s.id)
+            .collect();
+        let asked = ids.len();
+        if ids.is_empty() {
+            return (0, true);
+        }
+        let (done, waiter) = crossbeam_channel::bounded::<()>(0);
+        self.shared.send(Control::Force(ids, done));
+        // Nothing is ever sent: the waiter returns when the sampler dropped every clone.
+        let recorded = matches!(
+            waiter.recv_timeout(timeout),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected)
+        );
+        (asked, recorded)
     }
 
     /// Whether the sampler thread is running.

@@ -75,7 +75,14 @@ pub(crate) struct SessionStart {
     pub recorder: Recorder,
     pub symbolizer: Arc<dyn Symbolizer>,
     pub on_full: Option<BufferFullCallback>,
+    /// Starts paused (its document is hidden).
+    pub paused: bool,
 }
+
+/// Held by whoever waits for forced samples: the waiter is released when every clone has
+/// been dropped, that is when each forced sample is recorded (at once, or when the agent's
+/// answer arrives or its request is closed).
+pub(crate) type ForceDone = crossbeam_channel::Sender<()>;
 
 /// Messages from the group to its sampler thread.
 pub(crate) enum Control {
@@ -83,6 +90,8 @@ pub(crate) enum Control {
     Pause(SessionId),
     Resume(SessionId),
     Stop(SessionId, Option<TraceCallback>),
+    /// Take a sample now in these sessions (WebDriver's Force Sample).
+    Force(Vec<SessionId>, ForceDone),
     Stats(crossbeam_channel::Sender<SamplerStats>),
     Shutdown,
 }
@@ -232,6 +241,8 @@ struct Outstanding {
     /// Ticks waiting for the answer: when each was taken, the agent's marker then, and which
     /// sessions were due.
     ticks: Vec<(Nanos, Option<ProfilerMarker>, Vec<SessionId>)>,
+    /// Forced samples waiting for this answer.
+    forced: Vec<ForceDone>,
 }
 
 struct AgentSlot {
@@ -357,6 +368,11 @@ impl SamplerCore {
         let mut block = match slot.done {
             Some(d) if late_wake => d + 1,
             Some(d) => current.max(d + 1),
+            // A new session's first sample is in the first block that begins after it
+            // started: never sooner than the block's start, so a session with a long
+            // interval has no timed sample before one has begun (Force Sample tests count
+            // on it), and the mean gap stays the interval.
+            None if now > epoch + current * k * base => current + 1,
             None => current,
         };
         let pick = loop {
@@ -386,7 +402,7 @@ impl SamplerCore {
             Slot {
                 agent: s.agent.id,
                 every: s.every,
-                paused: false,
+                paused: s.paused,
                 full: false,
                 recorder: s.recorder,
                 symbolizer: s.symbolizer,
@@ -436,6 +452,36 @@ impl SamplerCore {
             recorder: slot.recorder,
             symbolizer: slot.symbolizer,
         })
+    }
+
+    /// Takes a sample now, through the same path as a timed one, in each of `ids` that is
+    /// live and not paused (WebDriver's Force Sample; the spec's "take a sample"). A session
+    /// whose buffer was already found full takes none; one that fills now gets the
+    /// buffer-full rule. `done` is dropped once every sample is recorded.
+    pub fn force(&mut self, ids: &[SessionId], now: Nanos, done: ForceDone) {
+        let mut by_agent: BTreeMap<AgentId, Vec<SessionId>> = BTreeMap::new();
+        for id in ids {
+            if let Some(slot) = self.sessions.get(id).filter(|s| s.active()) {
+                by_agent.entry(slot.agent).or_default().push(*id);
+            }
+        }
+        for (agent_id, sessions) in by_agent {
+            self.sample_agent(agent_id, sessions, now);
+            if let Some(out) = self
+                .agents
+                .get_mut(&agent_id)
+                .and_then(|a| a.outstanding.as_mut())
+            {
+                out.forced.push(done.clone());
+            }
+        }
+    }
+
+    /// Whether forced samples wait for an agent's answer (then answers wake the sampler).
+    pub fn forcing(&self) -> bool {
+        self.agents
+            .values()
+            .any(|a| a.outstanding.as_ref().is_some_and(|o| !o.forced.is_empty()))
     }
 
     /// Serves every pick due at `now` (the sampler woke at `now`).
@@ -532,6 +578,7 @@ impl SamplerCore {
             agent.outstanding = Some(Outstanding {
                 token,
                 ticks: vec![(now, marker, sessions)],
+                forced: Vec::new(),
             });
         }
     }

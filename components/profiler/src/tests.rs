@@ -87,9 +87,19 @@ impl Harness {
                 recorder: Recorder::new(REALM, 0, Resolution::Isolated, max).with_markers(markers),
                 symbolizer: Arc::new(NoScripts),
                 on_full: Some(Box::new(move || full.lock().unwrap().push(sid))),
+                paused: false,
             },
             self.now,
         );
+    }
+
+    /// Forces a sample in `ids` at the current time; true once every sample is recorded
+    /// (the waiter's every clone dropped).
+    fn force(&mut self, ids: &[u64]) -> Receiver<()> {
+        let (done, waiter) = crossbeam_channel::bounded(0);
+        let ids: Vec<SessionId> = ids.iter().map(|&i| SessionId(i)).collect();
+        self.core.force(&ids, self.now, done);
+        waiter
     }
 
     fn pause(&mut self, id: u64, paused: bool) {
@@ -818,4 +828,132 @@ fn marker_sets_follow_conditional_marker_exposure() {
         );
     }
     assert_eq!(ProfilerMarker::from_byte(0), None);
+}
+
+fn released(waiter: &Receiver<()>) -> bool {
+    matches!(
+        waiter.try_recv(),
+        Err(crossbeam_channel::TryRecvError::Disconnected)
+    )
+}
+
+#[test]
+fn forced_samples_are_taken_at_once_with_the_running_stack_and_nothing_else() {
+    // Interval 100 s: no timed sample can fall in the first block after the start, so the
+    // trace holds exactly the forced ones, at the times they were forced.
+    let mut h = Harness::new();
+    let line = Arc::new(AtomicUsize::new(10));
+    let l = line.clone();
+    let a = h.agent_with(Some(Box::new(move || {
+        Sampled::Stack(stack(&[l.load(Ordering::SeqCst) as u32]))
+    })));
+    h.agents[a].0.enter();
+    h.set_now(MS / 2);
+    h.start(1, a, 100_000, 100);
+    assert!(
+        h.core.next_wake().unwrap() >= 100_000 * MS,
+        "first pick after a whole block"
+    );
+    for i in 1..=5 {
+        h.run_to(i * 10 * MS, |_| {});
+        line.store(10 + i as usize, Ordering::SeqCst);
+        let waiter = h.force(&[1]);
+        assert!(released(&waiter), "recorded before the force returns");
+    }
+    h.run_to(1000 * MS, |_| {});
+    let t = h.stop(1);
+    assert_eq!(times(&t), [10.0, 20.0, 30.0, 40.0, 50.0]);
+    for i in 0..5 {
+        assert_eq!(names(&t, i), [format!("f{}", 11 + i)]);
+    }
+}
+
+#[test]
+fn a_forced_sample_skips_paused_sessions_and_obeys_the_buffer_rule() {
+    let mut h = Harness::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let a = h.agent_with(Some(Box::new(move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        Sampled::Stack(stack(&[1]))
+    })));
+    h.agents[a].0.enter();
+    h.set_now(MS / 2);
+    h.start(1, a, 100_000, 2);
+    h.start(2, a, 100_000, 100);
+    h.pause(2, true);
+    for _ in 0..4 {
+        assert!(released(&h.force(&[1, 2])));
+    }
+    // Session 1 took two, found its buffer full on the third and was told once; the
+    // fourth took no capture at all.
+    assert_eq!(*h.full.lock().unwrap(), [SessionId(1)]);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // Every session paused or full: no capture.
+    assert!(released(&h.force(&[1, 2])));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(h.stop(1).samples.len(), 2);
+    assert_eq!(h.stop(2).samples.len(), 0);
+}
+
+#[test]
+fn a_forced_sample_by_request_waits_for_the_answer() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.set_now(MS / 2);
+    h.start(1, a, 100_000, 100);
+    let waiter = h.force(&[1]);
+    assert!(h.core.forcing());
+    assert!(!released(&waiter), "the stack is not recorded yet");
+    assert!(h.answer_with(a, &stack(&[4])));
+    h.deliver();
+    assert!(released(&waiter));
+    assert!(!h.core.forcing());
+    let t = h.stop(1);
+    assert_eq!(t.samples.len(), 1);
+    assert_eq!(names(&t, 0), ["f4"]);
+}
+
+#[test]
+fn a_session_started_paused_samples_only_once_resumed() {
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));
+    h.agents[a].0.enter();
+    let full = h.full.clone();
+    h.core.start(
+        SessionStart {
+            id: SessionId(1),
+            agent: h.agents[a].0 .0.clone(),
+            every: 1,
+            recorder: Recorder::new(REALM, 0, Resolution::Isolated, 100),
+            symbolizer: Arc::new(NoScripts),
+            on_full: Some(Box::new(move || full.lock().unwrap().push(SessionId(1)))),
+            paused: true,
+        },
+        0,
+    );
+    assert_eq!(
+        h.core.next_wake(),
+        None,
+        "nothing planned while every session is paused"
+    );
+    h.run_to(5 * MS, |_| {});
+    h.pause(1, false);
+    h.run_to(10 * MS, |_| {});
+    let t = h.stop(1);
+    assert!(times(&t).iter().all(|&ts| ts >= 5.0), "{:?}", times(&t));
+    assert!(t.samples.len() >= 4, "{:?}", times(&t));
+}
+
+#[test]
+fn a_session_started_inside_a_block_begins_with_the_next_one() {
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));
+    h.agents[a].0.enter();
+    h.set_now(MS / 4);
+    h.start(1, a, 10, 100);
+    h.run_to(100 * MS, |_| {});
+    let t = h.stop(1);
+    assert_eq!(blocks(&t, 10), (1..10).collect::<Vec<u64>>());
 }

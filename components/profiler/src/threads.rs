@@ -89,12 +89,16 @@ fn run_loop(
     // samples are 20 ms apart and caches are cold, most of the budget there. So only a fine
     // base wakes the sampler on answers; a coarse one takes them when it wakes for a tick
     // or a control message, and loses nothing to a few ms of lateness.
-    let woken_by_answers = if core.base < WAKE_ON_ANSWERS_BELOW {
-        answers.clone()
-    } else {
-        crossbeam_channel::never()
-    };
+    let never = crossbeam_channel::never();
+    let fine = core.base < WAKE_ON_ANSWERS_BELOW;
     loop {
+        // Forced samples waiting for an answer wake the sampler too: their waiter (a
+        // WebDriver command) is answered when they are recorded.
+        let woken_by_answers = if fine || core.forcing() {
+            &answers
+        } else {
+            &never
+        };
         while let Ok(answer) = answers.try_recv() {
             core.on_answer(answer);
         }
@@ -119,6 +123,7 @@ fn run_loop(
                         build_elsewhere(stopped, done, builder);
                     }
                 }
+                Ok(Control::Force(sessions, done)) => core.force(&sessions, now, done),
                 Ok(Control::Stats(reply)) => {
                     let _ = reply.send(with_thread_cpu(core.stats()));
                 }

@@ -32,6 +32,7 @@ fn options(agent: &AgentHandle, interval: f64, max: u32) -> SessionOptions {
         markers: jsprof_profiler::MarkerSet::NONE,
         symbolizer: Arc::new(NoScripts),
         on_buffer_full: None,
+        paused: false,
     }
 }
 
@@ -211,4 +212,33 @@ fn bad_configuration_and_intervals_are_refused() {
     assert!(g.start_session(options(&agent, f64::NAN, 1)).is_err());
     assert_eq!(g.effective_interval(10.0), Ok(20.0));
     assert!(!g.sampler_running());
+}
+
+#[test]
+fn force_sample_records_by_request_before_it_returns_even_at_a_coarse_base() {
+    // A 20 ms base does not wake the sampler on answers; a forced sample waiting for one
+    // must, or the command would wait for the next timed pick (100 s away).
+    let g = group(20);
+    let busy = Arc::new(AtomicBool::new(true));
+    let (agent, thread) = busy_agent(&g, busy.clone());
+    let session = g.start_session(options(&agent, 100_000.0, 100)).unwrap();
+    for _ in 0..5 {
+        let started = Instant::now();
+        assert_eq!(
+            g.force_sample([&session], Duration::from_secs(30)),
+            (1, true)
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    session.pause();
+    assert_eq!(
+        g.force_sample([&session], Duration::from_secs(30)),
+        (0, true)
+    );
+    session.resume();
+    let trace = stop(&session);
+    busy.store(false, Ordering::SeqCst);
+    thread.join().unwrap();
+    assert_eq!(trace.samples.len(), 5, "{:?}", trace.samples);
+    assert!(trace.samples.iter().all(|s| s.stack_id.is_some()));
 }
