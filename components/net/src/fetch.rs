@@ -139,6 +139,7 @@ pub(crate) fn main_fetch(loader: &Loader, request: &Request) -> Result<Response,
         let mut response = match current.scheme() {
             "file" => load_file(&current, loader.max_response_bytes)?,
             "data" => load_data(&current, loader.max_response_bytes)?,
+            "about" if current.path() == "blank" => crate::about_blank(&current),
             "http" | "https" => loader.http_hop(&current, origin_header)?,
             scheme => {
                 return Err(LoadError::UnsupportedScheme {

@@ -425,6 +425,20 @@ pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError
     })
 }
 
+/// The Fetch standard's scheme fetch for `about:blank`: an empty HTML document.
+pub(crate) fn about_blank(url: &Url) -> Response {
+    let mut headers = Headers::default();
+    headers.append("Content-Type", "text/html;charset=utf-8");
+    Response {
+        url: url.clone(),
+        url_list: vec![url.clone()],
+        status: 200,
+        headers,
+        body: Vec::new(),
+        tainting: Tainting::Basic,
+    }
+}
+
 /// The content type of a file, by its extension.
 pub fn mime_for(path: &Path) -> Option<&'static str> {
     Some(match path.extension()?.to_str()? {

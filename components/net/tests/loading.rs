@@ -208,6 +208,19 @@ fn inputs_become_urls_or_clear_errors() {
 }
 
 #[test]
+fn about_blank_is_an_empty_html_document_and_other_about_urls_are_not() {
+    let l = loader();
+    let r = l.fetch(&Url::parse("about:blank").unwrap()).unwrap();
+    assert_eq!((r.status, r.text().as_str()), (200, ""));
+    assert_eq!(
+        r.headers.get("content-type"),
+        Some("text/html;charset=utf-8")
+    );
+    let e = l.fetch(&Url::parse("about:config").unwrap()).unwrap_err();
+    assert!(matches!(e, LoadError::UnsupportedScheme { .. }), "{e}");
+}
+
+#[test]
 fn data_urls() {
     let l = loader();
     let r = l
