@@ -27,6 +27,9 @@ namespace JsprofHost {
 
   // fetch(): request `id`, answered by a task.
   undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials);
+  // A synchronous XMLHttpRequest: a cors-mode GET of `url`, the caller blocked until it is
+  // in. The filtered response as JSON ({type, status, url, headers, body}), or {"error"}.
+  DOMString fetchSync(DOMString url, DOMString credentials);
 
   // Frames: the iframe element `index` of the current document navigates to `url`
   // (`sandboxed`: an opaque origin), or is removed.
@@ -62,4 +65,9 @@ namespace JsprofHost {
   unsigned long long portOpen();
   undefined portAttach(unsigned long long pid, octet end);
   undefined portSend(unsigned long long pid, octet end, DOMString data);
+
+  // WebDriver: the answer to command `id` the engine handed this window
+  // (hooks.webdriver): `error` is "" and `value` the result as JSON, or `error` is the
+  // spec's error code and `value` a message.
+  undefined webdriverReply(unsigned long id, DOMString error, DOMString value);
 };

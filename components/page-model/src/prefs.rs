@@ -79,6 +79,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         PrefValue::Bool(false),
         "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages (and has gc())",
     ),
+    (
+        "dom.document.hidden",
+        PrefValue::Bool(false),
+        "start the page hidden (document.visibilityState \"hidden\"): its Profilers are paused until it is shown (WebDriver: Maximize/Set Window Rect)",
+    ),
 ];
 
 /// A pref the registry refuses.

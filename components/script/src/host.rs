@@ -75,8 +75,14 @@ pub(crate) trait Host {
     fn port_open(&self, window: usize) -> u64;
     /// This window holds end `end` of port pair `pid` from now on.
     fn port_attach(&self, window: usize, pid: u64, end: u8);
+    /// A synchronous XMLHttpRequest's cors-mode GET of `url`: the filtered response as JSON
+    /// (`type`, `status`, `url`, `headers`, `body`), or `{"error": message}`.
+    fn fetch_sync(&self, window: usize, url: &str, credentials: &str) -> String;
     /// Sends serialised `data` from end `end` of pair `pid` to the other end.
     fn port_send(&self, window: usize, pid: u64, end: u8, data: &str);
+    /// The answer to WebDriver command `id`: `error` empty and `value` JSON, or the spec's
+    /// error code and a message.
+    fn webdriver_reply(&self, window: usize, id: u32, error: &str, value: &str);
     /// Starts dedicated worker `id` of the window: a script from `url`, or `source` (the
     /// text of a `blob:` URL).
     fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>);

@@ -31,5 +31,5 @@ pub use jsprof_page_model::{document, policy, prefs, symbols, url_api};
 pub use glue::{
     internal_error, panic_message, record_internal_error, shutdown, GcWalks, SamplingStats,
 };
-pub use page::{run_page, PageError, RunOptions, RunReport};
+pub use page::{run_browser, run_page, Browser, BrowserReport, PageError, RunOptions, RunReport};
 pub use prefs::{PrefError, Prefs};

@@ -27,8 +27,19 @@ use jsprof_script::{run_page, Prefs, RunOptions};
 #[derive(Debug, Parser)]
 #[command(name = "jsprof", version)]
 struct Args {
-    /// The page: a file path or a file:, http: or https: URL.
-    page: String,
+    /// The page: a file path or a file:, http: or https: URL (with --webdriver, the page
+    /// the browser opens first; about:blank without one).
+    #[arg(required_unless_present = "webdriver")]
+    page: Option<String>,
+    /// Serve W3C WebDriver on 127.0.0.1:PORT and run the pages it navigates to, until
+    /// SIGINT or SIGTERM (Selenium, WebdriverIO…; Force Sample at
+    /// POST /session/{id}/forcesample). 0 picks a free port.
+    #[arg(long, value_name = "PORT")]
+    webdriver: Option<u16>,
+    /// Start the page hidden (document.visibilityState "hidden", as if minimised): its
+    /// Profilers are paused until it is shown. Same as --pref dom.document.hidden=true.
+    #[arg(long)]
+    hidden: bool,
     /// Set a preference (repeatable), e.g. --pref profiler.base_interval_ms=10.
     #[arg(long = "pref", value_name = "NAME=VALUE")]
     prefs: Vec<String>,
@@ -115,6 +126,11 @@ fn run(args: Args) -> Result<ExitCode, String> {
     for p in &args.prefs {
         prefs.set_from_arg(p).map_err(|e| e.to_string())?;
     }
+    if args.hidden {
+        prefs
+            .set_from_arg("dom.document.hidden=true")
+            .map_err(|e| e.to_string())?;
+    }
     let timeout = match args.timeout {
         Some(t) if !(t.is_finite() && t > 0.0) => {
             return Err(format!(
@@ -132,7 +148,10 @@ fn run(args: Args) -> Result<ExitCode, String> {
     .map_err(|e| e.to_string())?;
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let url = url_from_input(&args.page, &cwd).map_err(|e| e.to_string())?;
+    let url = match &args.page {
+        Some(page) => Some(url_from_input(page, &cwd).map_err(|e| e.to_string())?),
+        None => None,
+    };
     if !(args.profile_interval.is_finite() && args.profile_interval >= 0.0) {
         return Err(format!(
             "--profile-interval {}: expected a number of ms, 0 or more",
@@ -155,6 +174,15 @@ fn run(args: Args) -> Result<ExitCode, String> {
         profile_interval: args.profile_out.as_ref().map(|_| args.profile_interval),
         collect_traces: args.trace_out.is_some() || args.profile_stats,
     };
+    if let Some(port) = args.webdriver {
+        if args.profile_out.is_some() || timeout.is_some() {
+            return Err("--webdriver runs until SIGINT or SIGTERM: --profile-out and --timeout do not apply (the pages' Profilers and --trace-out do)".into());
+        }
+        return webdriver(port, url, &options, trace_out);
+    }
+    let Some(url) = url else {
+        return Err("no page given".into());
+    };
     let report = run_page(&url, &options).map_err(|e| e.to_string())?;
     if report.timed_out {
         eprintln!("jsprof: stopped at --timeout with work left");
@@ -167,19 +195,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         );
     }
     if let Some((path, kind)) = trace_out {
-        match kind {
-            TraceFile::Spec => {
-                let json = serde_json::to_string(&report.traces)
-                    .map_err(|e| format!("cannot serialise the traces: {e}"))?;
-                write_json(path, json)?;
-            }
-            TraceFile::Export(format) => export::write_traces(path, &report.traces, format)?,
-        }
-        eprintln!(
-            "jsprof: {} trace(s) from the page's profilers written to {}",
-            report.traces.len(),
-            path.display()
-        );
+        write_traces(path, kind, &report.traces)?;
     }
     if let (Some((path, kind)), Some(trace)) = (profile_out, &report.trace) {
         match kind {
@@ -205,6 +221,57 @@ fn run(args: Args) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `jsprof --webdriver PORT [PAGE]`: the WebDriver server on its threads, the browser on
+/// this one, until SIGINT or SIGTERM.
+fn webdriver(
+    port: u16,
+    first: Option<jsprof_net::Url>,
+    options: &RunOptions,
+    trace_out: Option<(&PathBuf, TraceFile)>,
+) -> Result<ExitCode, String> {
+    let browser = jsprof_script::Browser::new();
+    let server = jsprof_webdriver::server::serve(port, std::sync::Arc::new(browser.clone()))
+        .map_err(|e| format!("--webdriver {port}: cannot listen: {e}"))?;
+    eprintln!("jsprof: WebDriver listening on http://{}", server.address());
+    // The server ends on SIGINT or SIGTERM (after ending the session); so does the browser.
+    let stopper = browser.clone();
+    std::thread::spawn(move || {
+        server.wait();
+        stopper.shutdown();
+    });
+    let report = jsprof_script::run_browser(first, options, &browser);
+    if let Some((path, kind)) = trace_out {
+        write_traces(path, kind, &report.traces)?;
+    }
+    Ok(if report.internal_error.is_some() {
+        ExitCode::from(INTERNAL_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes `traces` to `path` as --trace-out says.
+fn write_traces(
+    path: &std::path::Path,
+    kind: TraceFile,
+    traces: &[jsprof_profiler::ProfilerTrace],
+) -> Result<(), String> {
+    match kind {
+        TraceFile::Spec => {
+            let json = serde_json::to_string(traces)
+                .map_err(|e| format!("cannot serialise the traces: {e}"))?;
+            write_json(path, json)?;
+        }
+        TraceFile::Export(format) => export::write_traces(path, traces, format)?,
+    }
+    eprintln!(
+        "jsprof: {} trace(s) from the page's profilers written to {}",
+        traces.len(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// Writes `json` to `path`, gzipped if its name ends in `.gz`.

@@ -905,3 +905,55 @@ fn positions_after_template_and_svg_scripts_and_natives_throwing_conversions() {
         "URL: toString threw\nURL base: base threw\nundefined\nsetTimeout: delay threw\nwork at 4:14\n"
     );
 }
+
+#[test]
+fn xml_http_request_gets_synchronously_and_asynchronously_with_cors() {
+    let (port, other) = (serve(), serve());
+    let url = format!("http://127.0.0.1:{port}/xhr/index.html?port={other}");
+    let out = jsprof(&[&url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let checks = counted_checks(&out.stdout);
+    assert!(
+        checks.iter().all(|c| c.starts_with("ok ")),
+        "{}",
+        out.stdout
+    );
+    assert!(checks.len() >= 14, "{}", out.stdout);
+}
+
+#[test]
+fn a_page_started_hidden_is_hidden_and_its_profilers_paused() {
+    let shown = jsprof(&[
+        "--pref",
+        "profiler.base_interval_ms=1",
+        "visibility/index.html",
+    ]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown
+        .stdout
+        .starts_with("visibilityState visible hidden false\n"));
+    let samples = |out: &Output| -> u64 {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("samples "))
+            .unwrap();
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    };
+    // 300 ms at 1 ms: wide margin for a loaded machine.
+    assert!(samples(&shown) >= 30, "{}", shown.stdout);
+    for hidden in [vec!["--hidden"], vec!["--pref", "dom.document.hidden=true"]] {
+        let mut args = hidden.clone();
+        args.extend([
+            "--pref",
+            "profiler.base_interval_ms=1",
+            "visibility/index.html",
+        ]);
+        let out = jsprof(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(
+            out.stdout, "visibilityState hidden hidden true\nsamples 0 stopped true\n",
+            "{args:?}"
+        );
+    }
+}

@@ -80,6 +80,10 @@ impl JsprofHostMethods for JsprofHost {
         Ok(())
     }
 
+    fn fetch_sync(global: &Global, url: String, credentials: String) -> Fallible<String> {
+        Ok(global.host.fetch_sync(global.window, &url, &credentials))
+    }
+
     fn same_origin(global: &Global, url: String) -> Fallible<bool> {
         Ok(global.host.same_origin(global.window, &url))
     }
@@ -167,6 +171,13 @@ impl JsprofHostMethods for JsprofHost {
 
     fn port_send(global: &Global, pid: u64, end: u8, data: String) -> Fallible<()> {
         global.host.port_send(global.window, pid, end, &data);
+        Ok(())
+    }
+
+    fn webdriver_reply(global: &Global, id: u32, error: String, value: String) -> Fallible<()> {
+        global
+            .host
+            .webdriver_reply(global.window, id, &error, &value);
         Ok(())
     }
 }

@@ -77,6 +77,15 @@ impl Page {
         self.checkpoint();
         self.js.call_hook(self.window, c"fireLoad", &[]);
         self.checkpoint();
+        // A page WebDriver navigated to: the navigation is answered now ("normal" page load
+        // strategy), and the page turns until the next one.
+        if let Some(browser) = &mut self.browser {
+            if let Some(respond) = browser.loaded.take() {
+                respond(Ok(serde_json::Value::Null));
+            }
+            while self.turn() {}
+            return;
+        }
         // Then the loop turns until no task, timer or load is left (a promised task, such
         // as a `stop()` whose trace is being built, counts, and so does a task already
         // queued, such as a `samplebufferfull` event).
@@ -208,6 +217,7 @@ impl Page {
                 task(&mut self.js);
                 self.checkpoint();
             }
+            Message::WebDriver(command, respond) => self.webdriver(command, respond),
             Message::Script {
                 window,
                 element,

@@ -69,7 +69,10 @@ impl Page {
             let docs = self.host.docs.borrow();
             let index = docs.len() - 1;
             let d = &docs[index];
-            (init_json(&doc, d, index), d.origin.clone())
+            (
+                init_json(&doc, d, index, self.host.hidden.get()),
+                d.origin.clone(),
+            )
         };
         let child = match self.js.new_window(PRELUDE, &init, origin) {
             Ok(w) => w,

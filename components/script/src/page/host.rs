@@ -31,7 +31,8 @@ pub(super) struct PageHost {
     pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
     /// The sessions of this loop's `Profiler`s, by window (stopped at the loop's end, or when
     /// their window is discarded, if still running).
-    pub(super) sessions: RefCell<Vec<(usize, std::sync::Weak<Session>)>>,
+    /// Shared with the WebDriver server's thread, which forces samples in them.
+    pub(super) sessions: Sessions,
     /// Windows whose iframe left the document: nothing runs in them any more.
     pub(super) discarded: RefCell<HashSet<usize>>,
     /// (parent window, iframe number) of iframes removed from their document, so that a
@@ -52,7 +53,17 @@ pub(super) struct PageHost {
     /// Main-thread time spent on profiling support: initialising it, registering scripts
     /// (the in-script guards are counted by the glue).
     pub(super) support: Cell<Duration>,
+    /// Whether the page's documents are hidden (https://html.spec.whatwg.org/#page-visibility):
+    /// their `Profiler` sessions are paused meanwhile (decision 8).
+    pub(super) hidden: Cell<bool>,
+    /// WebDriver commands handed to the page's windows, waiting for their answer
+    /// (`host.webdriverReply`).
+    pub(super) webdriver: RefCell<HashMap<u32, jsprof_webdriver::Responder>>,
+    pub(super) webdriver_next: Cell<u32>,
 }
+
+/// The sessions of a loop's `Profiler`s, by window.
+pub(super) type Sessions = Arc<Mutex<Vec<(usize, std::sync::Weak<Session>)>>>;
 
 impl PageHost {
     /// The host of one event loop: a page's (and its iframes'), or a worker's (`parent`: its
@@ -65,6 +76,7 @@ impl PageHost {
     ) -> Rc<PageHost> {
         let task_tx = tx.clone();
         let busy = RefCell::new(parent.as_ref().map(|p| p.tasks.expect()));
+        let hidden = parent.is_none() && options.prefs.bool("dom.document.hidden");
         Rc::new(PageHost {
             clock: MonotonicClock,
             docs: RefCell::new(vec![doc]),
@@ -86,7 +98,7 @@ impl PageHost {
                 Some(p) => p.traces.clone(),
                 None => options.collect_traces.then(Arc::default),
             },
-            sessions: RefCell::default(),
+            sessions: Sessions::default(),
             discarded: RefCell::default(),
             discarded_frames: RefCell::default(),
             options: options.clone(),
@@ -95,6 +107,9 @@ impl PageHost {
             closed: Arc::default(),
             busy,
             support: Cell::new(Duration::ZERO),
+            hidden: Cell::new(hidden),
+            webdriver: RefCell::default(),
+            webdriver_next: Cell::new(1),
         })
     }
 
@@ -109,7 +124,7 @@ impl PageHost {
     /// traces in the run's sink if it has one, and waits for those traces.
     pub(super) fn stop_profilers(&self, of: impl Fn(usize) -> bool) {
         let sessions: Vec<std::sync::Weak<Session>> = {
-            let mut all = self.sessions.borrow_mut();
+            let mut all = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
             let (chosen, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *all)
                 .into_iter()
                 .partition(|(w, _)| of(*w));

@@ -76,6 +76,25 @@ impl Host for PageHost {
         self.imports_pending.set(true);
     }
 
+    fn fetch_sync(&self, window: usize, url: &str, credentials: &str) -> String {
+        let credentials = credentials_of(credentials);
+        let origin = self.doc(window).origin.clone();
+        let outcome = jsprof_net::parse_url(url).and_then(|u| {
+            let request = Request::new(u, origin, Mode::Cors, credentials);
+            self.options.loader.fetch_request(&request)
+        });
+        match outcome {
+            Ok(r) => {
+                let (kind, headers, status, url, body) = filtered_response(&r, credentials);
+                serde_json::json!({
+                    "type": kind, "status": status, "url": url, "headers": headers, "body": body,
+                })
+            }
+            Err(e) => serde_json::json!({ "error": e.to_string() }),
+        }
+        .to_string()
+    }
+
     fn fetch_start(&self, window: usize, id: u32, url: &str, mode: &str, credentials: &str) {
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
@@ -86,11 +105,7 @@ impl Host for PageHost {
             "same-origin" => Mode::SameOrigin,
             _ => Mode::Cors,
         };
-        let credentials = match credentials {
-            "include" => Credentials::Include,
-            "omit" => Credentials::Omit,
-            _ => Credentials::SameOrigin,
-        };
+        let credentials = credentials_of(credentials);
         let origin = self.doc(window).origin.clone();
         let url = url.to_owned();
         std::thread::spawn(move || {
@@ -339,6 +354,13 @@ impl Host for PageHost {
         pair.ends[end] = Some(holder);
     }
 
+    fn webdriver_reply(&self, _window: usize, id: u32, error: &str, value: &str) {
+        let Some(respond) = self.webdriver.borrow_mut().remove(&id) else {
+            return;
+        };
+        respond(super::webdriver::reply_of(error, value));
+    }
+
     fn port_send(&self, _window: usize, pid: u64, end: u8, data: &str) {
         let to = 1 - usize::from(end.min(1));
         let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
@@ -453,6 +475,8 @@ impl Host for PageHost {
                 ),
                 symbolizer: self.registry.clone(),
                 on_buffer_full,
+                // A hidden document's sessions are paused (decision 8) from the start.
+                paused: self.hidden.get(),
             })
             .map_err(|e| format!("sampleInterval {sample_interval}: {e}"))
     }
@@ -466,7 +490,7 @@ impl Host for PageHost {
     }
 
     fn track_session(&self, window: usize, session: std::sync::Weak<Session>) {
-        let mut sessions = self.sessions.borrow_mut();
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         // Forget the ones gone (a page that starts and drops many profilers stays bounded).
         if sessions.len() >= 64 && sessions.len().is_power_of_two() {
             sessions.retain(|(_, s)| s.upgrade().is_some_and(|s| !s.is_stopped()));
@@ -519,5 +543,15 @@ impl Host for PageHost {
                 js.discard_window(w);
             }
         }));
+    }
+}
+
+/// A request's credentials mode as a page names it (<https://fetch.spec.whatwg.org/#requestcredentials>);
+/// "same-origin" unless it says otherwise.
+fn credentials_of(name: &str) -> Credentials {
+    match name {
+        "include" => Credentials::Include,
+        "omit" => Credentials::Omit,
+        _ => Credentials::SameOrigin,
     }
 }

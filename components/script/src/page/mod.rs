@@ -39,6 +39,9 @@ mod frames;
 mod host;
 mod host_calls;
 mod scripts;
+mod webdriver;
+
+pub use self::webdriver::{run_browser, Browser, BrowserReport};
 mod workers;
 
 use self::host::*;
@@ -61,7 +64,8 @@ const PRELUDE: &str = concat!(
     include_str!("../prelude/10-threads.js"),
     include_str!("../prelude/11-workers.js"),
     include_str!("../prelude/12-fetch.js"),
-    include_str!("../prelude/13-hooks.js")
+    include_str!("../prelude/13-webdriver.js"),
+    include_str!("../prelude/14-hooks.js")
 );
 
 /// How to run a page.
@@ -217,12 +221,13 @@ impl Doc {
 }
 
 /// The prelude's `init`: the document's URL, its tree and what the window needs to know.
-fn init_json(doc: &document::Document, d: &Doc, window: usize) -> String {
+fn init_json(doc: &document::Document, d: &Doc, window: usize, hidden: bool) -> String {
     serde_json::json!({
         "url": d.url.as_str(),
         "nodes": doc.nodes,
         "crossOriginIsolated": d.cross_origin_isolated,
         "windowIndex": window,
+        "hidden": hidden,
     })
     .to_string()
 }
@@ -257,6 +262,8 @@ enum Message {
         /// Keeps the loop turning until this is handled.
         _pending: crate::dom::PendingTask,
     },
+    /// A command of the WebDriver server for this page (see [`webdriver`]).
+    WebDriver(jsprof_webdriver::Command, jsprof_webdriver::Responder),
 }
 
 /// A script a module import or `importScripts` fetched.
@@ -300,6 +307,8 @@ struct Page {
     halt: Arc<std::sync::atomic::AtomicBool>,
     /// A worker's loop waits for messages even with nothing else to do, until closed.
     keep_alive: bool,
+    /// A page the WebDriver server drives: it turns until the next navigation.
+    browser: Option<webdriver::BrowserPage>,
 }
 
 /// Loads the page at `url` and runs it to completion.
@@ -384,7 +393,7 @@ impl Page {
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
         let mut js = Js::new(host.clone());
         let _ = host.interrupter.set(js.interrupter());
-        let init = init_json(&doc, &top_doc, 0);
+        let init = init_json(&doc, &top_doc, 0, host.hidden.get());
         let window = js
             .new_window(PRELUDE, &init, top_doc.origin.clone())
             .map_err(PageError::Engine)?;
@@ -450,6 +459,7 @@ impl Page {
             timed_out: false,
             halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             keep_alive: false,
+            browser: None,
         };
         Ok((page, session))
     }

@@ -184,6 +184,7 @@ pub(super) fn run_worker(
         timed_out: false,
         halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         keep_alive: true,
+        browser: None,
     };
     let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while page.turn() {}));
     if let Err(payload) = turned {

@@ -84,6 +84,24 @@
     get reason() { return extraOf(this).reason; }
   }
   tag(PromiseRejectionEvent, "PromiseRejectionEvent");
+  // MouseEvent (https://w3c.github.io/uievents/#interface-mouseevent), for the clicks the
+  // engine dispatches (WebDriver's Element Click): no layout, so positions are 0.
+  class MouseEvent extends Event {
+    constructor(type, init = NO_INIT) {
+      super(type, init);
+      init = init ?? NO_INIT;
+      WeakMapSet(eventExtra, this, {
+        __proto__: null, detail: NumberCtor(init.detail ?? 0) | 0, button: NumberCtor(init.button ?? 0) | 0,
+        buttons: NumberCtor(init.buttons ?? 0) | 0, clientX: NumberCtor(init.clientX ?? 0), clientY: NumberCtor(init.clientY ?? 0),
+      });
+    }
+    get detail() { return extraOf(this).detail; }
+    get button() { return extraOf(this).button; }
+    get buttons() { return extraOf(this).buttons; }
+    get clientX() { return extraOf(this).clientX; }
+    get clientY() { return extraOf(this).clientY; }
+  }
+  tag(MouseEvent, "MouseEvent");
   // A trusted event made by the engine, with no page-visible dictionary reads.
   function trustedEvent(Kind, type, init) {
     const e = new Kind(type, init);

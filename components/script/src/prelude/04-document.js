@@ -74,6 +74,9 @@
     setAttribute(n, v) { n = String(n).toLowerCase(); const a = this._attrs.find(([k]) => k === n); if (a) a[1] = String(v); else this._attrs.push([n, String(v)]); }
     removeAttribute(n) { this._attrs = this._attrs.filter(([k]) => k !== String(n).toLowerCase()); }
     matches(selectors) { return compileSelector(String(selectors))(this); }
+    // https://html.spec.whatwg.org/#serialising-html-fragments (read-only here).
+    get innerHTML() { return serializeChildren(this); }
+    get outerHTML() { return serializeNode(this); }
     closest(selectors) { const m = compileSelector(String(selectors)); for (let e = this; e instanceof Element; e = e._parent) if (m(e)) return e; return null; }
   }
   tag(Element, "Element");
@@ -184,6 +187,26 @@
       try { host.runScript(el.textContent, init.url); } catch (e) { reportError(e); } finally { currentScript = previous; }
     }
   }
+  // The HTML fragment serialisation algorithm (https://html.spec.whatwg.org/#serialising-html-fragments),
+  // for the nodes this DOM has (elements and text).
+  const VOID_ELEMENTS = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]);
+  const RAW_TEXT = new Set(["style", "script", "xmp", "iframe", "noembed", "noframes", "plaintext", "noscript"]);
+  const escapeText = (s) => s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const escapeAttr = (s) => s.replace(/&/g, "&amp;").replace(/\u00a0/g, "&nbsp;").replace(/"/g, "&quot;");
+  function serializeChildren(node) {
+    let out = "";
+    const raw = node instanceof Element && RAW_TEXT.has(node.localName);
+    for (const c of node._children) out += c instanceof Text ? (raw ? c.data : escapeText(c.data)) : serializeNode(c);
+    return out;
+  }
+  function serializeNode(e) {
+    if (e instanceof Text) return escapeText(e.data);
+    let out = `<${e.localName}`;
+    for (const [k, v] of e._attrs) out += ` ${k}="${escapeAttr(v)}"`;
+    out += ">";
+    if (VOID_ELEMENTS.has(e.localName)) return out;
+    return out + serializeChildren(e) + `</${e.localName}>`;
+  }
   const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement, meta: HTMLMetaElement };
 
   // Selectors: compound selectors (type, #id, .class, [attr], [attr=value], *), the
@@ -230,6 +253,7 @@
   }
 
   let readyState = "loading";
+  let visibilityHidden = !!init.hidden;
   let currentScript = null;
   const scriptElements = [];
   class Document extends Node {
@@ -250,8 +274,9 @@
     get currentScript() { return currentScript; }
     get compatMode() { return "CSS1Compat"; }
     get characterSet() { return "UTF-8"; }
-    get visibilityState() { return "visible"; }
-    get hidden() { return false; }
+    // https://html.spec.whatwg.org/#page-visibility: the engine says (hooks.setVisibility).
+    get visibilityState() { return visibilityHidden ? "hidden" : "visible"; }
+    get hidden() { return visibilityHidden; }
     getElementById(id) { for (const e of this._descendants()) if (e.id === String(id)) return e; return null; }
     createElement(name) { return makeElement(String(name).toLowerCase(), []); }
     createTextNode(data) { return new Text(data); }
@@ -259,6 +284,7 @@
   }
   tag(Document, "Document");
   defineHandler(Document.prototype, "readystatechange");
+  defineHandler(Document.prototype, "visibilitychange");
   function makeElement(name, attrs) {
     const Cls = ELEMENTS[name] || HTMLElement;
     const e = new Cls(ILLEGAL);

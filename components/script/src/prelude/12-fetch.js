@@ -46,15 +46,91 @@
     });
   }
 
+  // XMLHttpRequest (https://xhr.spec.whatwg.org/): GET over the engine's loader, in cors
+  // mode (credentials "include" with withCredentials). A synchronous request blocks its
+  // caller until the response is in (deprecated on a window's main thread, as in browsers,
+  // but supported); an asynchronous one is a fetch() underneath. Request headers and bodies
+  // are not sent (GET has none the engine needs).
+  const xhrState = new WeakMap();
+  const xhrOf = (x) => { const s = WeakMapGet(xhrState, x); if (!s) throw new TypeError("'this' is not an XMLHttpRequest"); return s; };
+  class XMLHttpRequest extends EventTarget {
+    constructor() {
+      super();
+      WeakMapSet(xhrState, this, { __proto__: null, readyState: 0, url: null, async: true, sent: false, withCredentials: false, response: null, generation: 0 });
+    }
+    get readyState() { return xhrOf(this).readyState; }
+    get status() { const r = xhrOf(this).response; return r ? r.status : 0; }
+    get statusText() { const r = xhrOf(this).response; return r && r.status === 200 ? "OK" : ""; }
+    get responseURL() { const r = xhrOf(this).response; return r ? r.url : ""; }
+    get responseText() { const r = xhrOf(this).response; return r ? r.body : ""; }
+    get response() { return this.responseText; }
+    get responseType() { return ""; }
+    get withCredentials() { return xhrOf(this).withCredentials; }
+    set withCredentials(v) { xhrOf(this).withCredentials = !!v; }
+    // https://xhr.spec.whatwg.org/#the-open()-method
+    open(method, url, async = true) {
+      const s = xhrOf(this);
+      method = StringCtor(method).toUpperCase();
+      if (method !== "GET") throw new DOMException(`XMLHttpRequest: only GET is supported (got ${method})`, "NotSupportedError");
+      let parsed;
+      try { parsed = new URL(StringCtor(url), location.href); } catch { throw new DOMException(`XMLHttpRequest: '${url}' is not a valid URL`, "SyntaxError"); }
+      s.url = parsed.href; s.async = !!async; s.sent = false; s.response = null; s.generation++;
+      s.readyState = 1;
+      fire(this, "readystatechange");
+    }
+    setRequestHeader(name, value) { if (xhrOf(this).readyState !== 1) throw new DOMException("XMLHttpRequest: not opened", "InvalidStateError"); }
+    getResponseHeader(name) {
+      const r = xhrOf(this).response;
+      if (!r) return null;
+      const want = StringCtor(name).toLowerCase();
+      const v = r.headers.filter(([k]) => k === want).map(([, v]) => v);
+      return v.length ? v.join(", ") : null;
+    }
+    getAllResponseHeaders() { const r = xhrOf(this).response; return r ? r.headers.map(([k, v]) => `${k}: ${v}\r\n`).join("") : ""; }
+    abort() { const s = xhrOf(this); s.generation++; if (s.sent) { s.sent = false; s.readyState = 0; fire(this, "abort"); fire(this, "loadend"); } }
+    // https://xhr.spec.whatwg.org/#the-send()-method
+    send(body = null) {
+      const s = xhrOf(this);
+      if (s.readyState !== 1 || s.sent) throw new DOMException("XMLHttpRequest: not opened, or already sent", "InvalidStateError");
+      s.sent = true;
+      const credentials = s.withCredentials ? "include" : "same-origin";
+      const finish = (r) => {
+        s.sent = false;
+        if (r.error !== undefined || r.type === "opaque") {
+          s.readyState = 4; s.response = null;
+          fire(this, "readystatechange");
+          if (!s.async) throw new DOMException(`Failed to load '${s.url}': ${r.error ?? "blocked by CORS"}`, "NetworkError");
+          fire(this, "error"); fire(this, "loadend");
+          return;
+        }
+        s.response = r;
+        s.readyState = 4;
+        fire(this, "readystatechange"); fire(this, "load"); fire(this, "loadend");
+      };
+      if (!s.async) { finish(JSONParse(host.fetchSync(s.url, credentials))); return; }
+      const generation = s.generation;
+      PromisePrototypeThen(fetch(s.url, { __proto__: null, mode: "cors", credentials }), (resp) =>
+        PromisePrototypeThen(resp.text(), (text) => {
+          if (s.generation === generation) finish({ __proto__: null, type: resp.type, status: resp.status, url: resp.url, headers: [...resp.headers.entries()], body: text });
+        }), (e) => { if (s.generation === generation) finish({ __proto__: null, error: StringCtor(e && e.message) }); });
+    }
+  }
+  for (const [n, v] of [["UNSENT", 0], ["OPENED", 1], ["HEADERS_RECEIVED", 2], ["LOADING", 3], ["DONE", 4]]) {
+    ObjectDefineProperty(XMLHttpRequest, n, dataDescriptor(v, false, true, false));
+    ObjectDefineProperty(XMLHttpRequest.prototype, n, dataDescriptor(v, false, true, false));
+  }
+  for (const name of ["readystatechange", "load", "error", "loadend", "abort"]) defineHandler(XMLHttpRequest.prototype, name);
+  tag(XMLHttpRequest, "XMLHttpRequest");
+
   const api = {
     window: global, self: global, frames: global, opener: null,
     document, location, console, performance, name: "", length: 0, closed: false,
     origin: locationParts.origin, isSecureContext: locationParts.protocol === "https:" || /^(localhost|127\.0\.0\.1)$/.test(locationParts.hostname) || locationParts.protocol === "file:",
     crossOriginIsolated: !!init.crossOriginIsolated,
     navigator: Object.freeze({ userAgent: "jsprof (SpiderMonkey)", language: "en-US", languages: ["en-US"], hardwareConcurrency: 1 }),
-    EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, DOMException, Window,
+    EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, MouseEvent, DOMException, Window,
     Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, HTMLMetaElement, Text, Document, Location,
-    URL, URLSearchParams, Performance, Headers, Response, fetch,
+    URL, URLSearchParams, Performance, Headers, Response, fetch, XMLHttpRequest,
     MessageEvent, MessageChannel, MessagePort, Blob, postMessage,
     structuredClone(value, options = {}) { return structuredCloneWithTransfer(value, (options && options.transfer) || []); },
     setTimeout(handler, timeout = 0, ...args) { return addTimer(handler, timeout, args, false); },

@@ -87,5 +87,13 @@
       }
     },
     watchModule(promise) { host.whenSettled(promise, null, reportError); },
+    // https://html.spec.whatwg.org/#update-the-visibility-state
+    setVisibility(hidden) {
+      hidden = !!hidden;
+      if (visibilityHidden === hidden) return;
+      visibilityHidden = hidden;
+      fire(document, "visibilitychange", true);
+    },
+    webdriver: webdriverCommand,
   };
 })

@@ -260,6 +260,8 @@ pub trait JsprofHostMethods {
         mode: String,
         credentials: String,
     ) -> Fallible<()>;
+    /// `DOMString fetchSync(DOMString url, DOMString credentials)`
+    fn fetch_sync(global: &Global, url: String, credentials: String) -> Fallible<String>;
     /// `undefined loadFrame(unsigned long index, DOMString url, boolean sandboxed)`
     fn load_frame(
         global: &Global,
@@ -317,6 +319,13 @@ pub trait JsprofHostMethods {
     fn port_attach(global: &Global, pid: u64, end: u8) -> Fallible<()>;
     /// `undefined portSend(unsigned long long pid, octet end, DOMString data)`
     fn port_send(global: &Global, pid: u64, end: u8, data: String) -> Fallible<()>;
+    /// `undefined webdriverReply(unsigned long id, DOMString error, DOMString value)`
+    fn webdriver_reply(
+        global: &Global,
+        id: u32,
+        error: String,
+        value: String,
+    ) -> Fallible<()>;
 }
 fn jsprof_host_print(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let to_stderr = {
@@ -438,6 +447,24 @@ fn jsprof_host_fetch_start(cx: &mut CallCtx<'_>) -> Fallible<()> {
         mode,
         credentials,
     )?;
+    Ok(())
+}
+fn jsprof_host_fetch_sync(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let url = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let credentials = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::fetch_sync(
+        &global,
+        url,
+        credentials,
+    )?;
+    cx.set_return(value.to_js());
     Ok(())
 }
 fn jsprof_host_load_frame(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -702,6 +729,28 @@ fn jsprof_host_port_send(cx: &mut CallCtx<'_>) -> Fallible<()> {
     )?;
     Ok(())
 }
+fn jsprof_host_webdriver_reply(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::unsigned_long(value)?
+    };
+    let error = {
+        let value = cx.arg(1);
+        convert::dom_string(value)?
+    };
+    let value = {
+        let value = cx.arg(2);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::webdriver_reply(
+        &global,
+        id,
+        error,
+        value,
+    )?;
+    Ok(())
+}
 /// The namespace object and operations of `JsprofHost`.
 pub static JSPROF_HOST: InterfaceDef = InterfaceDef {
     name: "JsprofHost",
@@ -747,6 +796,11 @@ pub static JSPROF_HOST: InterfaceDef = InterfaceDef {
             name: "fetchStart",
             length: 4,
             call: jsprof_host_fetch_start,
+        },
+        OperationDef {
+            name: "fetchSync",
+            length: 2,
+            call: jsprof_host_fetch_sync,
         },
         OperationDef {
             name: "loadFrame",
@@ -817,6 +871,11 @@ pub static JSPROF_HOST: InterfaceDef = InterfaceDef {
             name: "portSend",
             length: 3,
             call: jsprof_host_port_send,
+        },
+        OperationDef {
+            name: "webdriverReply",
+            length: 3,
+            call: jsprof_host_webdriver_reply,
         },
     ],
 };

@@ -1,0 +1,577 @@
+//! The browser the WebDriver server drives (`jsprof --webdriver PORT`): one top-level
+//! browsing context whose pages run one after the other on the main thread, each with the
+//! event loop of [`run_page`], kept turning until the next navigation.
+//!
+//! The server's thread reaches the page through [`Browser`] (the `jsprof_webdriver::Browser`
+//! the server calls): commands become [`Message::WebDriver`]s of the running page's loop,
+//! and DOM work is done by the prelude's `webdriver` hook (`prelude/13-webdriver.js`) in the
+//! current browsing context's window. Force Sample alone is served on the server's thread,
+//! straight to the profiler group, so that it samples a page whose script is running.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use jsprof_webdriver::{Command, Error, ErrorKind, Frame, Navigation, Reply, Responder};
+use serde_json::{json, Value};
+
+use super::*;
+
+/// How long Force Sample waits for its samples to be recorded.
+const FORCE_SAMPLE_WAIT: Duration = Duration::from_secs(30);
+
+/// The browser, as the WebDriver server holds it: cheap to clone, usable from any thread.
+#[derive(Clone, Default)]
+pub struct Browser {
+    shared: Arc<BrowserShared>,
+}
+
+impl std::fmt::Debug for Browser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Browser").finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct BrowserShared {
+    /// The page being run, while one is.
+    page: Mutex<Option<PageLink>>,
+    /// Commands that came while no page ran (between two pages): the next page takes them.
+    waiting: Mutex<Vec<(Command, Responder)>>,
+    /// Set by [`Browser::shutdown`]: the browser ends after the running page.
+    shutdown: AtomicBool,
+    /// Whether the window is minimised: its documents are hidden, the next page's too.
+    hidden: AtomicBool,
+}
+
+/// How other threads reach the running page.
+struct PageLink {
+    tx: mpsc::Sender<Message>,
+    /// Stops the page's script and loop (shutdown).
+    halt: Arc<AtomicBool>,
+    interrupt: mozjs::rust::ThreadSafeJSContext,
+    sessions: Sessions,
+    /// The current browsing context: a window index of the page.
+    current: Arc<AtomicUsize>,
+}
+
+/// What a page WebDriver drives holds besides its loop.
+pub(super) struct BrowserPage {
+    shared: Arc<BrowserShared>,
+    current: Arc<AtomicUsize>,
+    /// The navigation that made this page, answered once its `load` event has fired.
+    pub(super) loaded: Option<Responder>,
+    /// The navigation that ends this page.
+    end: Option<(Navigation, Responder)>,
+}
+
+impl jsprof_webdriver::Browser for Browser {
+    fn send(&self, command: Command, respond: Responder) {
+        if command == Command::ForceSample {
+            respond(self.force_sample());
+            return;
+        }
+        let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
+        match page.as_ref() {
+            Some(link) => {
+                if let Err(mpsc::SendError(Message::WebDriver(command, respond))) =
+                    link.tx.send(Message::WebDriver(command, respond))
+                {
+                    self.wait(command, respond);
+                }
+            }
+            None => self.wait(command, respond),
+        }
+    }
+}
+
+impl Browser {
+    pub fn new() -> Browser {
+        Browser::default()
+    }
+
+    fn wait(&self, command: Command, respond: Responder) {
+        self.shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((command, respond));
+    }
+
+    /// Ends the browser (SIGINT, SIGTERM): the running page's script is stopped, its
+    /// profilers too, and [`run_browser`] returns.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        if let Some(link) = self
+            .shared
+            .page
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            link.halt.store(true, Ordering::Release);
+            link.interrupt.request_interrupt_callback();
+            let _ = link.tx.send(Message::Task(Box::new(|_| {})));
+        }
+    }
+
+    /// Force Sample (<https://wicg.github.io/js-self-profiling/#automation>): step 1, the
+    /// sessions created in the current browsing context; steps 2–3 in
+    /// [`ProfilerGroup::force_sample`].
+    fn force_sample(&self) -> Reply {
+        let sessions: Vec<Arc<Session>> = {
+            let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(link) = page.as_ref() else {
+                return Ok(Value::Null);
+            };
+            let current = link.current.load(Ordering::Acquire);
+            let all = link.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            all.iter()
+                .filter(|(w, _)| *w == current)
+                .filter_map(|(_, s)| s.upgrade())
+                .collect()
+        };
+        let Some(group) = GROUP.get() else {
+            return Ok(Value::Null);
+        };
+        match group.force_sample(sessions.iter().map(|s| &**s), FORCE_SAMPLE_WAIT) {
+            (_, true) => Ok(Value::Null),
+            (_, false) => Err(Error::new(
+                ErrorKind::UnknownError,
+                "the forced samples were not recorded within 30 s",
+            )),
+        }
+    }
+}
+
+/// What [`run_browser`] leaves: the traces of every page's profilers, if collected.
+#[derive(Debug, Default)]
+pub struct BrowserReport {
+    pub traces: Vec<ProfilerTrace>,
+    /// A panic caught in the engine (a bug): the browser stopped there.
+    pub internal_error: Option<String>,
+}
+
+/// The session history of the one top-level browsing context (no `bfcache`: going back
+/// loads the entry again).
+#[derive(Debug, Default)]
+struct History {
+    entries: Vec<Url>,
+    index: usize,
+}
+
+impl History {
+    /// Where `navigation` leads, if anywhere (Back at the first entry stays).
+    fn target(&mut self, navigation: &Navigation) -> Result<Option<Url>, Error> {
+        Ok(match navigation {
+            Navigation::To(url) => {
+                let url = Url::parse(url).map_err(|e| {
+                    Error::new(ErrorKind::InvalidArgument, format!("{url}: not a URL: {e}"))
+                })?;
+                self.entries.truncate(self.index + 1);
+                self.entries.push(url.clone());
+                self.index = self.entries.len() - 1;
+                Some(url)
+            }
+            Navigation::Back if self.index > 0 => {
+                self.index -= 1;
+                Some(self.entries[self.index].clone())
+            }
+            Navigation::Forward if self.index + 1 < self.entries.len() => {
+                self.index += 1;
+                Some(self.entries[self.index].clone())
+            }
+            Navigation::Refresh => self.entries.get(self.index).cloned(),
+            Navigation::Back | Navigation::Forward => None,
+        })
+    }
+}
+
+/// Runs the browser until [`Browser::shutdown`]: `first` (or `about:blank`), then each page
+/// WebDriver navigates to.
+pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) -> BrowserReport {
+    let mut report = BrowserReport::default();
+    let mut history = History::default();
+    let first = first.as_ref().map_or("about:blank", Url::as_str);
+    let Ok(Some(url)) = history.target(&Navigation::To(first.to_owned())) else {
+        return report;
+    };
+    let blank = || {
+        let blank = Navigation::To("about:blank".into());
+        History::default().target(&blank).ok().flatten()
+    };
+    let mut next: (Url, Option<Responder>) = (url, None);
+    let mut options = options.clone();
+    options.profile_interval = None;
+    let hidden = &browser.shared.hidden;
+    hidden.store(options.prefs.bool("dom.document.hidden"), Ordering::Release);
+    while !browser.shared.shutdown.load(Ordering::Acquire) {
+        let (url, respond) = next;
+        let Some((end, traces)) = run_driven_page(&url, &options, browser, respond) else {
+            // A document that could not be loaded (the navigation was answered with the
+            // error): the browsing context shows an empty document.
+            match blank() {
+                Some(blank) if url.as_str() != "about:blank" => next = (blank, None),
+                _ => break,
+            }
+            continue;
+        };
+        report.traces.extend(traces);
+        if let Some(e) = crate::glue::internal_error() {
+            report.internal_error = Some(e);
+            break;
+        }
+        next = match end {
+            Some((navigation, respond)) => match history.target(&navigation) {
+                Ok(Some(url)) => (url, Some(respond)),
+                Ok(None) => {
+                    respond(Ok(Value::Null));
+                    (history.entries[history.index].clone(), None)
+                }
+                Err(e) => {
+                    respond(Err(e));
+                    (history.entries[history.index].clone(), None)
+                }
+            },
+            None => (url, None),
+        };
+        // Visibility is the window's: it outlives the page.
+        let hidden = hidden.load(Ordering::Acquire);
+        options
+            .prefs
+            .set_from_arg(&format!("dom.document.hidden={hidden}"))
+            .ok();
+    }
+    report
+}
+
+type DrivenPage = (Option<(Navigation, Responder)>, Vec<ProfilerTrace>);
+
+/// Loads `url` and runs its page until a navigation or shutdown ends it. A document that
+/// cannot be loaded answers the navigation with the error, and gives `None`. Unlike
+/// [`run_page`], an HTTP error status still shows its document, as browsers do.
+fn run_driven_page(
+    url: &Url,
+    options: &RunOptions,
+    browser: &Browser,
+    respond: Option<Responder>,
+) -> Option<DrivenPage> {
+    let started = navigation_start();
+    let page = options
+        .loader
+        .fetch(url)
+        .map_err(PageError::from)
+        .and_then(|response| {
+            let text = response.text();
+            match document::parse(&text, &options.prefs.document_limits(), None) {
+                Ok(doc) => Page::start(response, doc, started, options, None),
+                Err(error) => Err(PageError::Document {
+                    url: response.url,
+                    error,
+                }),
+            }
+        });
+    let mut page = match page {
+        Ok((page, _)) => page,
+        Err(error) => {
+            if let Some(respond) = respond {
+                respond(Err(Error::new(ErrorKind::UnknownError, error.to_string())));
+            }
+            return None;
+        }
+    };
+    page.js.terminate_on_interrupt(page.halt.clone());
+    page.keep_alive = true;
+    let current = Arc::new(AtomicUsize::new(0));
+    page.browser = Some(BrowserPage {
+        shared: browser.shared.clone(),
+        current: current.clone(),
+        loaded: respond,
+        end: None,
+    });
+    {
+        let mut link = browser
+            .shared
+            .page
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *link = Some(PageLink {
+            tx: page.host.messages_tx.clone(),
+            halt: page.halt.clone(),
+            interrupt: page.js.interrupter(),
+            sessions: page.host.sessions.clone(),
+            current,
+        });
+        // Commands that came between two pages are this page's.
+        for (command, respond) in browser
+            .shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            let _ = page
+                .host
+                .messages_tx
+                .send(Message::WebDriver(command, respond));
+        }
+    }
+    let watchdog = {
+        let interrupter = page.js.interrupter();
+        let wake = page.host.messages_tx.clone();
+        Watchdog::start(
+            None,
+            options.prefs.memory_limit(),
+            page.halt.clone(),
+            move || interrupter.request_interrupt_callback(),
+            move || {
+                let _ = wake.send(Message::Task(Box::new(|_| {})));
+            },
+        )
+    };
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| page.run())) {
+        crate::glue::record_internal_error(&*payload);
+    }
+    // The page is gone: commands still queued for it go to the next one.
+    *browser
+        .shared
+        .page
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = None;
+    while let Ok(message) = page.messages.try_recv() {
+        if let Message::WebDriver(command, respond) = message {
+            browser.wait(command, respond);
+        }
+    }
+    page.host.terminate_workers();
+    page.host.stop_running_profilers();
+    let _ = watchdog.and_then(Watchdog::finish);
+    let traces = page
+        .host
+        .traces
+        .as_ref()
+        .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
+        .unwrap_or_default();
+    let end = page.browser.take().and_then(|b| b.end);
+    Some((end, traces))
+}
+
+/// A page's answer to a command it handed a window (`host.webdriverReply`).
+pub(super) fn reply_of(error: &str, value: &str) -> Reply {
+    if error.is_empty() {
+        return serde_json::from_str(value).map_err(|e| {
+            Error::new(
+                ErrorKind::UnknownError,
+                format!("the page's answer is not JSON: {e}"),
+            )
+        });
+    }
+    let kind = match error {
+        "invalid argument" => ErrorKind::InvalidArgument,
+        "invalid selector" => ErrorKind::InvalidSelector,
+        "no such element" => ErrorKind::NoSuchElement,
+        "no such frame" => ErrorKind::NoSuchFrame,
+        "stale element reference" => ErrorKind::StaleElementReference,
+        "unsupported operation" => ErrorKind::UnsupportedOperation,
+        "javascript error" => ErrorKind::JavascriptError,
+        _ => ErrorKind::UnknownError,
+    };
+    Err(Error::new(kind, value))
+}
+
+impl Page {
+    /// A WebDriver command for this page, on its loop.
+    pub(super) fn webdriver(&mut self, command: Command, respond: Responder) {
+        let Some(browser) = self.browser.as_ref().map(|b| Browser {
+            shared: b.shared.clone(),
+        }) else {
+            respond(Err(Error::new(
+                ErrorKind::NoSuchWindow,
+                "no page is being driven",
+            )));
+            return;
+        };
+        let current = self.current_window();
+        match command {
+            Command::Navigate(navigation) => {
+                if let Navigation::To(url) = &navigation {
+                    if let Err(e) = Url::parse(url) {
+                        let message = format!("{url}: not a URL: {e}");
+                        respond(Err(Error::new(ErrorKind::InvalidArgument, message)));
+                        return;
+                    }
+                }
+                self.navigate(navigation, respond);
+            }
+            Command::Reset => {
+                self.set_hidden(false);
+                self.navigate(Navigation::To("about:blank".into()), respond);
+            }
+            Command::CurrentUrl => respond(Ok(json!(self.host.doc(0).url.as_str()))),
+            Command::Title => self.in_window(0, "title", json!([]), respond),
+            Command::PageSource => self.in_window(current, "source", json!([]), respond),
+            Command::Execute {
+                body,
+                args,
+                is_async,
+            } => self.in_window(current, "execute", json!([body, args, is_async]), respond),
+            Command::FindElements { root, using, value } => {
+                let using = match using {
+                    jsprof_webdriver::Locator::Css => "css selector",
+                    jsprof_webdriver::Locator::TagName => "tag name",
+                };
+                self.in_window(current, "find", json!([root, using, value]), respond)
+            }
+            Command::ElementText(id) => self.in_window(current, "text", json!([id]), respond),
+            Command::ElementAttribute(id, name) => {
+                self.in_window(current, "attribute", json!([id, name]), respond)
+            }
+            Command::ElementProperty(id, name) => {
+                self.in_window(current, "property", json!([id, name]), respond)
+            }
+            Command::ElementTagName(id) => self.in_window(current, "tagName", json!([id]), respond),
+            Command::ElementClick(id) => self.in_window(current, "click", json!([id]), respond),
+            Command::SwitchToFrame(frame) => respond(self.switch_to_frame(current, frame)),
+            Command::SwitchToParentFrame => {
+                let parent = self.host.docs.borrow().get(current).and_then(|d| d.parent);
+                self.set_current(parent.unwrap_or(current));
+                respond(Ok(Value::Null));
+            }
+            Command::SetHidden(hidden) => {
+                self.set_hidden(hidden);
+                respond(Ok(Value::Null));
+            }
+            Command::ForceSample => respond(browser.force_sample()),
+        }
+    }
+
+    /// Ends this page for `navigation`, which is answered when the next page has loaded.
+    fn navigate(&mut self, navigation: Navigation, respond: Responder) {
+        if let Some(browser) = &mut self.browser {
+            browser.end = Some((navigation, respond));
+        }
+        self.host.closed.store(true, Ordering::Release);
+    }
+
+    fn current_window(&self) -> usize {
+        self.browser
+            .as_ref()
+            .map_or(0, |b| b.current.load(Ordering::Acquire))
+    }
+
+    fn set_current(&mut self, window: usize) {
+        if let Some(browser) = &self.browser {
+            browser.current.store(window, Ordering::Release);
+        }
+    }
+
+    fn window_open(&self, window: usize) -> bool {
+        window < self.host.docs.borrow().len() && !self.host.discarded.borrow().contains(&window)
+    }
+
+    /// Switch To Frame (<https://w3c.github.io/webdriver/#switch-to-frame>).
+    fn switch_to_frame(&mut self, current: usize, frame: Frame) -> Reply {
+        let no_frame = || Error::new(ErrorKind::NoSuchFrame, "no such frame");
+        let window = match frame {
+            Frame::Top => 0,
+            Frame::Index(n) => self
+                .host
+                .docs
+                .borrow()
+                .get(current)
+                .and_then(|d| d.frames.get(usize::from(n)).copied().flatten())
+                .ok_or_else(no_frame)?,
+            Frame::Element(id) => {
+                let reply = self.in_window_now(current, "frameWindow", json!([id]))?;
+                reply.as_u64().map(|w| w as usize).ok_or_else(no_frame)?
+            }
+        };
+        if !self.window_open(window) {
+            return Err(no_frame());
+        }
+        self.set_current(window);
+        Ok(Value::Null)
+    }
+
+    /// Hands command `name` to window `window`'s prelude (`hooks.webdriver`); `respond`
+    /// gets its answer, now or (Execute Async Script) later.
+    fn in_window(&mut self, window: usize, name: &str, args: Value, respond: Responder) {
+        if !self.window_open(window) {
+            respond(Err(Error::new(
+                ErrorKind::NoSuchWindow,
+                "the current browsing context is no longer open",
+            )));
+            return;
+        }
+        let id = self.host.webdriver_next.get();
+        self.host.webdriver_next.set(id.wrapping_add(1));
+        self.host.webdriver.borrow_mut().insert(id, respond);
+        let args = args.to_string();
+        let called = self.js.call_hook(
+            window,
+            c"webdriver",
+            &[Arg::Num(f64::from(id)), Arg::Str(name), Arg::Str(&args)],
+        );
+        self.checkpoint();
+        if !called {
+            if let Some(respond) = self.host.webdriver.borrow_mut().remove(&id) {
+                respond(Err(Error::new(
+                    ErrorKind::UnknownError,
+                    "the window could not run the command",
+                )));
+            }
+        }
+    }
+
+    /// [`in_window`](Self::in_window) for a command answered synchronously.
+    fn in_window_now(&mut self, window: usize, name: &str, args: Value) -> Reply {
+        let answer: Arc<Mutex<Option<Reply>>> = Arc::default();
+        let slot = answer.clone();
+        self.in_window(
+            window,
+            name,
+            args,
+            Box::new(move |reply| {
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(reply);
+            }),
+        );
+        let reply = answer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        reply.unwrap_or_else(|| Err(Error::new(ErrorKind::UnknownError, "no answer")))
+    }
+
+    /// Makes the page's documents hidden or visible
+    /// (<https://html.spec.whatwg.org/#update-the-visibility-state>): their `Profiler`
+    /// sessions are paused while hidden (decision 8), and each document gets
+    /// `visibilitychange`.
+    pub(super) fn set_hidden(&mut self, hidden: bool) {
+        if self.host.hidden.replace(hidden) == hidden {
+            return;
+        }
+        if let Some(browser) = &self.browser {
+            browser.shared.hidden.store(hidden, Ordering::Release);
+        }
+        let sessions: Vec<Arc<Session>> = self
+            .host
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|(_, s)| s.upgrade())
+            .collect();
+        for session in sessions {
+            if hidden {
+                session.pause();
+            } else {
+                session.resume();
+            }
+        }
+        let windows = self.host.docs.borrow().len();
+        let open: Vec<usize> = (0..windows).filter(|&w| self.window_open(w)).collect();
+        for window in open {
+            self.js.call_hook(
+                window,
+                c"setVisibility",
+                &[Arg::Num(f64::from(u8::from(hidden)))],
+            );
+            self.checkpoint();
+        }
+    }
+}
