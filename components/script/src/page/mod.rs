@@ -327,31 +327,7 @@ pub fn run_page(url: &Url, options: &RunOptions) -> Result<RunReport, PageError>
     };
     let (response, doc) = load_document(url, options, deadline)?;
     let (mut page, session) = Page::start(response, doc, started, options, deadline)?;
-    // A script that never returns cannot be stopped between tasks: the watchdog halts it at
-    // the deadline, or when the process runs out of its memory.
-    page.js.terminate_on_interrupt(page.halt.clone());
-    let watchdog = {
-        let interrupter = page.js.interrupter();
-        let wake = page.host.messages_tx.clone();
-        Watchdog::start(
-            page.deadline,
-            options.prefs.memory_limit(),
-            page.halt.clone(),
-            move || interrupter.request_interrupt_callback(),
-            move || {
-                let _ = wake.send(Message::Task(Box::new(|_| {})));
-            },
-        )
-    };
-    // A panic in the engine's own code (a bug) ends the run like the deadline would, and is
-    // reported; the profilers' traces are still written.
-    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| page.run())) {
-        crate::glue::record_internal_error(&*payload);
-    }
-    // The page is done: so are its workers (and theirs), and its profilers.
-    page.host.terminate_workers();
-    page.host.stop_running_profilers();
-    let stop = watchdog.and_then(Watchdog::finish);
+    let stop = page.run_to_end(options);
     Ok(page.report(started, stop, session))
 }
 
@@ -377,6 +353,37 @@ fn load_document(
 }
 
 impl Page {
+    /// Runs the event loop to its end under the watchdog (`--timeout`, the memory limit),
+    /// then ends the page's workers (and theirs) and its profilers. Says what the watchdog
+    /// stopped, if anything.
+    fn run_to_end(&mut self, options: &RunOptions) -> Option<Stop> {
+        // A script that never returns cannot be stopped between tasks: the watchdog halts it
+        // at the deadline, or when the process runs out of its memory.
+        self.js.terminate_on_interrupt(self.halt.clone());
+        let watchdog = {
+            let interrupter = self.js.interrupter();
+            let wake = self.host.messages_tx.clone();
+            Watchdog::start(
+                self.deadline,
+                options.prefs.memory_limit(),
+                self.halt.clone(),
+                move || interrupter.request_interrupt_callback(),
+                move || {
+                    let _ = wake.send(Message::Task(Box::new(|_| {})));
+                },
+            )
+        };
+        // A panic in the engine's own code (a bug) ends the run like the deadline would, and
+        // is reported; the profilers' traces are still written.
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run()))
+        {
+            crate::glue::record_internal_error(&*payload);
+        }
+        self.host.terminate_workers();
+        self.host.stop_running_profilers();
+        watchdog.and_then(Watchdog::finish)
+    }
+
     /// The top document's event loop, ready to run: its runtime and window (the prelude
     /// run, the parser's iframes loading), sampling support if the policy says eager, the
     /// `--profile-out` session if asked, and every external script being fetched (as a

@@ -278,7 +278,6 @@ fn run_driven_page(
             return None;
         }
     };
-    page.js.terminate_on_interrupt(page.halt.clone());
     page.keep_alive = true;
     let current = Arc::new(AtomicUsize::new(0));
     page.browser = Some(BrowserPage {
@@ -314,22 +313,7 @@ fn run_driven_page(
                 .send(Message::WebDriver(command, respond));
         }
     }
-    let watchdog = {
-        let interrupter = page.js.interrupter();
-        let wake = page.host.messages_tx.clone();
-        Watchdog::start(
-            None,
-            options.prefs.memory_limit(),
-            page.halt.clone(),
-            move || interrupter.request_interrupt_callback(),
-            move || {
-                let _ = wake.send(Message::Task(Box::new(|_| {})));
-            },
-        )
-    };
-    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| page.run())) {
-        crate::glue::record_internal_error(&*payload);
-    }
+    page.run_to_end(options);
     // The page is gone: commands still queued for it go to the next one.
     *browser
         .shared
@@ -341,9 +325,6 @@ fn run_driven_page(
             browser.wait(command, respond);
         }
     }
-    page.host.terminate_workers();
-    page.host.stop_running_profilers();
-    let _ = watchdog.and_then(Watchdog::finish);
     let traces = page
         .host
         .traces

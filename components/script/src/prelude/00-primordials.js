@@ -26,6 +26,14 @@
   const MapSet = uncurry(Map.prototype.set);
   const MapHas = uncurry(Map.prototype.has);
   const MapDelete = uncurry(Map.prototype.delete);
+  const SetHas = uncurry(Set.prototype.has);
+  const SetAdd = uncurry(Set.prototype.add);
+  const SetDelete = uncurry(Set.prototype.delete);
+  const FunctionCtor = Function;
+  const ArrayIsArray = Array.isArray;
+  const ObjectKeys = Object.keys;
+  const MathRandom = Math.random;
+  const NumberIsFinite = Number.isFinite;
   const PromisePrototypeThen = uncurry(Promise.prototype.then);
   const PromiseResolve = (v) => new OriginalPromise((resolve) => resolve(v));
   const OriginalPromise = Promise;

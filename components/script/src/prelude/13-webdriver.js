@@ -7,14 +7,6 @@
   // code Execute Script runs is unregistered (hidden) too.
   const ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf";
   const WINDOW_KEY = "window-fcc6-11e5-b4f8-330a88ab9d7f";
-  const FunctionCtor = Function;
-  const ArrayIsArray = Array.isArray;
-  const ObjectKeys = Object.keys;
-  const MathRandom = Math.random;
-  const NumberIsFinite = Number.isFinite;
-  const SetHas = uncurry(Set.prototype.has);
-  const SetAdd = uncurry(Set.prototype.add);
-  const SetDelete = uncurry(Set.prototype.delete);
   class WebDriverError {
     constructor(code, message) { this.code = code; this.message = message; }
   }
