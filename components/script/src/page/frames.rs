@@ -70,7 +70,12 @@ impl Page {
             let index = docs.len() - 1;
             let d = &docs[index];
             (
-                init_json(&doc, d, index, self.host.hidden.get()),
+                init_json(
+                    &doc,
+                    d,
+                    index,
+                    self.host.hidden.load(std::sync::atomic::Ordering::Acquire),
+                ),
                 d.origin.clone(),
             )
         };

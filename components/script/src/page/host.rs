@@ -54,8 +54,9 @@ pub(super) struct PageHost {
     /// (the in-script guards are counted by the glue).
     pub(super) support: Cell<Duration>,
     /// Whether the page's documents are hidden (https://html.spec.whatwg.org/#page-visibility):
-    /// their `Profiler` sessions are paused meanwhile (decision 8).
-    pub(super) hidden: Cell<bool>,
+    /// their `Profiler` sessions are paused meanwhile (decision 8). Set by the WebDriver
+    /// server's thread too (Minimize Window), before the documents hear of it.
+    pub(super) hidden: Arc<std::sync::atomic::AtomicBool>,
     /// WebDriver commands handed to the page's windows, waiting for their answer
     /// (`host.webdriverReply`).
     pub(super) webdriver: RefCell<HashMap<u32, jsprof_webdriver::Responder>>,
@@ -107,7 +108,7 @@ impl PageHost {
             closed: Arc::default(),
             busy,
             support: Cell::new(Duration::ZERO),
-            hidden: Cell::new(hidden),
+            hidden: Arc::new(hidden.into()),
             webdriver: RefCell::default(),
             webdriver_next: Cell::new(1),
         })

@@ -476,7 +476,7 @@ impl Host for PageHost {
                 symbolizer: self.registry.clone(),
                 on_buffer_full,
                 // A hidden document's sessions are paused (decision 8) from the start.
-                paused: self.hidden.get(),
+                paused: self.hidden.load(std::sync::atomic::Ordering::Acquire),
             })
             .map_err(|e| format!("sampleInterval {sample_interval}: {e}"))
     }

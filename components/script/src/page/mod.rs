@@ -400,7 +400,12 @@ impl Page {
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
         let mut js = Js::new(host.clone());
         let _ = host.interrupter.set(js.interrupter());
-        let init = init_json(&doc, &top_doc, 0, host.hidden.get());
+        let init = init_json(
+            &doc,
+            &top_doc,
+            0,
+            host.hidden.load(std::sync::atomic::Ordering::Acquire),
+        );
         let window = js
             .new_window(PRELUDE, &init, top_doc.origin.clone())
             .map_err(PageError::Engine)?;

@@ -49,6 +49,7 @@ struct PageLink {
     halt: Arc<AtomicBool>,
     interrupt: mozjs::rust::ThreadSafeJSContext,
     sessions: Sessions,
+    hidden: Arc<AtomicBool>,
     /// The current browsing context: a window index of the page.
     current: Arc<AtomicUsize>,
 }
@@ -65,9 +66,13 @@ pub(super) struct BrowserPage {
 
 impl jsprof_webdriver::Browser for Browser {
     fn send(&self, command: Command, respond: Responder) {
-        if command == Command::ForceSample {
-            respond(self.force_sample());
-            return;
+        match command {
+            Command::ForceSample => return respond(self.force_sample()),
+            Command::SetHidden(hidden) => {
+                self.set_hidden(hidden);
+                return respond(Ok(Value::Null));
+            }
+            _ => {}
         }
         let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
         match page.as_ref() {
@@ -110,6 +115,20 @@ impl Browser {
             link.halt.store(true, Ordering::Release);
             link.interrupt.request_interrupt_callback();
             let _ = link.tx.send(Message::Task(Box::new(|_| {})));
+        }
+    }
+
+    /// Minimize Window and back, from the server's thread: the window's state and its
+    /// sessions change at once (the page's script may be running), and the documents
+    /// hear of it as a task of their loop (`visibilitychange`).
+    fn set_hidden(&self, hidden: bool) {
+        self.shared.hidden.store(hidden, Ordering::Release);
+        let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(link) = page.as_ref() {
+            link.hidden.store(hidden, Ordering::Release);
+            pause_sessions(&link.sessions, hidden);
+            let update = Message::WebDriver(Command::SetHidden(hidden), Box::new(|_| {}));
+            let _ = link.tx.send(update);
         }
     }
 
@@ -297,6 +316,7 @@ fn run_driven_page(
             halt: page.halt.clone(),
             interrupt: page.js.interrupter(),
             sessions: page.host.sessions.clone(),
+            hidden: page.host.hidden.clone(),
             current,
         });
         // Commands that came between two pages are this page's.
@@ -417,7 +437,9 @@ impl Page {
                 respond(Ok(Value::Null));
             }
             Command::SetHidden(hidden) => {
-                self.set_hidden(hidden);
+                // The server's thread changed the state and the sessions already
+                // (`Browser::set_hidden`); the documents hear of each change in turn.
+                self.update_visibility(hidden);
                 respond(Ok(Value::Null));
             }
             Command::ForceSample => respond(browser.force_sample()),
@@ -520,30 +542,20 @@ impl Page {
 
     /// Makes the page's documents hidden or visible
     /// (<https://html.spec.whatwg.org/#update-the-visibility-state>): their `Profiler`
-    /// sessions are paused while hidden (decision 8), and each document gets
-    /// `visibilitychange`.
+    /// sessions are paused while hidden (decision 8), and each document whose state changes
+    /// gets `visibilitychange`.
     pub(super) fn set_hidden(&mut self, hidden: bool) {
-        if self.host.hidden.replace(hidden) == hidden {
-            return;
-        }
+        self.host.hidden.store(hidden, Ordering::Release);
         if let Some(browser) = &self.browser {
             browser.shared.hidden.store(hidden, Ordering::Release);
         }
-        let sessions: Vec<Arc<Session>> = self
-            .host
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter_map(|(_, s)| s.upgrade())
-            .collect();
-        for session in sessions {
-            if hidden {
-                session.pause();
-            } else {
-                session.resume();
-            }
-        }
+        pause_sessions(&self.host.sessions, hidden);
+        self.update_visibility(hidden);
+    }
+
+    /// Each open document's visibility becomes `hidden`'s, with `visibilitychange` where it
+    /// changes.
+    fn update_visibility(&mut self, hidden: bool) {
         let windows = self.host.docs.borrow().len();
         let open: Vec<usize> = (0..windows).filter(|&w| self.window_open(w)).collect();
         for window in open {
@@ -553,6 +565,24 @@ impl Page {
                 &[Arg::Num(f64::from(u8::from(hidden)))],
             );
             self.checkpoint();
+        }
+    }
+}
+
+/// Pauses (`hidden`) or resumes every session of a page (decision 8); a session already in
+/// that state, or stopped, is left as it is.
+fn pause_sessions(sessions: &Sessions, hidden: bool) {
+    let sessions: Vec<Arc<Session>> = sessions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|(_, s)| s.upgrade())
+        .collect();
+    for session in sessions {
+        if hidden {
+            session.pause();
+        } else {
+            session.resume();
         }
     }
 }
