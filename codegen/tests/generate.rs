@@ -6,8 +6,12 @@ use std::path::{Path, PathBuf};
 
 use jsprof_codegen::{generate, generate_repo, Conf};
 
+/// The repository, from the directory cargo runs the test in (not the compile-time path:
+/// a target directory shared by two checkouts may run a binary another one built).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest.join("..")
 }
 
 fn update() -> bool {
