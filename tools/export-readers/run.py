@@ -29,6 +29,8 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 from judge import (SPEEDSCOPE, Expect, check_page, check_pprof, check_speedscope,  # noqa: E402
                    display_name, read_traces)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from toolboot import Unavailable, apt_install, log, npm_ci  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -38,81 +40,20 @@ PACKAGES = ("speedscope", "pprof-format", "playwright-core")
 SPEEDSCOPE_APP = os.path.join("node_modules", "speedscope", "dist", "release")
 
 
-def log(msg):
-    print(msg, flush=True)
-
-
-class Unavailable(Exception):
-    """A tool the checks need is missing and could not be installed."""
-
-
 # --- bootstrap ---------------------------------------------------------------------------
-
-def apt_install(packages):
-    """`apt-get install -y PACKAGES` (after `apt-get update`), printing what it installs."""
-    if shutil.which("apt-get") is None:
-        raise Unavailable(f"{' '.join(packages)} missing, and there is no apt-get to install it with")
-    if os.geteuid() != 0:
-        raise Unavailable(f"{' '.join(packages)} missing; install it as root: apt-get install -y {' '.join(packages)}")
-    log(f"bootstrap: apt-get install -y {' '.join(packages)}")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    r = subprocess.run(["apt-get", "install", "-y", *packages], env=env,
-                       capture_output=True, text=True)
-    installed = [l.split(" ", 2)[2] for l in r.stdout.splitlines() if l.startswith("Setting up ")]
-    for line in installed:
-        log(f"bootstrap:   installed {line.rstrip('. ')}")
-    if r.returncode != 0:
-        tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
-        raise Unavailable(f"apt-get install {' '.join(packages)} failed (exit {r.returncode}):\n{tail}")
-
 
 def bootstrap():
     """Node, npm, the pinned npm packages and Chromium; returns the versions found."""
-    # The machine's nodejs package carries npm; Debian's own nodejs needs its npm package too.
-    for pkg, exe in (("nodejs", "node"), ("npm", "npm")):
-        if shutil.which(exe) is None:
-            apt_install([pkg])
-    for exe in ("node", "npm"):
-        if shutil.which(exe) is None:
-            raise Unavailable(f"{exe} is still missing after apt-get install")
     if not os.path.exists(CHROMIUM):
         if CHROMIUM != "/usr/bin/chromium":
             raise Unavailable(f"CHROMIUM={CHROMIUM} does not exist")
         apt_install(["chromium"])
         if not os.path.exists(CHROMIUM):
             raise Unavailable("apt-get install chromium did not leave /usr/bin/chromium")
-
-    os.makedirs(TOOLS, exist_ok=True)
-    wanted = {name: read_bytes(os.path.join(HERE, name)) for name in ("package.json", "package-lock.json")}
-    current = {name: read_bytes(os.path.join(TOOLS, name)) for name in wanted}
-    have_all = all(os.path.exists(os.path.join(TOOLS, "node_modules", p, "package.json")) for p in PACKAGES)
-    if current != wanted or not have_all:
-        log(f"bootstrap: npm ci of {', '.join(PACKAGES)} into {TOOLS}")
-        for name, data in wanted.items():
-            with open(os.path.join(TOOLS, name), "wb") as f:
-                f.write(data)
-        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=TOOLS,
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            # Leave no stale lock behind, so that the next run tries again.
-            os.remove(os.path.join(TOOLS, "package-lock.json"))
-            tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-15:])
-            raise Unavailable(f"npm ci in {TOOLS} failed (exit {r.returncode}):\n{tail}")
-    versions = {p: json.loads(read_bytes(os.path.join(TOOLS, "node_modules", p, "package.json")))["version"]
-                for p in PACKAGES}
-    versions["node"] = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    versions = npm_ci(HERE, TOOLS, PACKAGES)
     out = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
     versions["chromium"] = out.split(" built")[0].replace("Chromium ", "") or "?"
     return versions
-
-
-def read_bytes(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
 
 
 # --- running it -------------------------------------------------------------------------
