@@ -477,6 +477,21 @@ impl SamplerCore {
         }
     }
 
+    /// Closes the requests forced samples wait on that their agent can no longer answer (it
+    /// left the script): those samples are recorded without a stack now, instead of at the
+    /// agent's next timed tick, which may be far away.
+    pub fn poll_forced(&mut self) {
+        let waiting: Vec<AgentId> = self
+            .agents
+            .iter()
+            .filter(|(_, a)| a.outstanding.as_ref().is_some_and(|o| !o.forced.is_empty()))
+            .map(|(id, _)| *id)
+            .collect();
+        for agent in waiting {
+            self.close_if_stale(agent);
+        }
+    }
+
     /// Whether forced samples wait for an agent's answer (then answers wake the sampler).
     pub fn forcing(&self) -> bool {
         self.agents

@@ -916,6 +916,27 @@ fn a_forced_sample_by_request_waits_for_the_answer() {
 }
 
 #[test]
+fn a_forced_sample_whose_agent_left_the_script_is_recorded_without_a_stack() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.set_now(MS / 2);
+    h.start(1, a, 100_000, 100);
+    let waiter = h.force(&[1]);
+    h.core.poll_forced();
+    assert!(!released(&waiter), "the agent may still answer");
+    h.agents[a].0.leave();
+    h.core.poll_forced();
+    assert!(
+        released(&waiter),
+        "closed at once, not at the next timed tick"
+    );
+    let t = h.stop(1);
+    assert_eq!(t.samples.len(), 1);
+    assert_eq!(t.samples[0].stack_id, None);
+}
+
+#[test]
 fn a_session_started_paused_samples_only_once_resumed() {
     let mut h = Harness::new();
     let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));

@@ -38,6 +38,10 @@ fn build_elsewhere(stopped: Stopped, done: Option<TraceCallback>, builder: &Send
     }
 }
 
+/// How often the sampler looks whether a request forced samples wait on can still be
+/// answered.
+const FORCED_POLL: Duration = Duration::from_millis(1);
+
 /// Base intervals below this wake the sampler thread as soon as an agent answers.
 const WAKE_ON_ANSWERS_BELOW: Nanos = 10_000_000;
 
@@ -104,10 +108,14 @@ fn run_loop(
         }
         let now = clock.now();
         let next = core.next_wake();
-        // With nothing due, wake only for messages.
-        let timeout = next.map_or(Duration::from_secs(3600), |at| {
+        // With nothing due, wake only for messages; while forced samples wait for an
+        // answer, every millisecond to see whether it can still come.
+        let mut timeout = next.map_or(Duration::from_secs(3600), |at| {
             Duration::from_nanos(at.saturating_sub(now))
         });
+        if core.forcing() {
+            timeout = timeout.min(FORCED_POLL);
+        }
         select! {
             recv(control) -> msg => {
                 while let Ok(answer) = answers.try_recv() {
@@ -138,6 +146,7 @@ fn run_loop(
                 while let Ok(answer) = answers.try_recv() {
                     core.on_answer(answer);
                 }
+                core.poll_forced();
                 core.on_wake(clock.now());
             },
         }

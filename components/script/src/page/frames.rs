@@ -69,15 +69,7 @@ impl Page {
             let docs = self.host.docs.borrow();
             let index = docs.len() - 1;
             let d = &docs[index];
-            (
-                init_json(
-                    &doc,
-                    d,
-                    index,
-                    self.host.hidden.load(std::sync::atomic::Ordering::Acquire),
-                ),
-                d.origin.clone(),
-            )
+            (self.host.init_json(&doc, d, index), d.origin.clone())
         };
         let child = match self.js.new_window(PRELUDE, &init, origin) {
             Ok(w) => w,

@@ -61,7 +61,13 @@ pub(super) struct PageHost {
     /// (`host.webdriverReply`).
     pub(super) webdriver: RefCell<HashMap<u32, jsprof_webdriver::Responder>>,
     pub(super) webdriver_next: Cell<u32>,
+    /// This page among every page the process has run (WebDriver's element references
+    /// carry it, so that one from a page navigated away from is known to be stale).
+    pub(super) generation: u64,
 }
+
+/// How many pages the process has started.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The sessions of a loop's `Profiler`s, by window.
 pub(super) type Sessions = Arc<Mutex<Vec<(usize, std::sync::Weak<Session>)>>>;
@@ -111,6 +117,7 @@ impl PageHost {
             hidden: Arc::new(hidden.into()),
             webdriver: RefCell::default(),
             webdriver_next: Cell::new(1),
+            generation: GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         })
     }
 
@@ -183,6 +190,20 @@ impl PageHost {
         for w in workers {
             w.terminate();
         }
+    }
+
+    /// The prelude's `init` for window `window`: its document's URL, tree and what the
+    /// window needs to know.
+    pub(super) fn init_json(&self, doc: &document::Document, d: &Doc, window: usize) -> String {
+        serde_json::json!({
+            "url": d.url.as_str(),
+            "nodes": doc.nodes,
+            "crossOriginIsolated": d.cross_origin_isolated,
+            "windowIndex": window,
+            "hidden": self.hidden.load(std::sync::atomic::Ordering::Acquire),
+            "page": self.generation,
+        })
+        .to_string()
     }
 
     /// Window `window`'s document (borrowed: `performance.now()` reads it on every call).

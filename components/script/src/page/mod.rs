@@ -220,18 +220,6 @@ impl Doc {
     }
 }
 
-/// The prelude's `init`: the document's URL, its tree and what the window needs to know.
-fn init_json(doc: &document::Document, d: &Doc, window: usize, hidden: bool) -> String {
-    serde_json::json!({
-        "url": d.url.as_str(),
-        "nodes": doc.nodes,
-        "crossOriginIsolated": d.cross_origin_isolated,
-        "windowIndex": window,
-        "hidden": hidden,
-    })
-    .to_string()
-}
-
 /// A script fetched on a helper thread.
 struct Fetched {
     index: usize,
@@ -400,12 +388,7 @@ impl Page {
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
         let mut js = Js::new(host.clone());
         let _ = host.interrupter.set(js.interrupter());
-        let init = init_json(
-            &doc,
-            &top_doc,
-            0,
-            host.hidden.load(std::sync::atomic::Ordering::Acquire),
-        );
+        let init = host.init_json(&doc, &top_doc, 0);
         let window = js
             .new_window(PRELUDE, &init, top_doc.origin.clone())
             .map_err(PageError::Engine)?;

@@ -40,6 +40,9 @@ struct BrowserShared {
     shutdown: AtomicBool,
     /// Whether the window is minimised: its documents are hidden, the next page's too.
     hidden: AtomicBool,
+    /// A session ended (Reset): the running page is being stopped, and `about:blank` comes
+    /// next, answering this.
+    reset: Mutex<Option<Responder>>,
 }
 
 /// How other threads reach the running page.
@@ -72,6 +75,7 @@ impl jsprof_webdriver::Browser for Browser {
                 self.set_hidden(hidden);
                 return respond(Ok(Value::Null));
             }
+            Command::Reset => return self.reset(respond),
             _ => {}
         }
         let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
@@ -105,6 +109,20 @@ impl Browser {
     /// profilers too, and [`run_browser`] returns.
     pub fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::Release);
+        self.halt_page();
+    }
+
+    /// The session ended: like a closed window, the running page stops at once, its script
+    /// too (a page whose script never returns must not hold the next session up), and the
+    /// browser opens `about:blank`, visible; `respond` is answered once it has loaded.
+    fn reset(&self, respond: Responder) {
+        self.shared.hidden.store(false, Ordering::Release);
+        *self.shared.reset.lock().unwrap_or_else(|e| e.into_inner()) = Some(respond);
+        self.halt_page();
+    }
+
+    /// Stops the running page, if any: its script is terminated and its loop ends.
+    fn halt_page(&self) {
         if let Some(link) = self
             .shared
             .page
@@ -238,6 +256,25 @@ pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) 
             report.internal_error = Some(e);
             break;
         }
+        // A session ended while the page ran: it was stopped, and a blank page follows.
+        let reset = browser
+            .shared
+            .reset
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let end = match (reset, end) {
+            (Some(respond), superseded) => {
+                if let Some((_, respond)) = superseded {
+                    respond(Err(Error::new(
+                        ErrorKind::UnknownError,
+                        "the session ended",
+                    )));
+                }
+                Some((Navigation::To("about:blank".into()), respond))
+            }
+            (None, end) => end,
+        };
         next = match end {
             Some((navigation, respond)) => match history.target(&navigation) {
                 Ok(Some(url)) => (url, Some(respond)),
@@ -319,6 +356,17 @@ fn run_driven_page(
             hidden: page.host.hidden.clone(),
             current,
         });
+        // A session that ended while this page was being loaded stops it at once.
+        if browser
+            .shared
+            .reset
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+        {
+            page.halt.store(true, Ordering::Release);
+            page.js.interrupter().request_interrupt_callback();
+        }
         // Commands that came between two pages are this page's.
         for (command, respond) in browser
             .shared

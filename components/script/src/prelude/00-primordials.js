@@ -32,7 +32,6 @@
   const FunctionCtor = Function;
   const ArrayIsArray = Array.isArray;
   const ObjectKeys = Object.keys;
-  const MathRandom = Math.random;
   const NumberIsFinite = Number.isFinite;
   const PromisePrototypeThen = uncurry(Promise.prototype.then);
   const PromiseResolve = (v) => new OriginalPromise((resolve) => resolve(v));

@@ -207,7 +207,99 @@
     if (VOID_ELEMENTS.has(e.localName)) return out;
     return out + serializeChildren(e) + `</${e.localName}>`;
   }
-  const ELEMENTS = { script: HTMLScriptElement, iframe: HTMLIFrameElement, meta: HTMLMetaElement };
+  // Links, images and form controls, with the IDL attributes pages and WebDriver clients
+  // read (https://html.spec.whatwg.org/#the-a-element, #the-img-element, #forms): content
+  // attributes reflected, URLs resolved, and a control's value its own once set.
+  const absoluteURL = (el, name) => { const s = el.getAttribute(name); if (s === null) return ""; try { return new URL(s, document.baseURI).href; } catch { return s; } };
+  function reflect(cls, names) {
+    for (const [prop, attr = prop.toLowerCase()] of names) {
+      ObjectDefineProperty(cls.prototype, prop, { __proto__: null, configurable: true, enumerable: true,
+        get() { return this.getAttribute(attr) ?? ""; }, set(v) { this.setAttribute(attr, v); } });
+    }
+  }
+  function reflectBoolean(cls, names) {
+    for (const [prop, attr = prop.toLowerCase()] of names) {
+      ObjectDefineProperty(cls.prototype, prop, { __proto__: null, configurable: true, enumerable: true,
+        get() { return this.hasAttribute(attr); }, set(v) { if (v) this.setAttribute(attr, ""); else this.removeAttribute(attr); } });
+    }
+  }
+  const formOf = (el) => { for (let p = el._parent; p instanceof Element; p = p._parent) if (p instanceof HTMLFormElement) return p; return null; };
+  const dirtyValue = new WeakMap();
+  class HTMLAnchorElement extends HTMLElement {
+    get href() { return absoluteURL(this, "href"); }
+    set href(v) { this.setAttribute("href", v); }
+    get text() { return this.textContent; }
+  }
+  reflect(HTMLAnchorElement, [["target"], ["rel"], ["download"]]);
+  tag(HTMLAnchorElement, "HTMLAnchorElement");
+  class HTMLImageElement extends HTMLElement {
+    get src() { return absoluteURL(this, "src"); }
+    set src(v) { this.setAttribute("src", v); }
+  }
+  reflect(HTMLImageElement, [["alt"]]);
+  tag(HTMLImageElement, "HTMLImageElement");
+  class HTMLFormElement extends HTMLElement {
+    get elements() { return this.querySelectorAll("input, button, select, textarea"); }
+    get length() { return this.elements.length; }
+    get action() { return this.hasAttribute("action") ? absoluteURL(this, "action") : document.URL; }
+    get method() { return (this.getAttribute("method") || "get").toLowerCase() === "post" ? "post" : "get"; }
+  }
+  reflect(HTMLFormElement, [["name"], ["target"]]);
+  tag(HTMLFormElement, "HTMLFormElement");
+  class HTMLInputElement extends HTMLElement {
+    get type() { const t = (this.getAttribute("type") || "").toLowerCase(); return t || "text"; }
+    set type(v) { this.setAttribute("type", v); }
+    get value() { return WeakMapHas(dirtyValue, this) ? WeakMapGet(dirtyValue, this) : (this.getAttribute("value") ?? (this.type === "checkbox" || this.type === "radio" ? "on" : "")); }
+    set value(v) { WeakMapSet(dirtyValue, this, StringCtor(v)); }
+    get defaultValue() { return this.getAttribute("value") ?? ""; }
+    get form() { return formOf(this); }
+  }
+  reflect(HTMLInputElement, [["name"], ["placeholder"]]);
+  reflectBoolean(HTMLInputElement, [["checked"], ["disabled"], ["readOnly"], ["required"]]);
+  tag(HTMLInputElement, "HTMLInputElement");
+  class HTMLButtonElement extends HTMLElement {
+    get type() { const t = (this.getAttribute("type") || "").toLowerCase(); return t === "reset" || t === "button" ? t : "submit"; }
+    get value() { return this.getAttribute("value") ?? ""; }
+    set value(v) { this.setAttribute("value", v); }
+    get form() { return formOf(this); }
+  }
+  reflect(HTMLButtonElement, [["name"]]);
+  reflectBoolean(HTMLButtonElement, [["disabled"]]);
+  tag(HTMLButtonElement, "HTMLButtonElement");
+  class HTMLTextAreaElement extends HTMLElement {
+    get value() { return WeakMapHas(dirtyValue, this) ? WeakMapGet(dirtyValue, this) : this.textContent; }
+    set value(v) { WeakMapSet(dirtyValue, this, StringCtor(v)); }
+    get defaultValue() { return this.textContent; }
+    get type() { return "textarea"; }
+    get form() { return formOf(this); }
+  }
+  reflect(HTMLTextAreaElement, [["name"], ["placeholder"]]);
+  reflectBoolean(HTMLTextAreaElement, [["disabled"], ["readOnly"], ["required"]]);
+  tag(HTMLTextAreaElement, "HTMLTextAreaElement");
+  class HTMLOptionElement extends HTMLElement {
+    get value() { return this.getAttribute("value") ?? this.text; }
+    set value(v) { this.setAttribute("value", v); }
+    get text() { return this.textContent.replace(/\s+/g, " ").trim(); }
+    get selected() { return this.hasAttribute("selected"); }
+    set selected(v) { if (v) this.setAttribute("selected", ""); else this.removeAttribute("selected"); }
+  }
+  reflectBoolean(HTMLOptionElement, [["disabled"]]);
+  tag(HTMLOptionElement, "HTMLOptionElement");
+  class HTMLSelectElement extends HTMLElement {
+    get options() { return this.getElementsByTagName("option"); }
+    get selectedIndex() { const o = this.options; const i = o.findIndex((x) => x.selected); return i >= 0 ? i : (o.length && !this.multiple ? 0 : -1); }
+    get value() { const i = this.selectedIndex; return i >= 0 ? this.options[i].value : ""; }
+    get type() { return this.multiple ? "select-multiple" : "select-one"; }
+    get form() { return formOf(this); }
+  }
+  reflect(HTMLSelectElement, [["name"]]);
+  reflectBoolean(HTMLSelectElement, [["disabled"], ["multiple"], ["required"]]);
+  tag(HTMLSelectElement, "HTMLSelectElement");
+  const ELEMENTS = {
+    script: HTMLScriptElement, iframe: HTMLIFrameElement, meta: HTMLMetaElement, a: HTMLAnchorElement,
+    img: HTMLImageElement, form: HTMLFormElement, input: HTMLInputElement, button: HTMLButtonElement,
+    textarea: HTMLTextAreaElement, option: HTMLOptionElement, select: HTMLSelectElement,
+  };
 
   // Selectors: compound selectors (type, #id, .class, [attr], [attr=value], *), the
   // descendant and child combinators, and selector lists.

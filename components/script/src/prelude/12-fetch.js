@@ -129,7 +129,9 @@
     crossOriginIsolated: !!init.crossOriginIsolated,
     navigator: Object.freeze({ userAgent: "jsprof (SpiderMonkey)", language: "en-US", languages: ["en-US"], hardwareConcurrency: 1 }),
     EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, MouseEvent, DOMException, Window,
-    Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, HTMLMetaElement, Text, Document, Location,
+    Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, HTMLMetaElement, HTMLAnchorElement,
+    HTMLImageElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLTextAreaElement, HTMLOptionElement,
+    HTMLSelectElement, Text, Document, Location,
     URL, URLSearchParams, Performance, Headers, Response, fetch, XMLHttpRequest,
     MessageEvent, MessageChannel, MessagePort, Blob, postMessage,
     structuredClone(value, options = {}) { return structuredCloneWithTransfer(value, (options && options.transfer) || []); },
@@ -149,7 +151,9 @@
   if (init.worker) {
     // A worker's global: no document, no window; postMessage and close go to the engine.
     for (const name of ["window", "document", "frames", "opener", "Window", "Node", "Element", "HTMLElement",
-      "HTMLScriptElement", "HTMLIFrameElement", "HTMLMetaElement", "Text", "Document"]) delete api[name];
+      "HTMLScriptElement", "HTMLIFrameElement", "HTMLMetaElement", "HTMLAnchorElement", "HTMLImageElement",
+      "HTMLFormElement", "HTMLInputElement", "HTMLButtonElement", "HTMLTextAreaElement", "HTMLOptionElement",
+      "HTMLSelectElement", "Text", "Document"]) delete api[name];
     api.postMessage = function postMessage(message, transfer = []) {
       if (!Array.isArray(transfer) && transfer && typeof transfer === "object") transfer = transfer.transfer ?? [];
       host.workerPost(-1, serialize(message, transfer));

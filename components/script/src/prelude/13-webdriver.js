@@ -11,16 +11,17 @@
     constructor(code, message) { this.code = code; this.message = message; }
   }
   // The known elements (https://w3c.github.io/webdriver/#dfn-get-or-create-a-web-element-reference):
-  // ids are unique to this realm (a reference from another page or frame is "no such
-  // element"), and an element keeps its id.
-  const realmTag = `${init.windowIndex}-${(MathRandom() * 2 ** 52).toString(36)}`;
+  // an id is `PAGE.WINDOW.N`, unique in the process; an element keeps its id. A reference
+  // from a page the browsing context navigated away from is stale, one from another
+  // window of this page "no such element".
+  const realmTag = `${init.page}.${init.windowIndex}`;
   const knownElements = new Map();
   const elementIds = new WeakMap();
   let nextElementId = 0;
   function elementReference(el) {
     let id = WeakMapGet(elementIds, el);
     if (id === undefined) {
-      id = `${realmTag}-${++nextElementId}`;
+      id = `${realmTag}.${++nextElementId}`;
       WeakMapSet(elementIds, el, id);
       MapSet(knownElements, id, el);
     }
@@ -28,8 +29,13 @@
   }
   // https://w3c.github.io/webdriver/#dfn-get-a-known-element
   function knownElement(id) {
-    const el = MapGet(knownElements, StringCtor(id));
-    if (el === undefined) throw new WebDriverError("no such element", `no element with reference ${id} in this browsing context`);
+    id = StringCtor(id);
+    const el = MapGet(knownElements, id);
+    if (el === undefined) {
+      const page = /^(\d+)\.\d+\.\d+$/.exec(id);
+      if (page && NumberCtor(page[1]) < init.page) throw new WebDriverError("stale element reference", `element ${id} belongs to a document navigated away from`);
+      throw new WebDriverError("no such element", `no element with reference ${id} in this browsing context`);
+    }
     if (!document.contains(el)) throw new WebDriverError("stale element reference", `element ${id} is no longer attached to the document`);
     return el;
   }

@@ -64,11 +64,12 @@ impl WebDriverHandler<Route> for Handler {
         }
     }
 
-    /// Resets the browser unless Delete Session did. Errors are logged: there is no one to
-    /// tell.
+    /// Resets the browser unless Delete Session did.
     fn teardown_session(&mut self, kind: SessionTeardownKind) {
         if kind == SessionTeardownKind::NotDeleted {
-            self.reset();
+            // The server is ending (a signal): the browser is told to reset, without
+            // waiting, so that a page whose script is running does not hold the exit up.
+            self.browser.send(Command::Reset, Box::new(|_| {}));
         }
         self.timeouts = Timeouts::default();
     }
