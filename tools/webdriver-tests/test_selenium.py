@@ -344,6 +344,16 @@ def test_find_by_tag_name_ignores_case(driver):
     assert len(driver.find_elements(By.CSS_SELECTOR, "UL > LI")) == 3
 
 
+def test_find_by_link_text(driver):
+    driver.get(page("index.html"))
+    links = driver.find_elements(By.TAG_NAME, "a")
+    assert links, "index.html has a link"
+    text = links[0].text
+    assert driver.find_element(By.LINK_TEXT, text) == links[0]
+    assert driver.find_element(By.PARTIAL_LINK_TEXT, text[1:-1]) == links[0]
+    assert driver.find_elements(By.LINK_TEXT, text + " and more") == []
+
+
 def test_invalid_and_unsupported_selectors(driver):
     driver.get(page("index.html"))
     with pytest.raises(InvalidSelectorException):

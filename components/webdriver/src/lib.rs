@@ -86,6 +86,10 @@ pub enum Navigation {
 pub enum Locator {
     Css,
     TagName,
+    /// `a` elements whose rendered text is the value.
+    LinkText,
+    /// `a` elements whose rendered text contains the value.
+    PartialLinkText,
 }
 
 /// What Switch To Frame switches to.

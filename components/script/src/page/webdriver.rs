@@ -466,6 +466,8 @@ impl Page {
                 let using = match using {
                     jsprof_webdriver::Locator::Css => "css selector",
                     jsprof_webdriver::Locator::TagName => "tag name",
+                    jsprof_webdriver::Locator::LinkText => "link text",
+                    jsprof_webdriver::Locator::PartialLinkText => "partial link text",
                 };
                 self.in_window(current, "find", json!([root, using, value]), respond)
             }

@@ -130,6 +130,10 @@
       const from = root === null ? document : knownElement(root);
       let found;
       if (using === "tag name") found = from.getElementsByTagName(value);
+      // https://w3c.github.io/webdriver/#link-text and #partial-link-text: `a` elements by
+      // their rendered text, trimmed.
+      else if (using === "link text") found = from.getElementsByTagName("a").filter((a) => elementText(a).trim() === value);
+      else if (using === "partial link text") found = from.getElementsByTagName("a").filter((a) => elementText(a).includes(value));
       else {
         try { found = from.querySelectorAll(value); } catch (e) { throw new WebDriverError("invalid selector", errorText(e)); }
       }

@@ -395,11 +395,13 @@ fn locator(strategy: LocatorStrategy) -> WebDriverResult<Locator> {
     match strategy {
         LocatorStrategy::CSSSelector => Ok(Locator::Css),
         LocatorStrategy::TagName => Ok(Locator::TagName),
-        LocatorStrategy::LinkText | LocatorStrategy::PartialLinkText | LocatorStrategy::XPath => {
+        LocatorStrategy::LinkText => Ok(Locator::LinkText),
+        LocatorStrategy::PartialLinkText => Ok(Locator::PartialLinkText),
+        LocatorStrategy::XPath => {
             Err(WebDriverError::new(
                 ErrorStatus::UnsupportedOperation,
                 format!(
-                    "jsprof does not support the {} location strategy: use css selector or tag name",
+                    "jsprof does not support the {} location strategy: use css selector, tag name or link text",
                     strategy_name(strategy)
                 ),
             ))
