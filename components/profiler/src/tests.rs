@@ -55,6 +55,18 @@ impl Harness {
         self.agent_with(None)
     }
 
+    /// A fake agent sampled synchronously, always with the stack of `lines`; the counter
+    /// says how many stacks were taken.
+    fn counted_agent(&mut self, lines: &'static [u32]) -> (usize, Arc<AtomicUsize>) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = calls.clone();
+        let a = self.agent_with(Some(Box::new(move || {
+            c.fetch_add(1, Ordering::SeqCst);
+            Sampled::Stack(stack(lines))
+        })));
+        (a, calls)
+    }
+
     /// A fake agent sampled synchronously by `sampler`.
     fn agent_with(&mut self, sampler: Option<crate::StackSampler>) -> usize {
         let count = Arc::new(AtomicUsize::new(0));
@@ -276,12 +288,7 @@ fn one_capture_serves_every_due_session_of_the_agent() {
 #[test]
 fn a_synchronous_sampler_takes_the_stack_at_the_tick() {
     let mut h = Harness::new();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let c = calls.clone();
-    let a = h.agent_with(Some(Box::new(move || {
-        c.fetch_add(1, Ordering::SeqCst);
-        Sampled::Stack(stack(&[3, 4]))
-    })));
+    let (a, calls) = h.counted_agent(&[3, 4]);
     h.start(1, a, 1, 100);
     h.agents[a].0.enter();
     h.run_to(5 * MS, |_| {});
@@ -871,12 +878,7 @@ fn forced_samples_are_taken_at_once_with_the_running_stack_and_nothing_else() {
 #[test]
 fn a_forced_sample_skips_paused_sessions_and_obeys_the_buffer_rule() {
     let mut h = Harness::new();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let c = calls.clone();
-    let a = h.agent_with(Some(Box::new(move || {
-        c.fetch_add(1, Ordering::SeqCst);
-        Sampled::Stack(stack(&[1]))
-    })));
+    let (a, calls) = h.counted_agent(&[1]);
     h.agents[a].0.enter();
     h.set_now(MS / 2);
     h.start(1, a, 100_000, 2);
