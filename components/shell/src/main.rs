@@ -242,6 +242,9 @@ fn webdriver(
         stopper.shutdown();
     });
     let report = jsprof_script::run_browser(first, options, &browser);
+    if let Some(error) = report.load_error {
+        return Err(error);
+    }
     if let Some((path, kind)) = trace_out {
         write_traces(path, kind, &report.traces)?;
     }

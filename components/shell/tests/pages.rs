@@ -957,3 +957,21 @@ fn a_page_started_hidden_is_hidden_and_its_profilers_paused() {
         );
     }
 }
+
+#[test]
+fn webdriver_with_a_page_that_cannot_load_exits_2_saying_why() {
+    let out = Command::new(env!("CARGO_BIN_EXE_jsprof"))
+        .args(["--webdriver", "0", "no-such-page.html"])
+        .current_dir(pages())
+        .output()
+        .expect("jsprof runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines[0].starts_with("jsprof: WebDriver listening on http://127.0.0.1:"));
+    assert!(
+        lines[1].ends_with("no-such-page.html: no such file"),
+        "{stderr}"
+    );
+    assert_eq!(lines.len(), 2, "{stderr}");
+}

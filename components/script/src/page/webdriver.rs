@@ -185,6 +185,8 @@ pub struct BrowserReport {
     pub traces: Vec<ProfilerTrace>,
     /// A panic caught in the engine (a bug): the browser stopped there.
     pub internal_error: Option<String>,
+    /// The page given to start with could not be loaded: the browser did not start.
+    pub load_error: Option<String>,
 }
 
 /// The session history of the one top-level browsing context (no `bfcache`: going back
@@ -240,9 +242,16 @@ pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) 
     options.profile_interval = None;
     let hidden = &browser.shared.hidden;
     hidden.store(options.prefs.bool("dom.document.hidden"), Ordering::Release);
+    let mut first_page = true;
     while !browser.shared.shutdown.load(Ordering::Acquire) {
         let (url, respond) = next;
-        let Some((end, traces)) = run_driven_page(&url, &options, browser, respond) else {
+        let first = first_page.then_some(&mut report.load_error);
+        first_page = false;
+        let driven = run_driven_page(&url, &options, browser, respond, first);
+        if report.load_error.is_some() {
+            return report;
+        }
+        let Some((end, traces)) = driven else {
             // A document that could not be loaded (the navigation was answered with the
             // error): the browsing context shows an empty document.
             match blank() {
@@ -309,6 +318,7 @@ fn run_driven_page(
     options: &RunOptions,
     browser: &Browser,
     respond: Option<Responder>,
+    first_error: Option<&mut Option<String>>,
 ) -> Option<DrivenPage> {
     let started = navigation_start();
     let page = options
@@ -328,8 +338,15 @@ fn run_driven_page(
     let mut page = match page {
         Ok((page, _)) => page,
         Err(error) => {
-            if let Some(respond) = respond {
-                respond(Err(Error::new(ErrorKind::UnknownError, error.to_string())));
+            match respond {
+                Some(respond) => {
+                    respond(Err(Error::new(ErrorKind::UnknownError, error.to_string())))
+                }
+                None => match first_error {
+                    // The page named on the command line: the browser does not start.
+                    Some(first_error) => *first_error = Some(error.to_string()),
+                    None => eprintln!("jsprof: {error}"),
+                },
             }
             return None;
         }
