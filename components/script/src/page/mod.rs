@@ -34,6 +34,7 @@ use crate::prefs::Prefs;
 use crate::symbols::ScriptRegistry;
 use crate::watchdog::{Stop, Watchdog};
 
+mod browser;
 mod event_loop;
 mod frames;
 mod host;
@@ -41,7 +42,7 @@ mod host_calls;
 mod scripts;
 mod webdriver;
 
-pub use self::webdriver::{run_browser, Browser, BrowserReport};
+pub use self::browser::{run_browser, Browser, BrowserReport};
 mod workers;
 
 use self::host::*;
@@ -296,7 +297,7 @@ struct Page {
     /// A worker's loop waits for messages even with nothing else to do, until closed.
     keep_alive: bool,
     /// A page the WebDriver server drives: it turns until the next navigation.
-    browser: Option<webdriver::BrowserPage>,
+    browser: Option<browser::BrowserPage>,
 }
 
 /// Loads the page at `url` and runs it to completion.

@@ -1,0 +1,421 @@
+//! The browser the WebDriver server drives (`jsprof --webdriver PORT`): one top-level
+//! browsing context whose pages run one after the other on the main thread, each with the
+//! event loop of [`run_page`], kept turning until the next navigation.
+//!
+//! The server's thread reaches the page through [`Browser`] (the `jsprof_webdriver::Browser`
+//! the server calls): commands become [`Message::WebDriver`]s of the running page's loop
+//! (served by `webdriver.rs`). What must not wait for the page's script is done here, on the
+//! server's thread: Force Sample (straight to the profiler group, so that it samples a page
+//! whose script is running), the window's visibility, and ending a session.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use jsprof_webdriver::{Command, Error, ErrorKind, Navigation, Reply, Responder};
+use serde_json::Value;
+
+use super::*;
+
+/// How long Force Sample waits for its samples to be recorded.
+const FORCE_SAMPLE_WAIT: Duration = Duration::from_secs(30);
+
+/// The browser, as the WebDriver server holds it: cheap to clone, usable from any thread.
+#[derive(Clone, Default)]
+pub struct Browser {
+    pub(super) shared: Arc<BrowserShared>,
+}
+
+impl std::fmt::Debug for Browser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Browser").finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+pub(super) struct BrowserShared {
+    /// The page being run, while one is.
+    page: Mutex<Option<PageLink>>,
+    /// Commands that came while no page ran (between two pages): the next page takes them.
+    waiting: Mutex<Vec<(Command, Responder)>>,
+    /// Set by [`Browser::shutdown`]: the browser ends after the running page.
+    shutdown: AtomicBool,
+    /// Whether the window is minimised: its documents are hidden, the next page's too.
+    pub(super) hidden: AtomicBool,
+    /// A session ended (Reset): the running page is being stopped, and `about:blank` comes
+    /// next, answering this.
+    reset: Mutex<Option<Responder>>,
+}
+
+/// How other threads reach the running page.
+struct PageLink {
+    tx: mpsc::Sender<Message>,
+    /// Stops the page's script and loop (shutdown).
+    halt: Arc<AtomicBool>,
+    interrupt: mozjs::rust::ThreadSafeJSContext,
+    sessions: Sessions,
+    hidden: Arc<AtomicBool>,
+    /// The current browsing context: a window index of the page.
+    current: Arc<AtomicUsize>,
+}
+
+/// What a page WebDriver drives holds besides its loop.
+pub(super) struct BrowserPage {
+    pub(super) shared: Arc<BrowserShared>,
+    pub(super) current: Arc<AtomicUsize>,
+    /// The navigation that made this page, answered once its `load` event has fired.
+    pub(super) loaded: Option<Responder>,
+    /// The navigation that ends this page.
+    pub(super) end: Option<(Navigation, Responder)>,
+}
+
+impl jsprof_webdriver::Browser for Browser {
+    fn send(&self, command: Command, respond: Responder) {
+        match command {
+            Command::ForceSample => return respond(self.force_sample()),
+            Command::SetHidden(hidden) => {
+                self.set_hidden(hidden);
+                return respond(Ok(Value::Null));
+            }
+            Command::Reset => return self.reset(respond),
+            _ => {}
+        }
+        let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
+        match page.as_ref() {
+            Some(link) => {
+                if let Err(mpsc::SendError(Message::WebDriver(command, respond))) =
+                    link.tx.send(Message::WebDriver(command, respond))
+                {
+                    self.wait(command, respond);
+                }
+            }
+            None => self.wait(command, respond),
+        }
+    }
+}
+
+impl Browser {
+    pub fn new() -> Browser {
+        Browser::default()
+    }
+
+    fn wait(&self, command: Command, respond: Responder) {
+        self.shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((command, respond));
+    }
+
+    /// Ends the browser (SIGINT, SIGTERM): the running page's script is stopped, its
+    /// profilers too, and [`run_browser`] returns.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.halt_page();
+    }
+
+    /// The session ended: like a closed window, the running page stops at once, its script
+    /// too (a page whose script never returns must not hold the next session up), and the
+    /// browser opens `about:blank`, visible; `respond` is answered once it has loaded.
+    fn reset(&self, respond: Responder) {
+        self.shared.hidden.store(false, Ordering::Release);
+        *self.shared.reset.lock().unwrap_or_else(|e| e.into_inner()) = Some(respond);
+        self.halt_page();
+    }
+
+    /// Stops the running page, if any: its script is terminated and its loop ends.
+    fn halt_page(&self) {
+        if let Some(link) = self
+            .shared
+            .page
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            link.halt.store(true, Ordering::Release);
+            link.interrupt.request_interrupt_callback();
+            let _ = link.tx.send(Message::Task(Box::new(|_| {})));
+        }
+    }
+
+    /// Minimize Window and back, from the server's thread: the window's state and its
+    /// sessions change at once (the page's script may be running), and the documents
+    /// hear of it as a task of their loop (`visibilitychange`).
+    fn set_hidden(&self, hidden: bool) {
+        self.shared.hidden.store(hidden, Ordering::Release);
+        let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(link) = page.as_ref() {
+            link.hidden.store(hidden, Ordering::Release);
+            super::webdriver::pause_sessions(&link.sessions, hidden);
+            let update = Message::WebDriver(Command::SetHidden(hidden), Box::new(|_| {}));
+            let _ = link.tx.send(update);
+        }
+    }
+
+    /// Force Sample (<https://wicg.github.io/js-self-profiling/#automation>): step 1, the
+    /// sessions created in the current browsing context; steps 2–3 in
+    /// [`ProfilerGroup::force_sample`].
+    pub(super) fn force_sample(&self) -> Reply {
+        let sessions: Vec<Arc<Session>> = {
+            let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(link) = page.as_ref() else {
+                return Ok(Value::Null);
+            };
+            let current = link.current.load(Ordering::Acquire);
+            let all = link.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            all.iter()
+                .filter(|(w, _)| *w == current)
+                .filter_map(|(_, s)| s.upgrade())
+                .collect()
+        };
+        let Some(group) = GROUP.get() else {
+            return Ok(Value::Null);
+        };
+        match group.force_sample(sessions.iter().map(|s| &**s), FORCE_SAMPLE_WAIT) {
+            (_, true) => Ok(Value::Null),
+            (_, false) => Err(Error::new(
+                ErrorKind::UnknownError,
+                "the forced samples were not recorded within 30 s",
+            )),
+        }
+    }
+}
+
+/// What [`run_browser`] leaves: the traces of every page's profilers, if collected.
+#[derive(Debug, Default)]
+pub struct BrowserReport {
+    pub traces: Vec<ProfilerTrace>,
+    /// A panic caught in the engine (a bug): the browser stopped there.
+    pub internal_error: Option<String>,
+    /// The page given to start with could not be loaded: the browser did not start.
+    pub load_error: Option<String>,
+}
+
+/// The session history of the one top-level browsing context (no `bfcache`: going back
+/// loads the entry again).
+#[derive(Debug, Default)]
+struct History {
+    entries: Vec<Url>,
+    index: usize,
+}
+
+impl History {
+    /// Where `navigation` leads, if anywhere (Back at the first entry stays).
+    fn target(&mut self, navigation: &Navigation) -> Result<Option<Url>, Error> {
+        Ok(match navigation {
+            Navigation::To(url) => {
+                let url = Url::parse(url).map_err(|e| {
+                    Error::new(ErrorKind::InvalidArgument, format!("{url}: not a URL: {e}"))
+                })?;
+                self.entries.truncate(self.index + 1);
+                self.entries.push(url.clone());
+                self.index = self.entries.len() - 1;
+                Some(url)
+            }
+            Navigation::Back if self.index > 0 => {
+                self.index -= 1;
+                Some(self.entries[self.index].clone())
+            }
+            Navigation::Forward if self.index + 1 < self.entries.len() => {
+                self.index += 1;
+                Some(self.entries[self.index].clone())
+            }
+            Navigation::Refresh => self.entries.get(self.index).cloned(),
+            Navigation::Back | Navigation::Forward => None,
+        })
+    }
+}
+
+/// Runs the browser until [`Browser::shutdown`]: `first` (or `about:blank`), then each page
+/// WebDriver navigates to.
+pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) -> BrowserReport {
+    let mut report = BrowserReport::default();
+    let mut history = History::default();
+    let first = first.as_ref().map_or("about:blank", Url::as_str);
+    let Ok(Some(url)) = history.target(&Navigation::To(first.to_owned())) else {
+        return report;
+    };
+    let blank = || {
+        let blank = Navigation::To("about:blank".into());
+        History::default().target(&blank).ok().flatten()
+    };
+    let mut next: (Url, Option<Responder>) = (url, None);
+    let mut options = options.clone();
+    options.profile_interval = None;
+    let hidden = &browser.shared.hidden;
+    hidden.store(options.prefs.bool("dom.document.hidden"), Ordering::Release);
+    let mut first_page = true;
+    while !browser.shared.shutdown.load(Ordering::Acquire) {
+        let (url, respond) = next;
+        let first = first_page.then_some(&mut report.load_error);
+        first_page = false;
+        let driven = run_driven_page(&url, &options, browser, respond, first);
+        if report.load_error.is_some() {
+            return report;
+        }
+        let Some((end, traces)) = driven else {
+            // A document that could not be loaded (the navigation was answered with the
+            // error): the browsing context shows an empty document.
+            match blank() {
+                Some(blank) if url.as_str() != "about:blank" => next = (blank, None),
+                _ => break,
+            }
+            continue;
+        };
+        report.traces.extend(traces);
+        if let Some(e) = crate::glue::internal_error() {
+            report.internal_error = Some(e);
+            break;
+        }
+        // A session ended while the page ran: it was stopped, and a blank page follows.
+        let reset = browser
+            .shared
+            .reset
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let end = match (reset, end) {
+            (Some(respond), superseded) => {
+                if let Some((_, respond)) = superseded {
+                    respond(Err(Error::new(
+                        ErrorKind::UnknownError,
+                        "the session ended",
+                    )));
+                }
+                Some((Navigation::To("about:blank".into()), respond))
+            }
+            (None, end) => end,
+        };
+        next = match end {
+            Some((navigation, respond)) => match history.target(&navigation) {
+                Ok(Some(url)) => (url, Some(respond)),
+                Ok(None) => {
+                    respond(Ok(Value::Null));
+                    (history.entries[history.index].clone(), None)
+                }
+                Err(e) => {
+                    respond(Err(e));
+                    (history.entries[history.index].clone(), None)
+                }
+            },
+            None => (url, None),
+        };
+        // Visibility is the window's: it outlives the page.
+        let hidden = hidden.load(Ordering::Acquire);
+        options
+            .prefs
+            .set_from_arg(&format!("dom.document.hidden={hidden}"))
+            .ok();
+    }
+    report
+}
+
+type DrivenPage = (Option<(Navigation, Responder)>, Vec<ProfilerTrace>);
+
+/// Loads `url` and runs its page until a navigation or shutdown ends it. A document that
+/// cannot be loaded answers the navigation with the error, and gives `None`. Unlike
+/// [`run_page`], an HTTP error status still shows its document, as browsers do.
+fn run_driven_page(
+    url: &Url,
+    options: &RunOptions,
+    browser: &Browser,
+    respond: Option<Responder>,
+    first_error: Option<&mut Option<String>>,
+) -> Option<DrivenPage> {
+    let started = navigation_start();
+    let page = options
+        .loader
+        .fetch(url)
+        .map_err(PageError::from)
+        .and_then(|response| {
+            let text = response.text();
+            match document::parse(&text, &options.prefs.document_limits(), None) {
+                Ok(doc) => Page::start(response, doc, started, options, None),
+                Err(error) => Err(PageError::Document {
+                    url: response.url,
+                    error,
+                }),
+            }
+        });
+    let mut page = match page {
+        Ok((page, _)) => page,
+        Err(error) => {
+            match respond {
+                Some(respond) => {
+                    respond(Err(Error::new(ErrorKind::UnknownError, error.to_string())))
+                }
+                None => match first_error {
+                    // The page named on the command line: the browser does not start.
+                    Some(first_error) => *first_error = Some(error.to_string()),
+                    None => eprintln!("jsprof: {error}"),
+                },
+            }
+            return None;
+        }
+    };
+    page.keep_alive = true;
+    let current = Arc::new(AtomicUsize::new(0));
+    page.browser = Some(BrowserPage {
+        shared: browser.shared.clone(),
+        current: current.clone(),
+        loaded: respond,
+        end: None,
+    });
+    {
+        let mut link = browser
+            .shared
+            .page
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *link = Some(PageLink {
+            tx: page.host.messages_tx.clone(),
+            halt: page.halt.clone(),
+            interrupt: page.js.interrupter(),
+            sessions: page.host.sessions.clone(),
+            hidden: page.host.hidden.clone(),
+            current,
+        });
+        // A session that ended while this page was being loaded stops it at once.
+        if browser
+            .shared
+            .reset
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+        {
+            page.halt.store(true, Ordering::Release);
+            page.js.interrupter().request_interrupt_callback();
+        }
+        // Commands that came between two pages are this page's.
+        for (command, respond) in browser
+            .shared
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            let _ = page
+                .host
+                .messages_tx
+                .send(Message::WebDriver(command, respond));
+        }
+    }
+    page.run_to_end(options);
+    // The page is gone: commands still queued for it go to the next one.
+    *browser
+        .shared
+        .page
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = None;
+    while let Ok(message) = page.messages.try_recv() {
+        if let Message::WebDriver(command, respond) = message {
+            browser.wait(command, respond);
+        }
+    }
+    let traces = page
+        .host
+        .traces
+        .as_ref()
+        .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
+        .unwrap_or_default();
+    let end = page.browser.take().and_then(|b| b.end);
+    Some((end, traces))
+}
