@@ -250,6 +250,22 @@ def test_execute_script_thrown_error(driver):
         driver.execute_script("this is not JavaScript")
 
 
+def test_a_page_that_replaces_builtins_does_not_break_the_commands(driver):
+    """The engine's side of Execute Script, element references and results uses the
+    built-ins captured before any page script ran, not the page's replacements."""
+    driver.get(page("index.html"))
+    driver.execute_script(
+        "window.Set = null; window.Map = null; window.Function = null; JSON.stringify = () => 'x';"
+        "JSON.parse = () => ({}); Promise.prototype.then = function () { throw new Error('then'); };"
+        "Object.keys = () => []; Array.isArray = () => false;"
+        "Object.defineProperty(Array.prototype, '0', {set() { throw new Error('setter'); }, configurable: true});")
+    assert driver.execute_script("return [1, {a: 'b'}, null]") == [1, {"a": "b"}, None]
+    assert driver.execute_async_script("arguments[0]([2, 3])") == [2, 3]
+    heading = driver.find_element(By.TAG_NAME, "h1")
+    assert driver.execute_script("return arguments[0]", heading) == heading
+    assert heading.text == "The index page"
+
+
 def test_execute_script_cyclic_result(driver):
     driver.get(page("index.html"))
     with pytest.raises(JavascriptException) as e:

@@ -26,6 +26,7 @@
   const MapSet = uncurry(Map.prototype.set);
   const MapHas = uncurry(Map.prototype.has);
   const MapDelete = uncurry(Map.prototype.delete);
+  const SetCtor = Set;
   const SetHas = uncurry(Set.prototype.has);
   const SetAdd = uncurry(Set.prototype.add);
   const SetDelete = uncurry(Set.prototype.delete);

@@ -39,13 +39,16 @@
     if (!document.contains(el)) throw new WebDriverError("stale element reference", `element ${id} is no longer attached to the document`);
     return el;
   }
+  const defineData = (o, k, value) => ObjectDefineProperty(o, k, dataDescriptor(value, true, true, true));
   // https://w3c.github.io/webdriver/#dfn-json-deserialize: element references become elements.
   function deserializeArg(v) {
     if (v === null || typeof v !== "object") return v;
-    if (ArrayIsArray(v)) { const out = []; for (let i = 0; i < v.length; i++) out[i] = deserializeArg(v[i]); return out; }
+    // Arrays are real arrays (the page's script gets them), filled by definition so that
+    // no setter the page planted on Array.prototype runs.
+    if (ArrayIsArray(v)) { const out = []; for (let i = 0; i < v.length; i++) defineData(out, i, deserializeArg(v[i])); return out; }
     if (typeof v[ELEMENT_KEY] === "string") return knownElement(v[ELEMENT_KEY]);
     const out = {};
-    for (const k of ObjectKeys(v)) ObjectDefineProperty(out, k, dataDescriptor(deserializeArg(v[k]), true, true, true));
+    for (const k of ObjectKeys(v)) defineData(out, k, deserializeArg(v[k]));
     return out;
   }
   // https://w3c.github.io/webdriver/#dfn-internal-json-clone: elements as references, cycles
@@ -80,7 +83,7 @@
   };
   function webdriverReply(id, result) {
     let json;
-    try { json = JSONStringify(jsonClone(result, new Set())); } catch (e) { webdriverFail(id, e); return; }
+    try { json = JSONStringify(jsonClone(result, new SetCtor())); } catch (e) { webdriverFail(id, e); return; }
     host.webdriverReply(id, "", json);
   }
   function webdriverFail(id, e) {
@@ -94,7 +97,7 @@
     let fn;
     try { fn = FunctionCtor(body); } catch (e) { webdriverFail(id, e); return; }
     const settled = new OriginalPromise((resolve) => {
-      if (isAsync) args[args.length] = resolve;
+      if (isAsync) defineData(args, args.length, resolve);
       const result = ReflectApply(fn, global, args);
       if (!isAsync) resolve(result);
     });
@@ -102,12 +105,13 @@
   }
   // https://w3c.github.io/webdriver/#get-element-text, without layout: the text of the
   // element's text nodes outside script, style and template, whitespace collapsed.
+  const NO_TEXT = new SetCtor(["script", "style", "template", "head", "title"]);
   function elementText(el) {
     let out = "";
     const walk = (node) => {
       for (const c of node._children) {
         if (c instanceof Text) out += c.data;
-        else if (!["script", "style", "template", "head", "title"].includes(c.localName)) {
+        else if (!SetHas(NO_TEXT, c.localName)) {
           if (c.localName === "br") out += "\n";
           walk(c);
         }
