@@ -105,6 +105,14 @@ impl Harness {
         );
     }
 
+    /// Session 1 of agent `a`, running script: a 100 s interval started inside the first
+    /// block, so no timed sample comes for over 100 s and every sample is a forced one.
+    fn forceable_session(&mut self, a: usize) {
+        self.agents[a].0.enter();
+        self.set_now(MS / 2);
+        self.start(1, a, 100_000, 100);
+    }
+
     /// Forces a sample in `ids` at the current time; true once every sample is recorded
     /// (the waiter's every clone dropped).
     fn force(&mut self, ids: &[u64]) -> Receiver<()> {
@@ -854,9 +862,7 @@ fn forced_samples_are_taken_at_once_with_the_running_stack_and_nothing_else() {
     let a = h.agent_with(Some(Box::new(move || {
         Sampled::Stack(stack(&[l.load(Ordering::SeqCst) as u32]))
     })));
-    h.agents[a].0.enter();
-    h.set_now(MS / 2);
-    h.start(1, a, 100_000, 100);
+    h.forceable_session(a);
     assert!(
         h.core.next_wake().unwrap() >= 100_000 * MS,
         "first pick after a whole block"
@@ -902,9 +908,7 @@ fn a_forced_sample_skips_paused_sessions_and_obeys_the_buffer_rule() {
 fn a_forced_sample_by_request_waits_for_the_answer() {
     let mut h = Harness::new();
     let a = h.agent();
-    h.agents[a].0.enter();
-    h.set_now(MS / 2);
-    h.start(1, a, 100_000, 100);
+    h.forceable_session(a);
     let waiter = h.force(&[1]);
     assert!(h.core.forcing());
     assert!(!released(&waiter), "the stack is not recorded yet");
@@ -921,9 +925,7 @@ fn a_forced_sample_by_request_waits_for_the_answer() {
 fn a_forced_sample_whose_agent_left_the_script_is_recorded_without_a_stack() {
     let mut h = Harness::new();
     let a = h.agent();
-    h.agents[a].0.enter();
-    h.set_now(MS / 2);
-    h.start(1, a, 100_000, 100);
+    h.forceable_session(a);
     let waiter = h.force(&[1]);
     h.core.poll_forced();
     assert!(!released(&waiter), "the agent may still answer");
