@@ -144,7 +144,7 @@ impl Browser {
         let page = self.shared.page.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(link) = page.as_ref() {
             link.hidden.store(hidden, Ordering::Release);
-            super::webdriver::pause_sessions(&link.sessions, hidden);
+            pause_sessions(&link.sessions, hidden);
             let update = Message::WebDriver(Command::SetHidden(hidden), Box::new(|_| {}));
             let _ = link.tx.send(update);
         }
@@ -228,14 +228,13 @@ impl History {
 /// WebDriver navigates to.
 pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) -> BrowserReport {
     let mut report = BrowserReport::default();
-    let mut history = History::default();
-    let first = first.as_ref().map_or("about:blank", Url::as_str);
-    let Ok(Some(url)) = history.target(&Navigation::To(first.to_owned())) else {
+    let Ok(blank) = Url::parse("about:blank") else {
         return report;
     };
-    let blank = || {
-        let blank = Navigation::To("about:blank".into());
-        History::default().target(&blank).ok().flatten()
+    let url = first.unwrap_or_else(|| blank.clone());
+    let mut history = History {
+        entries: vec![url.clone()],
+        index: 0,
     };
     let mut next: (Url, Option<Responder>) = (url, None);
     let mut options = options.clone();
@@ -254,10 +253,10 @@ pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) 
         let Some((end, traces)) = driven else {
             // A document that could not be loaded (the navigation was answered with the
             // error): the browsing context shows an empty document.
-            match blank() {
-                Some(blank) if url.as_str() != "about:blank" => next = (blank, None),
-                _ => break,
+            if url == blank {
+                break;
             }
+            next = (blank.clone(), None);
             continue;
         };
         report.traces.extend(traces);
@@ -418,4 +417,22 @@ fn run_driven_page(
         .unwrap_or_default();
     let end = page.browser.take().and_then(|b| b.end);
     Some((end, traces))
+}
+
+/// Pauses (`hidden`) or resumes every session of a page (decision 8); a session already in
+/// that state, or stopped, is left as it is.
+fn pause_sessions(sessions: &Sessions, hidden: bool) {
+    let sessions: Vec<Arc<Session>> = sessions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|(_, s)| s.upgrade())
+        .collect();
+    for session in sessions {
+        if hidden {
+            session.pause();
+        } else {
+            session.resume();
+        }
+    }
 }

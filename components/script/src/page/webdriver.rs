@@ -57,10 +57,6 @@ impl Page {
                 }
                 self.navigate(navigation, respond);
             }
-            Command::Reset => {
-                self.set_hidden(false);
-                self.navigate(Navigation::To("about:blank".into()), respond);
-            }
             Command::CurrentUrl => respond(Ok(json!(self.host.doc(0).url.as_str()))),
             Command::Title => self.in_window(0, "title", json!([]), respond),
             Command::PageSource => self.in_window(current, "source", json!([]), respond),
@@ -99,7 +95,10 @@ impl Page {
                 self.update_visibility(hidden);
                 respond(Ok(Value::Null));
             }
-            Command::ForceSample => respond(browser.force_sample()),
+            // Served by the browser on the server's thread; here only if one was queued.
+            command @ (Command::Reset | Command::ForceSample) => {
+                jsprof_webdriver::Browser::send(&browser, command, respond)
+            }
         }
     }
 
@@ -197,21 +196,9 @@ impl Page {
         reply.unwrap_or_else(|| Err(Error::new(ErrorKind::UnknownError, "no answer")))
     }
 
-    /// Makes the page's documents hidden or visible
-    /// (<https://html.spec.whatwg.org/#update-the-visibility-state>): their `Profiler`
-    /// sessions are paused while hidden (decision 8), and each document whose state changes
-    /// gets `visibilitychange`.
-    pub(super) fn set_hidden(&mut self, hidden: bool) {
-        self.host.hidden.store(hidden, Ordering::Release);
-        if let Some(browser) = &self.browser {
-            browser.shared.hidden.store(hidden, Ordering::Release);
-        }
-        pause_sessions(&self.host.sessions, hidden);
-        self.update_visibility(hidden);
-    }
-
     /// Each open document's visibility becomes `hidden`'s, with `visibilitychange` where it
-    /// changes.
+    /// changes (<https://html.spec.whatwg.org/#update-the-visibility-state>; the sessions
+    /// were paused or resumed by `Browser::set_hidden`).
     fn update_visibility(&mut self, hidden: bool) {
         let windows = self.host.docs.borrow().len();
         let open: Vec<usize> = (0..windows).filter(|&w| self.window_open(w)).collect();
@@ -222,24 +209,6 @@ impl Page {
                 &[Arg::Num(f64::from(u8::from(hidden)))],
             );
             self.checkpoint();
-        }
-    }
-}
-
-/// Pauses (`hidden`) or resumes every session of a page (decision 8); a session already in
-/// that state, or stopped, is left as it is.
-pub(super) fn pause_sessions(sessions: &Sessions, hidden: bool) {
-    let sessions: Vec<Arc<Session>> = sessions
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .filter_map(|(_, s)| s.upgrade())
-        .collect();
-    for session in sessions {
-        if hidden {
-            session.pause();
-        } else {
-            session.resume();
         }
     }
 }
