@@ -4,7 +4,9 @@
 //!   (2% of SpiderMonkey's ~20 µs capture of such a stack);
 //! - building and serialising a trace of 100 000 samples: < 100 ms;
 //! - memory per sample beyond the interned tables: <= 16 bytes;
-//! - the sampler's tick lateness at a 1 ms base on an idle machine: p50 <= 100 µs, p99 <= 1 ms.
+//! - the sampler's tick lateness at a 1 ms base on an idle machine: p50 <= 100 µs, p99 <= 1 ms;
+//! - and of issue 23: many sessions started, stopped and built in time proportional to
+//!   their number and samples (100,000 sessions x 1 s at 1 ms, 10,000 x 10 s).
 //!
 //! `./mach bench` runs this; the last two are printed as plain lines after criterion's output.
 
@@ -173,6 +175,86 @@ fn sampler_jitter() {
     }
 }
 
+/// The end of a run that left many sessions running (issue 23): the group starts and stops
+/// them in time proportional to their number (the sampler's queues are O(log n) per
+/// session), and their traces build in time proportional to their samples, whether the
+/// samples are spread over 100,000 sessions or 10,000.
+fn many_sessions() {
+    for n in [1_000u64, 10_000, 100_000] {
+        let group = ProfilerGroup::new(GroupConfig {
+            base_interval: Duration::from_millis(1),
+            ..GroupConfig::default()
+        })
+        .unwrap();
+        let agent = group.register_agent(|| {});
+        let started = std::time::Instant::now();
+        let sessions: Vec<_> = (0..n)
+            .map(|_| {
+                group
+                    .start_session(SessionOptions {
+                        agent: agent.clone(),
+                        realm: REALM,
+                        sample_interval: 1.0,
+                        max_buffer_size: 1000,
+                        time_origin: 0,
+                        cross_origin_isolated: false,
+                        markers: jsprof_profiler::MarkerSet::NONE,
+                        symbolizer: Arc::new(Scripts),
+                        on_buffer_full: None,
+                        paused: false,
+                    })
+                    .unwrap()
+            })
+            .collect();
+        // Every start is in once the sampler answers (it handles messages in order).
+        let _ = group.stats();
+        let start_time = started.elapsed();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let stopping = std::time::Instant::now();
+        for s in &sessions {
+            let tx = tx.clone();
+            s.stop(move |t| {
+                let _ = tx.send(t.samples.len());
+            })
+            .unwrap();
+        }
+        drop(tx);
+        let samples: usize = rx.iter().sum();
+        println!(
+            "{n} sessions at 1 ms on one agent: started in {:.1} ms ({:.2} µs each), \
+             stopped and their {samples} samples built in {:.1} ms ({:.2} µs each)",
+            start_time.as_secs_f64() * 1e3,
+            start_time.as_secs_f64() * 1e6 / n as f64,
+            stopping.elapsed().as_secs_f64() * 1e3,
+            stopping.elapsed().as_secs_f64() * 1e6 / n as f64,
+        );
+    }
+    for (sessions, samples) in [(100_000usize, 1000usize), (10_000, 10_000)] {
+        // Built in batches (as the builder thread does, one after the other), so that the
+        // whole 10^8 samples never sit in memory at once; only the builds are timed.
+        let batch = (10_000_000 / samples).min(sessions);
+        let mut built = Duration::ZERO;
+        let mut json = 0usize;
+        for _ in 0..sessions / batch {
+            let recorders: Vec<Recorder> = (0..batch).map(|_| filled(samples)).collect();
+            let t = std::time::Instant::now();
+            for rec in recorders {
+                json += rec.build(&Scripts).to_json().len();
+            }
+            built += t.elapsed();
+        }
+        let total = (sessions * samples) as f64;
+        println!(
+            "building {sessions} traces of {samples} samples ({:.0} million samples, \
+             {:.1} GB of JSON): {:.1} s, {:.0} ns a sample",
+            total / 1e6,
+            json as f64 / 1e9,
+            built.as_secs_f64(),
+            built.as_secs_f64() * 1e9 / total,
+        );
+    }
+}
+
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
@@ -181,5 +263,6 @@ fn main() {
     if std::env::args().any(|a| a == "--bench") {
         memory_per_sample();
         sampler_jitter();
+        many_sessions();
     }
 }

@@ -13,7 +13,8 @@ use crate::frame::{RealmId, Symbolizer};
 use crate::interval::{Base, IntervalError, DEFAULT_BASE, MIN_BASE};
 use crate::recorder::Recorder;
 use crate::sampler::{
-    BufferFullCallback, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
+    BufferFullCallback, BuildRequest, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
+    DEFAULT_MAX_BUFFERED,
 };
 use crate::time::{Clock, MonotonicClock, Nanos, Resolution};
 use crate::trace::{MarkerSet, ProfilerTrace};
@@ -31,6 +32,10 @@ pub struct GroupConfig {
     /// Run on the sampler thread as it starts, before its first tick: the host's chance to
     /// tune the thread for punctual wake-ups (a scheduler slice, a priority).
     pub on_sampler_thread: Option<fn()>,
+    /// How many samples the unstopped sessions may hold between them (12 bytes each, besides
+    /// their interned stacks). A session that would take one more is full: it stops
+    /// sampling and its host is told, as when its own `maxBufferSize` is reached.
+    pub max_buffered_samples: u64,
 }
 
 impl Default for GroupConfig {
@@ -40,6 +45,7 @@ impl Default for GroupConfig {
             clock: Arc::new(MonotonicClock),
             seed: None,
             on_sampler_thread: None,
+            max_buffered_samples: DEFAULT_MAX_BUFFERED,
         }
     }
 }
@@ -137,6 +143,7 @@ struct GroupShared {
     clock: Arc<dyn Clock>,
     seed: Option<u64>,
     on_sampler_thread: Option<fn()>,
+    max_buffered: u64,
     answers_tx: Sender<Answer>,
     answers_rx: Receiver<Answer>,
     state: Mutex<GroupState>,
@@ -155,7 +162,7 @@ impl GroupShared {
         }
     }
 
-    fn stop(&self, id: SessionId, done: Option<crate::sampler::TraceCallback>) {
+    fn stop(&self, id: SessionId, done: Option<BuildRequest>) {
         let mut state = self.state.lock().expect("group lock");
         let Some(sampler) = &state.sampler else {
             return;
@@ -198,6 +205,7 @@ impl ProfilerGroup {
                 clock: config.clock,
                 seed: config.seed,
                 on_sampler_thread: config.on_sampler_thread,
+                max_buffered: config.max_buffered_samples,
                 answers_tx,
                 answers_rx,
                 state: Mutex::new(GroupState::default()),
@@ -276,6 +284,7 @@ impl ProfilerGroup {
             symbolizer: options.symbolizer,
             on_full: options.on_buffer_full,
             paused: options.paused,
+            started_at: self.shared.clock.now(),
         };
         {
             let mut state = self.shared.state.lock().expect("group lock");
@@ -287,7 +296,8 @@ impl ProfilerGroup {
                 }
                 let (control, control_rx) = unbounded();
                 let seed = self.shared.seed.unwrap_or_else(random_seed);
-                let core = SamplerCore::new(base.nanos(), self.shared.clock.now(), seed);
+                let core = SamplerCore::new(base.nanos(), self.shared.clock.now(), seed)
+                    .with_budget(self.shared.max_buffered);
                 let clock = self.shared.clock.clone();
                 let answers = self.shared.answers_rx.clone();
                 let totals = self.shared.totals.clone();
@@ -296,10 +306,11 @@ impl ProfilerGroup {
                     Some(builder) => builder.clone(),
                     None => {
                         let (jobs, jobs_rx) = unbounded();
+                        let clock = self.shared.clock.clone();
                         std::thread::Builder::new()
                             .name("jsprof-trace".into())
                             .stack_size(BUILDER_STACK)
-                            .spawn(move || crate::threads::run_builder(jobs_rx))
+                            .spawn(move || crate::threads::run_builder(jobs_rx, clock))
                             .expect("cannot start the trace builder thread");
                         state.builder.insert(jobs).clone()
                     }
@@ -471,18 +482,49 @@ impl Session {
         &self,
         done: impl FnOnce(ProfilerTrace) + Send + 'static,
     ) -> Result<(), AlreadyStopped> {
+        self.stop_with(done, None)
+    }
+
+    /// Stops the session; `done` gets the trace if it can be built within `limit` from now.
+    /// Otherwise the build is abandoned and `done` is dropped without being called (the end
+    /// of a run with a deadline).
+    pub fn stop_within(
+        &self,
+        limit: Duration,
+        done: impl FnOnce(ProfilerTrace) + Send + 'static,
+    ) -> Result<(), AlreadyStopped> {
+        let by = self
+            .group
+            .clock
+            .now()
+            .saturating_add(limit.as_nanos().min(u128::from(u64::MAX)) as u64);
+        self.stop_with(done, Some(by))
+    }
+
+    fn stop_with(
+        &self,
+        done: impl FnOnce(ProfilerTrace) + Send + 'static,
+        by: Option<Nanos>,
+    ) -> Result<(), AlreadyStopped> {
         if self.state.swap(STOPPED, Ordering::AcqRel) == STOPPED {
             return Err(AlreadyStopped);
         }
-        self.group.stop(self.id, Some(Box::new(done)));
+        let done: crate::sampler::TraceCallback = Box::new(done);
+        self.group.stop(self.id, Some(BuildRequest { done, by }));
         Ok(())
+    }
+
+    /// Stops the session and discards its samples: no trace is built (nobody will read it).
+    /// What dropping the last handle does too.
+    pub fn discard(&self) {
+        if self.state.swap(STOPPED, Ordering::AcqRel) != STOPPED {
+            self.group.stop(self.id, None);
+        }
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.state.swap(STOPPED, Ordering::AcqRel) != STOPPED {
-            self.group.stop(self.id, None);
-        }
+        self.discard();
     }
 }

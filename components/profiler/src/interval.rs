@@ -6,6 +6,9 @@ use std::time::Duration;
 pub const DEFAULT_BASE: Duration = Duration::from_millis(20);
 /// The smallest base interval an embedder may set.
 pub const MIN_BASE: Duration = Duration::from_millis(1);
+/// The longest interval a session may get, in ns (36 years): intervals are capped there so
+/// that the sampler's arithmetic in ns never overflows.
+pub const MAX_INTERVAL_NS: u64 = 1 << 60;
 
 /// Why a requested interval cannot be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -53,8 +56,14 @@ impl Base {
         } else {
             ratio.ceil()
         };
-        // Cap so that tick arithmetic cannot overflow (2^40 ticks of 1 ms is 34 years).
-        Ok((ticks as u64).clamp(1, 1 << 40))
+        // Cap so that time arithmetic in ns cannot overflow: an interval of at most 2^60 ns
+        // (36 years), whatever the base.
+        Ok((ticks as u64).clamp(1, self.max_ticks()))
+    }
+
+    /// The most base ticks an interval may take: 2^60 ns or less.
+    pub fn max_ticks(self) -> u64 {
+        (MAX_INTERVAL_NS / self.nanos()).max(1)
     }
 
     /// The interval in ms of `ticks` base ticks, exactly as reported by `sampleInterval`.
@@ -94,7 +103,8 @@ mod tests {
         assert_eq!(b.ticks_for(-1.0), Err(IntervalError::Negative));
         assert_eq!(b.ticks_for(f64::NAN), Err(IntervalError::NotFinite));
         assert_eq!(b.ticks_for(f64::INFINITY), Err(IntervalError::NotFinite));
-        assert_eq!(b.ticks_for(1e300), Ok(1 << 40));
+        assert_eq!(b.ticks_for(1e300), Ok((1 << 60) / 20_000_000));
+        assert_eq!(b.ticks_for(1e9), Ok(50_000_000));
         let one = Base::new(Duration::from_millis(1)).unwrap();
         assert_eq!(one.ticks_for(0.1 * 3.0), Ok(1));
         assert_eq!(one.ticks_for(3.0000000000000004), Ok(3));

@@ -23,6 +23,8 @@ use crate::trace::{MarkerSet, ProfilerMarker, ProfilerTrace, TraceBuilder};
 const NO_NODE: u32 = u32::MAX;
 /// Samples per chunk of the sample log.
 const CHUNK: usize = 4096;
+/// The capacity a session's first chunk starts with.
+const FIRST_CHUNK: usize = 16;
 /// Distinct captured stacks remembered for the whole-stack fast path before it is reset.
 const MEMO_LIMIT: usize = 8192;
 
@@ -99,13 +101,31 @@ impl SampleLog {
     /// samples are then 12 bytes, not 13).
     fn push(&mut self, timestamp: f64, node: u32, marker: Option<u8>) {
         if self.len.is_multiple_of(CHUNK) {
+            // A session's first chunk starts small (many sessions may hold a few samples
+            // each) and doubles up to CHUNK; later ones are whole at once.
+            let first = if self.chunks.is_empty() {
+                FIRST_CHUNK
+            } else {
+                CHUNK
+            };
             self.chunks.push(Chunk {
-                timestamps: Vec::with_capacity(CHUNK),
-                nodes: Vec::with_capacity(CHUNK),
-                markers: Vec::with_capacity(if marker.is_some() { CHUNK } else { 0 }),
+                timestamps: Vec::with_capacity(first),
+                nodes: Vec::with_capacity(first),
+                markers: Vec::with_capacity(if marker.is_some() { first } else { 0 }),
             });
         }
         let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
+        if chunk.timestamps.len() == chunk.timestamps.capacity() {
+            let more = chunk
+                .timestamps
+                .capacity()
+                .min(CHUNK - chunk.timestamps.len());
+            chunk.timestamps.reserve_exact(more);
+            chunk.nodes.reserve_exact(more);
+            if marker.is_some() {
+                chunk.markers.reserve_exact(more);
+            }
+        }
         chunk.timestamps.push(timestamp);
         chunk.nodes.push(node);
         if let Some(marker) = marker {
@@ -263,8 +283,19 @@ impl Recorder {
 
     /// Builds the session's `ProfilerTrace`: symbolizes each distinct raw frame once, then
     /// runs get-a-stack-ID for each sample, memoised per stack node. Runs off the agent's
-    /// thread.
+    /// thread, in time proportional to the samples and distinct frames.
     pub fn build(self, symbolizer: &dyn Symbolizer) -> ProfilerTrace {
+        self.build_unless(symbolizer, || false)
+            .expect("a build that is never abandoned finishes")
+    }
+
+    /// [`build`](Self::build), abandoned (`None`) as soon as `abandon` says so: it is asked
+    /// before each frame is symbolized and every 4096 samples.
+    pub fn build_unless(
+        self,
+        symbolizer: &dyn Symbolizer,
+        abandon: impl Fn() -> bool,
+    ) -> Option<ProfilerTrace> {
         const UNSET: u32 = u32::MAX - 1;
         let mut b = TraceBuilder::new();
         b.reserve_samples(self.samples.len);
@@ -273,7 +304,10 @@ impl Recorder {
         // Per node: UNSET, NO_NODE (no kept frame at or under it) or its stack ID.
         let mut stack_of = vec![UNSET; self.nodes.len()];
         let mut chain = Vec::new();
-        for (timestamp, node, marker) in self.samples.iter() {
+        for (i, (timestamp, node, marker)) in self.samples.iter().enumerate() {
+            if i % 4096 == 0 && abandon() {
+                return None;
+            }
             let marker = ProfilerMarker::from_byte(marker);
             if node == NO_NODE {
                 b.push_sample(timestamp, None, marker);
@@ -290,6 +324,9 @@ impl Recorder {
             for &n in &chain {
                 let raw = self.nodes[n as usize].frame as usize;
                 if frame_of[raw] == UNSET {
+                    if abandon() {
+                        return None;
+                    }
                     frame_of[raw] = match symbolize(&self.frames[raw], symbolizer) {
                         Some(info) => b.frame_id(&info) as u32,
                         None => NO_NODE,
@@ -315,6 +352,6 @@ impl Recorder {
             let id = stack_of[node as usize];
             b.push_sample(timestamp, (id != NO_NODE).then_some(id as u64), marker);
         }
-        b.finish()
+        Some(b.finish())
     }
 }

@@ -25,8 +25,28 @@
 //!
 //! A re-plan (a session starting, stopping, pausing, resuming or filling its buffer)
 //! changes `g` for picks made after it; a pick already made stands, so no session loses or
-//! gains a sample in the block it is in. A session that starts (or resumes) in a block
-//! whose pick has passed takes its first sample in the next block.
+//! gains a sample in the block it is in.
+//!
+//! # The ends of a profile
+//!
+//! A session that starts inside a block takes that block's pick if the pick falls after
+//! its start, and otherwise begins with the next block; one that stops inside a block has
+//! its pick only if the pick came before the stop. The pick is uniform in the block, so the
+//! partial block at either end gets a sample with the probability of the share of the block
+//! it covers, at a uniform time within it: the work just after `new Profiler()` and just
+//! before `stop()` is sampled like any other. (Waiting for the first whole block instead
+//! leaves the start of every profile unsampled: on 40 profiles of 200 ms at 20 ms, a
+//! function that ran the first 15 ms got none of 357 samples.) The start is the host's time
+//! of the session's creation, not the time the sampler thread hears of it.
+//!
+//! # Cost with many sessions
+//!
+//! Pending picks live in a queue ordered by time, per process and per agent, and the grid is
+//! kept from a count of the active sessions per interval: starting, stopping, pausing or
+//! filling one session costs O(log n) in the number of sessions, a wake costs what its due
+//! sessions cost. The unstopped sessions of a process hold at most
+//! [`max_buffered`](SamplerCore::with_budget) samples between them: a session that would go
+//! past it is full, as if its own `maxBufferSize` had been reached.
 //!
 //! # A tick
 //!
@@ -41,7 +61,7 @@
 //! time, and is counted in [`SamplerStats::late_answers`]. A request the agent can no longer
 //! answer (it left that script) is closed the same way.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -63,6 +83,13 @@ pub type BufferFullCallback = Box<dyn FnOnce() + Send>;
 /// Called once, on a trace-building thread, with a stopped session's trace.
 pub type TraceCallback = Box<dyn FnOnce(ProfilerTrace) + Send>;
 
+/// Who wants a stopped session's trace, and by when (on the group's clock): a build that
+/// cannot be finished by then is abandoned, and `done` is dropped without being called.
+pub(crate) struct BuildRequest {
+    pub done: TraceCallback,
+    pub by: Option<Nanos>,
+}
+
 /// Request numbers are process-wide so that an answer from an earlier sampler run can never
 /// match a request of a later one.
 static NEXT_REQUEST: AtomicU32 = AtomicU32::new(1);
@@ -77,6 +104,9 @@ pub(crate) struct SessionStart {
     pub on_full: Option<BufferFullCallback>,
     /// Starts paused (its document is hidden).
     pub paused: bool,
+    /// When the host created the session, on the group's clock: its first pick is the first
+    /// one after this time (the sampler thread may hear of the session later).
+    pub started_at: Nanos,
 }
 
 /// Held by whoever waits for forced samples: the waiter is released when every clone has
@@ -89,7 +119,7 @@ pub(crate) enum Control {
     Start(Box<SessionStart>),
     Pause(SessionId),
     Resume(SessionId),
-    Stop(SessionId, Option<TraceCallback>),
+    Stop(SessionId, Option<BuildRequest>),
     /// Take a sample now in these sessions (WebDriver's Force Sample).
     Force(Vec<SessionId>, ForceDone),
     Stats(crossbeam_channel::Sender<SamplerStats>),
@@ -126,10 +156,14 @@ pub struct SamplerStats {
     pub unanswered: u64,
     /// Waiting ticks whose answer came more than [`MAX_ANSWER_DELAY`] after them.
     pub late_answers: u64,
+    /// Waiting ticks given the stack of an answer that came in time.
+    pub answered: u64,
     /// Lateness (actual wake time minus the pick's time) of the most recent picks, in ns.
     pub lateness: Vec<u64>,
     /// The current plan: the GCD of the active sessions' intervals, in base ticks (0: idle).
     pub plan_ticks: u64,
+    /// Samples the unstopped sessions hold now (at most the group's `max_buffered_samples`).
+    pub buffered: u64,
 }
 
 const LATENESS_KEPT: usize = 1 << 16;
@@ -144,6 +178,7 @@ impl SamplerStats {
         self.stale_answers += other.stale_answers;
         self.unanswered += other.unanswered;
         self.late_answers += other.late_answers;
+        self.answered += other.answered;
         self.idle += other.idle;
         for (mine, theirs) in self.phases.iter_mut().zip(other.phases) {
             *mine += theirs;
@@ -155,6 +190,7 @@ impl SamplerStats {
         self.lateness
             .extend(other.lateness.iter().take(room).copied());
         self.plan_ticks = other.plan_ticks;
+        self.buffered = other.buffered;
     }
 
     /// How evenly samples were spread inside their blocks: the largest distance of a tenth
@@ -224,10 +260,14 @@ struct Slot {
     recorder: Recorder,
     symbolizer: Arc<dyn Symbolizer>,
     on_full: Option<BufferFullCallback>,
-    /// The pending pick, while the session is active.
-    next: Option<Pick>,
-    /// The last block the session sampled (or missed).
+    /// The cohort holding its pending pick, while the session is active: the cohort's id
+    /// and the session's membership number in it.
+    cohort: Option<(u64, u64)>,
+    /// The last block the session sampled (or missed), as of when it left its cohort.
     done: Option<u64>,
+    /// Its ticks waiting for the agent's answer, oldest first: when each was taken and the
+    /// agent's marker then. A session that stops meanwhile records them without a stack.
+    waiting: VecDeque<(Nanos, Option<ProfilerMarker>)>,
 }
 
 impl Slot {
@@ -249,6 +289,33 @@ struct AgentSlot {
     shared: Arc<AgentShared>,
     sessions: usize,
     outstanding: Option<Outstanding>,
+    /// How many cohorts of its sessions are due at each time, earliest first.
+    picks: BTreeMap<Nanos, usize>,
+}
+
+/// The sessions that share one pick: same agent, same interval, same time (so the same
+/// block). Sessions of one interval share their picks, so most ticks serve a few cohorts,
+/// however many sessions there are. A cohort moves on to its next pick as a whole, and a
+/// session joins or leaves it in O(1): the sampler's work per tick is per cohort, and only
+/// taking the sample itself is per session.
+type CohortKey = (Nanos, AgentId, u64);
+
+struct Cohort {
+    pick: Pick,
+    agent: AgentId,
+    every: u64,
+    /// Its members as (session, membership number). An entry whose session has left since
+    /// (its slot names another cohort or number) is stale: skipped, and dropped when the
+    /// cohort is served.
+    members: Vec<(SessionId, u64)>,
+    /// How many entries are current members.
+    live: usize,
+}
+
+impl Cohort {
+    fn key(&self) -> CohortKey {
+        (self.pick.at, self.agent, self.every)
+    }
 }
 
 /// What a stopped session leaves: everything needed to build its trace elsewhere.
@@ -257,15 +324,33 @@ pub(crate) struct Stopped {
     pub symbolizer: Arc<dyn Symbolizer>,
 }
 
+/// How many samples the unstopped sessions of a process may hold between them by default:
+/// 2^23, about 100 MB of sample log (12 bytes a sample) besides the interned stacks.
+pub const DEFAULT_MAX_BUFFERED: u64 = 1 << 23;
+
 /// The sampler's policy, independent of threads and real time.
 pub(crate) struct SamplerCore {
     pub(crate) base: Nanos,
     epoch: Nanos,
     seed: u64,
-    /// The grid: the GCD of the active sessions' intervals (0 when none is active).
+    /// The grid: the GCD of the active sessions' intervals (0 when none is active), valid
+    /// unless `grid_stale` (a session left the plan: recomputed when next needed).
     grid: u64,
-    sessions: BTreeMap<SessionId, Slot>,
+    grid_stale: bool,
+    /// How many active sessions have each interval.
+    intervals: BTreeMap<u64, usize>,
+    sessions: FxHashMap<SessionId, Slot>,
+    /// The cohorts, by id, and their picks, earliest first.
+    cohorts: FxHashMap<u64, Cohort>,
+    queue: BTreeMap<CohortKey, u64>,
+    /// The last cohort id given.
+    cohort_ids: u64,
     agents: FxHashMap<AgentId, AgentSlot>,
+    /// Samples held by the unstopped sessions, and how many they may hold.
+    buffered: u64,
+    max_buffered: u64,
+    /// The last cohort membership number given.
+    members: u64,
     stats: SamplerStats,
     lateness_next: usize,
 }
@@ -277,25 +362,222 @@ impl SamplerCore {
             epoch,
             seed,
             grid: 0,
-            sessions: BTreeMap::new(),
+            grid_stale: false,
+            intervals: BTreeMap::new(),
+            sessions: FxHashMap::default(),
+            cohorts: FxHashMap::default(),
+            queue: BTreeMap::new(),
+            cohort_ids: 0,
             agents: FxHashMap::default(),
+            buffered: 0,
+            max_buffered: DEFAULT_MAX_BUFFERED,
+            members: 0,
             stats: SamplerStats::default(),
             lateness_next: 0,
         }
     }
 
+    /// Lets the unstopped sessions hold at most `max_buffered` samples between them.
+    pub fn with_budget(mut self, max_buffered: u64) -> Self {
+        self.max_buffered = max_buffered;
+        self
+    }
+
     /// The GCD of the active sessions' intervals in base ticks, or 0 if none is active.
     pub fn plan(&self) -> u64 {
+        if self.grid_stale {
+            self.intervals.keys().fold(0, |g, &k| gcd(g, k))
+        } else {
+            self.grid
+        }
+    }
+
+    /// The grid, recomputed if a session left it.
+    fn grid(&mut self) -> u64 {
+        if self.grid_stale {
+            self.grid = self.plan();
+            self.grid_stale = false;
+        }
         self.grid
+    }
+
+    /// Samples the unstopped sessions hold.
+    pub fn buffered(&self) -> u64 {
+        self.buffered
     }
 
     /// When the earliest pending pick is due, if any session is active.
     pub fn next_wake(&self) -> Option<Nanos> {
-        self.sessions
-            .values()
-            .filter(|s| s.active())
-            .filter_map(|s| s.next.map(|p| p.at))
-            .min()
+        self.queue.first_key_value().map(|(&(at, _, _), _)| at)
+    }
+
+    /// Session `id` leaves its cohort (it paused, filled its buffer or stopped): it keeps
+    /// the last block before the cohort's pick as done.
+    fn leave_cohort(&mut self, id: SessionId) {
+        let Some(slot) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        let Some((cid, _)) = slot.cohort.take() else {
+            return;
+        };
+        let Some(cohort) = self.cohorts.get_mut(&cid) else {
+            return;
+        };
+        slot.done = cohort.pick.block.checked_sub(1).or(slot.done);
+        cohort.live -= 1;
+        if cohort.live == 0 {
+            let (key, agent) = (cohort.key(), cohort.agent);
+            self.cohorts.remove(&cid);
+            if self.queue.get(&key) == Some(&cid) {
+                self.queue.remove(&key);
+                self.cohort_gone(agent, key.0);
+            }
+            self.publish_due(agent);
+        }
+    }
+
+    /// Session `id` takes `pick`: it joins the cohort of that pick (made if new).
+    fn join_pick(&mut self, id: SessionId, pick: Pick) {
+        let Some(slot) = self.sessions.get(&id) else {
+            return;
+        };
+        let key = (pick.at, slot.agent, slot.every);
+        let cid = match self.queue.get(&key) {
+            Some(&cid) => cid,
+            None => self.new_cohort(pick, key.1, key.2),
+        };
+        self.members += 1;
+        let member = self.members;
+        if let Some(slot) = self.sessions.get_mut(&id) {
+            slot.cohort = Some((cid, member));
+        }
+        if let Some(cohort) = self.cohorts.get_mut(&cid) {
+            cohort.members.push((id, member));
+            cohort.live += 1;
+            // Stale entries are dropped when the cohort is served; one whose members keep
+            // leaving and coming back before that is compacted here.
+            if cohort.members.len() > 2 * cohort.live + 64 {
+                let sessions = &self.sessions;
+                cohort
+                    .members
+                    .retain(|(id, m)| sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m)));
+            }
+        }
+    }
+
+    /// An empty cohort for `pick`, in the queue.
+    fn new_cohort(&mut self, pick: Pick, agent: AgentId, every: u64) -> u64 {
+        self.cohort_ids += 1;
+        let cid = self.cohort_ids;
+        self.cohorts.insert(
+            cid,
+            Cohort {
+                pick,
+                agent,
+                every,
+                members: Vec::new(),
+                live: 0,
+            },
+        );
+        self.queue.insert((pick.at, agent, every), cid);
+        if let Some(a) = self.agents.get_mut(&agent) {
+            *a.picks.entry(pick.at).or_insert(0) += 1;
+        }
+        self.publish_due(agent);
+        cid
+    }
+
+    /// Cohort `cid` (out of the queue) moves on to `pick`; into the cohort already there, if
+    /// any (the smaller one's members move).
+    fn requeue(&mut self, cid: u64, pick: Pick) {
+        let Some(cohort) = self.cohorts.get_mut(&cid) else {
+            return;
+        };
+        cohort.pick = pick;
+        let key = cohort.key();
+        let agent = cohort.agent;
+        match self.queue.get(&key).copied() {
+            None => {
+                self.queue.insert(key, cid);
+                if let Some(a) = self.agents.get_mut(&agent) {
+                    *a.picks.entry(pick.at).or_insert(0) += 1;
+                }
+            }
+            Some(other) => {
+                // Merge: the members of the smaller cohort join the larger.
+                let (big, small) = {
+                    let a = self.cohorts.get(&cid).map_or(0, |c| c.members.len());
+                    let b = self.cohorts.get(&other).map_or(0, |c| c.members.len());
+                    if a >= b {
+                        (cid, other)
+                    } else {
+                        (other, cid)
+                    }
+                };
+                let Some(small_cohort) = self.cohorts.remove(&small) else {
+                    return;
+                };
+                let mut moved = Vec::with_capacity(small_cohort.live);
+                for (id, m) in small_cohort.members {
+                    if let Some(slot) = self.sessions.get_mut(&id) {
+                        if slot.cohort == Some((small, m)) {
+                            slot.cohort = Some((big, m));
+                            moved.push((id, m));
+                        }
+                    }
+                }
+                if let Some(big_cohort) = self.cohorts.get_mut(&big) {
+                    big_cohort.live += moved.len();
+                    big_cohort.members.extend(moved);
+                }
+                self.queue.insert(key, big);
+            }
+        }
+        self.publish_due(agent);
+    }
+
+    /// A cohort of `agent` due at `at` left the queue.
+    fn cohort_gone(&mut self, agent: AgentId, at: Nanos) {
+        if let Some(agent) = self.agents.get_mut(&agent) {
+            if let Some(n) = agent.picks.get_mut(&at) {
+                *n -= 1;
+                if *n == 0 {
+                    agent.picks.remove(&at);
+                }
+            }
+        }
+    }
+
+    /// Tells `agent` when its next stack is due (the earliest pick of its sessions).
+    fn publish_due(&self, agent: AgentId) {
+        if let Some(agent) = self.agents.get(&agent) {
+            agent
+                .shared
+                .set_next_due(agent.picks.first_key_value().map(|(&at, _)| at));
+        }
+    }
+
+    /// Session `id` joins (`true`) or leaves the plan: the count of its interval, the grid
+    /// and its pick. Called on each change of [`Slot::active`], after it.
+    fn plan_change(&mut self, id: SessionId, joins: bool) {
+        let Some(every) = self.sessions.get(&id).map(|s| s.every) else {
+            return;
+        };
+        if joins {
+            *self.intervals.entry(every).or_insert(0) += 1;
+            if !self.grid_stale {
+                self.grid = gcd(self.grid, every);
+            }
+        } else {
+            if let Some(n) = self.intervals.get_mut(&every) {
+                *n -= 1;
+                if *n == 0 {
+                    self.intervals.remove(&every);
+                }
+            }
+            self.grid_stale = true;
+            self.leave_cohort(id);
+        }
     }
 
     /// The time of grid tick `c` of a grid of `g` base intervals: a random point in its slot.
@@ -314,79 +596,60 @@ impl SamplerCore {
         }
     }
 
-    /// Re-plans: recomputes the grid and gives every active session without a pick its
-    /// next one after `now`.
-    fn replan(&mut self, now: Nanos) {
-        self.grid = self
-            .sessions
-            .values()
-            .filter(|s| s.active())
-            .fold(0, |g, s| gcd(g, s.every));
-        let ids: Vec<SessionId> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.active() && s.next.is_none())
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            self.schedule(id, now, false);
-        }
-        self.publish_due();
-    }
-
-    /// Tells every agent when its next stack is due (the earliest pick of its sessions).
-    fn publish_due(&self) {
-        for (agent_id, agent) in &self.agents {
-            let due = self
-                .sessions
-                .values()
-                .filter(|s| s.agent == *agent_id && s.active())
-                .filter_map(|s| s.next.map(|p| p.at))
-                .min();
-            agent.shared.set_next_due(due);
-        }
-    }
-
     /// Whether a pick of a session of interval `k` can still be taken at `now`.
     fn servable(&self, k: u64, pick: Pick, now: Nanos) -> bool {
         let block_end = self.epoch + (pick.block + 1) * k * self.base;
         now < block_end || now - pick.at <= MAX_PICK_LATENESS
     }
 
-    /// The next pick of session `id`: in a block after the last one it used, and either
-    /// after `now` or, when the sampler is serving a late wake (`late_wake`), one that has
-    /// passed but can still be taken. Blocks skipped on a late wake are counted as missed;
-    /// a session that starts or resumes in a block whose pick has passed simply begins in
-    /// the next one.
-    fn schedule(&mut self, id: SessionId, now: Nanos, late_wake: bool) {
-        let (g, base, epoch) = (self.grid.max(1), self.base, self.epoch);
-        let Some(slot) = self.sessions.get(&id) else {
+    /// The next pick of active session `id`: in a block after the last one it used, and
+    /// after `from` (its start, or `now`); one that has passed by `now` is taken only if it
+    /// can still be served (a late wake, or a start the sampler heard of late).
+    fn schedule(&mut self, id: SessionId, from: Nanos, now: Nanos) {
+        let Some(slot) = self.sessions.get(&id).filter(|s| s.active()) else {
             return;
         };
-        let k = slot.every;
-        let current = now.saturating_sub(epoch) / (k * base);
-        let mut block = match slot.done {
-            Some(d) if late_wake => d + 1,
+        let pick = self.next_pick(slot.every, slot.done, from, now, 1);
+        self.join_pick(id, pick);
+    }
+
+    /// The next pick of sessions of interval `k` whose last block was `done`, after `from`
+    /// and servable at `now`. Blocks skipped because their pick can no longer be served
+    /// are counted as missed, `n` times (for `n` sessions).
+    fn next_pick(&mut self, k: u64, done: Option<u64>, from: Nanos, now: Nanos, n: u64) -> Pick {
+        let (g, base, epoch) = (self.grid().max(1), self.base, self.epoch);
+        // The block `from` is in: a session starting inside it takes its pick if the pick
+        // comes after the start (the ends of a profile, see the module docs).
+        let current = from.saturating_sub(epoch) / (k * base);
+        let mut block = match done {
             Some(d) => current.max(d + 1),
-            // A new session's first sample is in the first block that begins after it
-            // started: never sooner than the block's start, so a session with a long
-            // interval has no timed sample before one has begun (Force Sample tests count
-            // on it), and the mean gap stays the interval.
-            None if now > epoch + current * k * base => current + 1,
             None => current,
         };
-        let pick = loop {
+        // Blocks that ended more than MAX_PICK_LATENESS before `now` cannot be served:
+        // counted as missed at once, not one by one (a sampler seconds late at a 1 ms base
+        // would otherwise walk thousands of blocks for each session).
+        let servable_from = now.saturating_sub(MAX_PICK_LATENESS + epoch) / (k * base);
+        if servable_from > block {
+            // Blocks wholly after `from` are missed; the one `from` is in only if its pick
+            // came after `from`.
+            let skipped = servable_from - block;
+            let missed = if block == current {
+                skipped - 1 + u64::from(self.pick(k, g, block).at > from)
+            } else {
+                skipped
+            };
+            self.stats.missed_ticks += missed * n;
+            block = servable_from;
+        }
+        loop {
             let p = self.pick(k, g, block);
-            if p.at > now || (late_wake && self.servable(k, p, now)) {
-                break p;
+            if p.at > from && (p.at > now || self.servable(k, p, now)) {
+                return p;
             }
-            if late_wake {
-                self.stats.missed_ticks += 1;
+            if p.at > from {
+                self.stats.missed_ticks += n;
             }
             block += 1;
-        };
-        if let Some(slot) = self.sessions.get_mut(&id) {
-            slot.next = Some(pick);
         }
     }
 
@@ -395,10 +658,12 @@ impl SamplerCore {
             shared: s.agent.clone(),
             sessions: 0,
             outstanding: None,
+            picks: BTreeMap::new(),
         });
         agent.sessions += 1;
+        let id = s.id;
         self.sessions.insert(
-            s.id,
+            id,
             Slot {
                 agent: s.agent.id,
                 every: s.every,
@@ -407,47 +672,59 @@ impl SamplerCore {
                 recorder: s.recorder,
                 symbolizer: s.symbolizer,
                 on_full: s.on_full,
-                next: None,
+                cohort: None,
                 done: None,
+                waiting: VecDeque::new(),
             },
         );
-        self.replan(now);
+        if !s.paused {
+            self.plan_change(id, true);
+            self.schedule(id, s.started_at.min(now), now);
+        }
     }
 
     pub fn set_paused(&mut self, id: SessionId, paused: bool, now: Nanos) {
-        if let Some(slot) = self.sessions.get_mut(&id) {
-            slot.paused = paused;
-            if paused {
-                slot.next = None;
-            }
+        let Some(slot) = self.sessions.get_mut(&id) else {
+            return;
+        };
+        if slot.paused == paused {
+            return;
         }
-        self.replan(now);
+        let was_active = slot.active();
+        slot.paused = paused;
+        let active = slot.active();
+        if was_active && !active {
+            self.plan_change(id, false);
+        } else if active && !was_active {
+            self.plan_change(id, true);
+            self.schedule(id, now, now);
+        }
     }
 
     /// Removes a session. Ticks of it still waiting for an answer become stackless samples.
-    pub fn stop(&mut self, id: SessionId, now: Nanos) -> Option<Stopped> {
-        let agent_id = self.sessions.get(&id)?.agent;
-        let mut waiting = Vec::new();
+    pub fn stop(&mut self, id: SessionId, _now: Nanos) -> Option<Stopped> {
+        let slot = self.sessions.get(&id)?;
+        let agent_id = slot.agent;
+        if slot.active() {
+            self.plan_change(id, false);
+        }
+        let waiting = self
+            .sessions
+            .get_mut(&id)
+            .map(|s| std::mem::take(&mut s.waiting))
+            .unwrap_or_default();
+        for (at, marker) in waiting {
+            self.record(id, at, None, marker);
+        }
         if let Some(agent) = self.agents.get_mut(&agent_id) {
-            if let Some(out) = agent.outstanding.as_mut() {
-                for (at, marker, due) in &mut out.ticks {
-                    if let Some(pos) = due.iter().position(|d| *d == id) {
-                        due.swap_remove(pos);
-                        waiting.push((*at, *marker));
-                    }
-                }
-            }
             agent.sessions -= 1;
             if agent.sessions == 0 {
                 agent.shared.set_next_due(None);
                 self.agents.remove(&agent_id);
             }
         }
-        for (at, marker) in waiting {
-            self.record(id, at, None, marker);
-        }
         let slot = self.sessions.remove(&id)?;
-        self.replan(now);
+        self.buffered -= slot.recorder.len() as u64;
         Some(Stopped {
             recorder: slot.recorder,
             symbolizer: slot.symbolizer,
@@ -501,43 +778,62 @@ impl SamplerCore {
 
     /// Serves every pick due at `now` (the sampler woke at `now`).
     pub fn on_wake(&mut self, now: Nanos) {
-        let due: Vec<(SessionId, Pick)> = self
-            .sessions
+        let due: Vec<(CohortKey, u64)> = self
+            .queue
             .iter()
-            .filter(|(_, s)| s.active())
-            .filter_map(|(id, s)| s.next.filter(|p| p.at <= now).map(|p| (*id, p)))
+            .take_while(|(&(at, _, _), _)| at <= now)
+            .map(|(&k, &c)| (k, c))
             .collect();
         if due.is_empty() {
             return;
         }
         self.stats.ticks += 1;
-        // The due sessions, by agent (both in id order, so runs are deterministic).
+        // The due sessions, by agent (in id order, so runs are deterministic).
         let mut by_agent: BTreeMap<AgentId, Vec<SessionId>> = BTreeMap::new();
-        for (id, pick) in &due {
-            self.note_lateness(now - pick.at);
-            let Some(slot) = self.sessions.get_mut(id) else {
+        for &((at, agent, every), cid) in &due {
+            self.queue.remove(&(at, agent, every));
+            self.cohort_gone(agent, at);
+            self.note_lateness(now - at);
+            let Some(pick) = self.cohorts.get(&cid).map(|c| c.pick) else {
                 continue;
             };
-            slot.next = None;
-            slot.done = Some(pick.block);
-            let (every, agent) = (slot.every, slot.agent);
-            if self.servable(every, *pick, now) {
+            let servable = self.servable(every, pick, now);
+            let Some(cohort) = self.cohorts.get_mut(&cid) else {
+                continue;
+            };
+            let n = cohort.live as u64;
+            if servable {
+                // Its current members (stale entries dropped now).
+                let sessions = &self.sessions;
+                cohort
+                    .members
+                    .retain(|(id, m)| sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m)));
                 let block_len = every * self.base;
-                let into = now.saturating_sub(self.epoch + pick.block * block_len);
-                self.stats.phases[(into * 10 / block_len).min(10) as usize] += 1;
-                by_agent.entry(agent).or_default().push(*id);
+                let into = now.saturating_sub(self.epoch + cohort.pick.block * block_len);
+                self.stats.phases[(into * 10 / block_len).min(10) as usize] += n;
+                by_agent
+                    .entry(agent)
+                    .or_default()
+                    .extend(cohort.members.iter().map(|&(id, _)| id));
             } else {
                 // Woke too late for the pick: that block has no sample.
-                self.stats.missed_ticks += 1;
+                self.stats.missed_ticks += n;
             }
         }
-        for (agent_id, sessions) in by_agent {
+        for (agent_id, mut sessions) in by_agent {
+            sessions.sort_unstable();
             self.sample_agent(agent_id, sessions, now);
         }
-        for (id, _) in due {
-            self.schedule(id, now, true);
+        // Each cohort moves on as a whole to its next pick (the sessions that filled their
+        // buffers meanwhile have left it).
+        for ((at, _, every), cid) in due {
+            let Some(cohort) = self.cohorts.get(&cid) else {
+                continue; // Emptied while sampled.
+            };
+            let (block, n) = (cohort.pick.block, cohort.live as u64);
+            let pick = self.next_pick(every, Some(block), at, now, n);
+            self.requeue(cid, pick);
         }
-        self.publish_due();
     }
 
     /// Takes one stack of `agent_id` for `sessions`, due at `now`.
@@ -581,6 +877,11 @@ impl SamplerCore {
                 }
             }
         }
+        for id in &sessions {
+            if let Some(slot) = self.sessions.get_mut(id) {
+                slot.waiting.push_back((now, marker));
+            }
+        }
         let Some(agent) = self.agents.get_mut(&agent_id) else {
             return;
         };
@@ -609,11 +910,13 @@ impl SamplerCore {
             Some(out) if out.token == answer.token => {
                 for (at, marker, due) in out.ticks {
                     let in_time = answer.captured_at.saturating_sub(at) <= MAX_ANSWER_DELAY;
-                    if !in_time {
+                    if in_time {
+                        self.stats.answered += 1;
+                    } else {
                         self.stats.late_answers += 1;
                     }
                     for id in due {
-                        self.record(id, at, in_time.then_some(&answer.stack), marker);
+                        self.settle(id, at, in_time.then_some(&answer.stack), marker);
                     }
                 }
             }
@@ -641,8 +944,23 @@ impl SamplerCore {
         self.stats.unanswered += 1;
         for (at, marker, due) in out.ticks {
             for id in due {
-                self.record(id, at, None, marker);
+                self.settle(id, at, None, marker);
             }
+        }
+    }
+
+    /// Records a tick session `id` was waiting on (if it is still live: a session stopped
+    /// meanwhile recorded its waiting ticks then).
+    fn settle(
+        &mut self,
+        id: SessionId,
+        at: Nanos,
+        stack: Option<&RawStack>,
+        marker: Option<ProfilerMarker>,
+    ) {
+        if let Some(slot) = self.sessions.get_mut(&id) {
+            slot.waiting.pop_front();
+            self.record(id, at, stack, marker);
         }
     }
 
@@ -659,14 +977,24 @@ impl SamplerCore {
         if slot.full {
             return;
         }
-        if slot.recorder.add(at, stack, marker) == Added::Full {
-            // Decision 4: stop taking samples and tell the host, once.
-            slot.full = true;
-            slot.next = None;
-            if let Some(notify) = slot.on_full.take() {
-                notify();
-            }
-            self.replan(at);
+        // The process's budget is spent like the session's own buffer: the session is full.
+        let added = if self.buffered >= self.max_buffered {
+            Added::Full
+        } else {
+            slot.recorder.add(at, stack, marker)
+        };
+        if added == Added::Stored {
+            self.buffered += 1;
+            return;
+        }
+        // Decision 4: stop taking samples and tell the host, once.
+        let was_active = slot.active();
+        slot.full = true;
+        if let Some(notify) = slot.on_full.take() {
+            notify();
+        }
+        if was_active {
+            self.plan_change(id, false);
         }
     }
 
@@ -682,6 +1010,7 @@ impl SamplerCore {
     pub fn stats(&self) -> SamplerStats {
         SamplerStats {
             plan_ticks: self.plan(),
+            buffered: self.buffered(),
             ..self.stats.clone()
         }
     }

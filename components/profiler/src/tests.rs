@@ -14,12 +14,15 @@ use crate::agent::{AgentHandle, AgentId, Answer, Sampled};
 use crate::frame::{NoScripts, RawFrame, RawStack, RealmId, ScriptId};
 use crate::recorder::Recorder;
 use crate::sampler::{SamplerCore, SessionId, SessionStart, MAX_PICK_LATENESS};
-use crate::time::{FakeClock, Nanos, Resolution};
+use crate::time::{Clock, FakeClock, Nanos, Resolution};
 use crate::trace::{MarkerSet, ProfilerMarker, ProfilerTrace};
 
 const MS: Nanos = 1_000_000;
 const REALM: RealmId = RealmId(1);
 const SEED: u64 = 7;
+/// An interval (in 1 ms base ticks) long enough that no timed sample falls in a test:
+/// 10^9 ms, 11.6 days.
+const FORCED_ONLY: u64 = 1_000_000_000;
 
 /// A core with base 1 ms and epoch 0, fake agents, and a log of buffer-full notifications.
 struct Harness {
@@ -100,17 +103,20 @@ impl Harness {
                 symbolizer: Arc::new(NoScripts),
                 on_full: Some(Box::new(move || full.lock().unwrap().push(sid))),
                 paused: false,
+                started_at: self.now,
             },
             self.now,
         );
     }
 
-    /// Session 1 of agent `a`, running script: a 100 s interval started inside the first
-    /// block, so no timed sample comes for over 100 s and every sample is a forced one.
+    /// Session 1 of agent `a`, running script, at an interval of [`FORCED_ONLY`] ms: its one
+    /// timed pick in the first block comes after the test (the seed is fixed; for any seed
+    /// a test of T ms would see it with probability T / 10^9), so every sample is forced.
     fn forceable_session(&mut self, a: usize) {
         self.agents[a].0.enter();
         self.set_now(MS / 2);
-        self.start(1, a, 100_000, 100);
+        self.start(1, a, FORCED_ONLY, 100);
+        assert!(self.core.next_wake().unwrap() > 10_000 * MS);
     }
 
     /// Forces a sample in `ids` at the current time; true once every sample is recorded
@@ -854,8 +860,8 @@ fn released(waiter: &Receiver<()>) -> bool {
 
 #[test]
 fn forced_samples_are_taken_at_once_with_the_running_stack_and_nothing_else() {
-    // Interval 100 s: no timed sample can fall in the first block after the start, so the
-    // trace holds exactly the forced ones, at the times they were forced.
+    // No timed sample in the test (`FORCED_ONLY`), so the trace holds exactly the forced
+    // ones, at the times they were forced.
     let mut h = Harness::new();
     let line = Arc::new(AtomicUsize::new(10));
     let l = line.clone();
@@ -863,10 +869,6 @@ fn forced_samples_are_taken_at_once_with_the_running_stack_and_nothing_else() {
         Sampled::Stack(stack(&[l.load(Ordering::SeqCst) as u32]))
     })));
     h.forceable_session(a);
-    assert!(
-        h.core.next_wake().unwrap() >= 100_000 * MS,
-        "first pick after a whole block"
-    );
     for i in 1..=5 {
         h.run_to(i * 10 * MS, |_| {});
         line.store(10 + i as usize, Ordering::SeqCst);
@@ -887,8 +889,8 @@ fn a_forced_sample_skips_paused_sessions_and_obeys_the_buffer_rule() {
     let (a, calls) = h.counted_agent(&[1]);
     h.agents[a].0.enter();
     h.set_now(MS / 2);
-    h.start(1, a, 100_000, 2);
-    h.start(2, a, 100_000, 100);
+    h.start(1, a, FORCED_ONLY, 2);
+    h.start(2, a, FORCED_ONLY, 100);
     h.pause(2, true);
     for _ in 0..4 {
         assert!(released(&h.force(&[1, 2])));
@@ -955,6 +957,7 @@ fn a_session_started_paused_samples_only_once_resumed() {
             symbolizer: Arc::new(NoScripts),
             on_full: Some(Box::new(move || full.lock().unwrap().push(SessionId(1)))),
             paused: true,
+            started_at: 0,
         },
         0,
     );
@@ -971,14 +974,151 @@ fn a_session_started_paused_samples_only_once_resumed() {
     assert!(t.samples.len() >= 4, "{:?}", times(&t));
 }
 
-#[test]
-fn a_session_started_inside_a_block_begins_with_the_next_one() {
+/// Runs `profiles` profiles of 200 ms in turn at a 20 ms interval, each started at a
+/// different phase of the sampler's blocks, with `early` on the stack for the first 15 ms
+/// of each (or the last 15 ms, if `at_end`) and `late` for the rest. Returns the samples
+/// with a stack and how many were `early`.
+fn partial_blocks(profiles: u64, at_end: bool) -> (usize, usize) {
     let mut h = Harness::new();
-    let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));
+    let clock = h.clock.clone();
+    let started = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let s = started.clone();
+    let a = h.agent_with(Some(Box::new(move || {
+        let into = clock.now() - s.load(Ordering::SeqCst);
+        let early = if at_end {
+            into >= 185 * MS
+        } else {
+            into < 15 * MS
+        };
+        Sampled::Stack(stack(if early { &[1] } else { &[2] }))
+    })));
     h.agents[a].0.enter();
-    h.set_now(MS / 4);
-    h.start(1, a, 10, 100);
+    let (mut total, mut early) = (0, 0);
+    for i in 0..profiles {
+        // Starts spread over every phase of the 20 ms blocks (the seed fixes the picks).
+        let t0 = i * 220 * MS + crate::sampler::mix(99, i, 0) % (20 * MS);
+        h.run_to(t0, |_| {});
+        started.store(t0, Ordering::SeqCst);
+        h.start(i + 1, a, 20, 1000);
+        h.run_to(t0 + 200 * MS, |_| {});
+        let t = h.stop(i + 1);
+        for s in 0..t.samples.len() {
+            total += 1;
+            early += usize::from(names(&t, s) == ["f1"]);
+        }
+    }
+    (total, early)
+}
+
+/// The ends of a profile are sampled like its middle: the work in the first and in the last
+/// partial interval gets its true share (7.5% here), within binomial noise. At 4000
+/// profiles (~40,000 samples) the binomial standard deviation of a 7.5% share is 0.13
+/// points; the test allows 4 of them (0.53 points), which a correct sampler exceeds with
+/// probability 6e-5 for a random seed (stratified picks make it rarer still). The rule
+/// that waited for the first whole block gave the first 15 ms no sample at all.
+#[test]
+fn work_in_the_first_and_last_partial_intervals_gets_its_true_share() {
+    for at_end in [false, true] {
+        let (total, early) = partial_blocks(4000, at_end);
+        let share = early as f64 / total as f64;
+        let sd = (0.075 * 0.925 / total as f64).sqrt();
+        assert!(
+            (share - 0.075).abs() <= 4.0 * sd,
+            "at_end {at_end}: {early} of {total} samples ({:.2}%), true share 7.5% ± {:.2}",
+            share * 100.0,
+            4.0 * sd * 100.0
+        );
+        // One sample per 20 ms on average: 10 per profile.
+        assert!((39_000..=41_000).contains(&total), "{total}");
+    }
+}
+
+/// A session the sampler thread hears of late still gets the pick of its first block that
+/// fell after the host created it (taken at once, within the pick's lateness allowance).
+#[test]
+fn a_session_heard_of_late_takes_the_pick_after_its_creation() {
+    let mut h = Harness::new();
+    let (a, _) = h.counted_agent(&[1]);
+    h.agents[a].0.enter();
+    // Interval 1000 ms, created at 0: find its first pick.
+    h.start(1, a, 1000, 10);
+    let pick = h.core.next_wake().unwrap();
+    let _ = h.stop(1);
+    // The same session again (the same seed gives the same pick), created just before the
+    // pick but heard of just after it.
+    let mut h = Harness::new();
+    let (a, _) = h.counted_agent(&[1]);
+    h.agents[a].0.enter();
+    let full = h.full.clone();
+    h.set_now(pick + MS / 2);
+    h.core.start(
+        SessionStart {
+            id: SessionId(1),
+            agent: h.agents[a].0 .0.clone(),
+            every: 1000,
+            recorder: Recorder::new(REALM, 0, Resolution::Isolated, 10),
+            symbolizer: Arc::new(NoScripts),
+            on_full: Some(Box::new(move || full.lock().unwrap().push(SessionId(1)))),
+            paused: false,
+            started_at: pick - MS,
+        },
+        pick + MS / 2,
+    );
+    assert_eq!(h.core.next_wake(), Some(pick), "due at once");
+    h.core.on_wake(h.now);
+    // Taken at the wake, half a ms after the pick (timestamps floored to 5 µs).
+    let taken = times(&h.stop(1));
+    assert_eq!(taken.len(), 1);
+    assert!(
+        (taken[0] - (pick + MS / 2) as f64 / 1e6).abs() < 0.005,
+        "{taken:?}"
+    );
+}
+
+/// The unstopped sessions of a process hold at most the budget between them; a session that
+/// would go past it is full (told once, no more samples), and stopping sessions gives their
+/// samples back.
+#[test]
+fn the_process_budget_bounds_what_unstopped_sessions_hold() {
+    let mut h = Harness::new();
+    h.core = SamplerCore::new(MS, 0, SEED).with_budget(25);
+    let (a, _) = h.counted_agent(&[1]);
+    h.agents[a].0.enter();
+    for id in 1..=3 {
+        h.start(id, a, 1, 1000);
+    }
     h.run_to(100 * MS, |_| {});
-    let t = h.stop(1);
-    assert_eq!(blocks(&t, 10), (1..10).collect::<Vec<u64>>());
+    assert_eq!(h.core.buffered(), 25);
+    assert_eq!(h.core.next_wake(), None, "every session is full");
+    let mut full = h.full.lock().unwrap().clone();
+    full.sort();
+    assert_eq!(full, [SessionId(1), SessionId(2), SessionId(3)]);
+    let lens: Vec<usize> = (1..=3).map(|id| h.stop(id).samples.len()).collect();
+    assert_eq!(lens.iter().sum::<usize>(), 25, "{lens:?}");
+    assert_eq!(h.core.buffered(), 0);
+    // The budget is free again.
+    h.start(4, a, 1, 1000);
+    h.run_to(110 * MS, |_| {});
+    assert_eq!(h.stop(4).samples.len(), 10);
+}
+
+/// Stopping a session that has ticks waiting for its agent's answer records them without a
+/// stack, and the answer that comes later serves only the sessions still running.
+#[test]
+fn a_session_stopped_while_waiting_keeps_its_ticks_and_the_rest_get_the_answer() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.start(2, a, 1, 100);
+    h.run_to(MS, |_| {});
+    assert_eq!(h.requests(a), 1);
+    let t1 = h.stop(1);
+    assert_eq!(t1.samples.len(), 1);
+    assert_eq!(t1.samples[0].stack_id, None);
+    assert!(h.answer_with(a, &stack(&[5])));
+    h.deliver();
+    let t2 = h.stop(2);
+    assert_eq!(t2.samples.len(), 1);
+    assert_eq!(names(&t2, 0), ["f5"]);
 }

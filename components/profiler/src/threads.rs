@@ -8,20 +8,22 @@ use std::time::Duration;
 use crossbeam_channel::{select, Receiver, Sender};
 
 use crate::agent::Answer;
-use crate::sampler::{Control, SamplerCore, SamplerStats, Stopped, TraceCallback};
+use crate::sampler::{BuildRequest, Control, SamplerCore, SamplerStats, Stopped};
 use crate::time::{Clock, Nanos};
 
 /// A stopped session and who wants its trace.
-pub(crate) type BuildJob = (Stopped, TraceCallback);
+pub(crate) type BuildJob = (Stopped, BuildRequest);
 
 /// The group's trace builder thread: builds each stopped session's trace and hands it over,
 /// in the order the sessions stopped. It lives as long as its group (parked while there is
 /// nothing to build), so that `stop()` does not wait for a thread to be created (~0.2 ms
-/// here). A job that panics is lost, not the thread.
-pub(crate) fn run_builder(jobs: Receiver<BuildJob>) {
-    for (stopped, done) in jobs {
+/// here). A job whose time is up is dropped unbuilt, and one whose time runs out while it
+/// is built is abandoned there. A job that panics is lost, not the thread.
+pub(crate) fn run_builder(jobs: Receiver<BuildJob>, clock: Arc<dyn Clock>) {
+    for (stopped, request) in jobs {
+        let clock = &*clock;
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            done(stopped.recorder.build(&*stopped.symbolizer))
+            build(stopped, request, clock)
         }));
         if built.is_err() {
             eprintln!("jsprof: building a trace failed; that trace is lost");
@@ -29,12 +31,33 @@ pub(crate) fn run_builder(jobs: Receiver<BuildJob>) {
     }
 }
 
+/// Builds a stopped session's trace for `request`, unless its time runs out first.
+fn build(stopped: Stopped, request: BuildRequest, clock: &dyn Clock) {
+    let BuildRequest { done, by } = request;
+    let out_of_time = || by.is_some_and(|by| clock.now() >= by);
+    if out_of_time() {
+        return;
+    }
+    if let Some(trace) = stopped
+        .recorder
+        .build_unless(&*stopped.symbolizer, out_of_time)
+    {
+        done(trace);
+    }
+}
+
 /// Hands a stopped session to the builder thread, if anyone wants its trace.
-fn build_elsewhere(stopped: Stopped, done: Option<TraceCallback>, builder: &Sender<BuildJob>) {
-    let Some(done) = done else { return };
-    if let Err(crossbeam_channel::SendError((stopped, done))) = builder.send((stopped, done)) {
+fn build_elsewhere(
+    stopped: Stopped,
+    request: Option<BuildRequest>,
+    builder: &Sender<BuildJob>,
+    clock: &dyn Clock,
+) {
+    let Some(request) = request else { return };
+    if let Err(crossbeam_channel::SendError((stopped, request))) = builder.send((stopped, request))
+    {
         // The builder is gone (only if it could not be started): build here.
-        done(stopped.recorder.build(&*stopped.symbolizer));
+        build(stopped, request, clock);
     }
 }
 
@@ -128,7 +151,7 @@ fn run_loop(
                 Ok(Control::Resume(id)) => core.set_paused(id, false, now),
                 Ok(Control::Stop(id, done)) => {
                     if let Some(stopped) = core.stop(id, now) {
-                        build_elsewhere(stopped, done, builder);
+                        build_elsewhere(stopped, done, builder, &*clock);
                     }
                 }
                 Ok(Control::Force(sessions, done)) => core.force(&sessions, now, done),
