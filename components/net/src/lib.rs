@@ -191,6 +191,11 @@ impl Loader {
         }
     }
 
+    /// The run's deadline every load of this loader ends by, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
     /// The time left before the deadline, or the error saying there is none.
     fn time_left(&self, url: &Url) -> Result<Option<Duration>, LoadError> {
         match self.deadline {

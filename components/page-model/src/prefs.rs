@@ -30,6 +30,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "base sampling interval of the ProfilerGroup, in ms (1 or more)",
     ),
     (
+        "profiler.max_buffered_samples",
+        PrefValue::Int(1 << 23),
+        "samples the unstopped profiling sessions of a process may hold between them (12 bytes each); a session that would take one more is full: it stops sampling and gets samplebufferfull, as at its own maxBufferSize",
+    ),
+    (
         "dom.timeout_clamp_ms",
         PrefValue::Int(0),
         "minimum delay of setTimeout/setInterval, in ms",

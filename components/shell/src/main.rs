@@ -194,8 +194,11 @@ fn run(args: Args) -> Result<ExitCode, String> {
             limit >> 20
         );
     }
+    for unbuilt in &report.unbuilt {
+        eprintln!("jsprof: not built by the deadline, not written: {unbuilt}");
+    }
     if let Some((path, kind)) = trace_out {
-        write_traces(path, kind, &report.traces)?;
+        write_traces(path, kind, &report.traces, report.write_by)?;
     }
     if let (Some((path, kind)), Some(trace)) = (profile_out, &report.trace) {
         match kind {
@@ -246,7 +249,7 @@ fn webdriver(
         return Err(error);
     }
     if let Some((path, kind)) = trace_out {
-        write_traces(path, kind, &report.traces)?;
+        write_traces(path, kind, &report.traces, None)?;
     }
     Ok(if report.internal_error.is_some() {
         ExitCode::from(INTERNAL_ERROR)
@@ -255,23 +258,42 @@ fn webdriver(
     })
 }
 
-/// Writes `traces` to `path` as --trace-out says.
+/// Writes `traces` to `path` as --trace-out says. A JSON array is serialised trace by trace
+/// and closed when `by` passes, so that a run ends on time: the traces left out are counted
+/// on stderr. (An export format is written whole.)
 fn write_traces(
     path: &std::path::Path,
     kind: TraceFile,
     traces: &[jsprof_profiler::ProfilerTrace],
+    by: Option<std::time::Instant>,
 ) -> Result<(), String> {
+    let mut written = traces.len();
     match kind {
         TraceFile::Spec => {
-            let json = serde_json::to_string(traces)
-                .map_err(|e| format!("cannot serialise the traces: {e}"))?;
+            let mut json = String::from("[");
+            for (i, trace) in traces.iter().enumerate() {
+                if by.is_some_and(|by| std::time::Instant::now() >= by) {
+                    written = i;
+                    break;
+                }
+                if i > 0 {
+                    json.push(',');
+                }
+                json.push_str(&trace.to_json());
+            }
+            json.push(']');
             write_json(path, json)?;
         }
         TraceFile::Export(format) => export::write_traces(path, traces, format)?,
     }
+    if written < traces.len() {
+        eprintln!(
+            "jsprof: {} trace(s) not written: the deadline passed while writing",
+            traces.len() - written
+        );
+    }
     eprintln!(
-        "jsprof: {} trace(s) from the page's profilers written to {}",
-        traces.len(),
+        "jsprof: {written} trace(s) from the page's profilers written to {}",
         path.display()
     );
     Ok(())

@@ -423,3 +423,72 @@ fn removed_iframes_and_terminated_workers_let_their_memory_go() {
         assert_eq!(r.trace_samples().len(), traces, "{page}");
     }
 }
+
+/// How many traces stderr says were abandoned ("not built by the deadline") or cut at the
+/// writing deadline.
+fn unwritten(stderr: &str) -> usize {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let rest = l
+                .strip_prefix("jsprof: not built by the deadline, not written: ")
+                .or_else(|| l.strip_prefix("jsprof: "))?;
+            let (n, tail) = rest.split_once(' ')?;
+            (tail.starts_with("trace(s) of Profilers still running")
+                || tail.starts_with("trace(s) not written: the deadline passed"))
+            .then(|| n.parse::<usize>().ok())?
+        })
+        .sum()
+}
+
+#[test]
+fn a_hundred_thousand_unstopped_profilers_end_on_time() {
+    // Nobody reads their traces: none is built, and the run ends as soon as the page does
+    // (well within the timeout; before, it never ended).
+    let base = ["profiler.base_interval_ms=1"];
+    let r = run_with("unstopped-profilers.html", &base, 10.0, &[]);
+    assert!(
+        r.took < Duration::from_secs(11),
+        "took {:?}\n{}",
+        r.took,
+        r.stderr
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.says("profilers: 100001 left running");
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    // With a script that never returns and --trace-out: the run ends at the timeout plus
+    // a second at most; every trace is either written or named as not built in time.
+    let r = run_with("unstopped-forever.html", &base, TIMEOUT, &["--trace-out"]);
+    assert!(
+        r.took < Duration::from_secs_f64(TIMEOUT + 1.0),
+        "took {:?}\n{}",
+        r.took,
+        r.stderr
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    r.says("profilers: 100000 left running").says(STOPPED);
+    let written = r
+        .traces
+        .as_ref()
+        .and_then(|t| t.as_array())
+        .map_or(0, Vec::len);
+    assert_eq!(written + unwritten(&r.stderr), 100_000, "{}", r.stderr);
+}
+
+#[test]
+fn unstopped_sessions_share_a_bounded_sample_budget() {
+    // 200 profilers at 1 ms with 100,000-sample buffers, and a process budget of 20,000
+    // samples: each becomes full (samplebufferfull) when the budget is spent, and together
+    // they hold exactly the budget.
+    let r = run_with(
+        "sample-budget.html",
+        &[
+            "profiler.base_interval_ms=1",
+            "profiler.max_buffered_samples=20000",
+        ],
+        60.0,
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    r.says("full events: 200").says("samples: 20000");
+}

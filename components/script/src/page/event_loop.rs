@@ -145,6 +145,17 @@ impl Page {
             self.checkpoint();
             return true;
         }
+        // Timers and the other task sources take turns: a page that keeps a 0 ms timer due
+        // must not starve the tasks other threads queue (responses, `samplebufferfull`,
+        // `stop()`'s trace), nor a flood of those its timers.
+        self.timers_first = !self.timers_first;
+        if !self.timers_first {
+            if let Ok(m) = self.messages.try_recv() {
+                self.host.set_busy(true);
+                self.handle(m);
+                return true;
+            }
+        }
         if let Some(timer) = self.host.take_due(now) {
             if timer.repeat {
                 let at = Instant::now() + timer.delay;

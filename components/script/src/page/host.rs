@@ -66,6 +66,18 @@ pub(super) struct PageHost {
     pub(super) generation: u64,
 }
 
+/// How long after the run's deadline the traces of the profilers still running at its end
+/// may take to build (writing them has the rest of the second the run may overrun by).
+pub(super) const BUILD_GRACE: Duration = Duration::from_millis(300);
+
+/// The traces that could not be built by the deadline, named (see [`take_unbuilt`]).
+static UNBUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Takes the descriptions of the traces abandoned at the end of runs so far.
+pub(super) fn take_unbuilt() -> Vec<String> {
+    std::mem::take(&mut *UNBUILT.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// How many pages the process has started.
 static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -123,43 +135,81 @@ impl PageHost {
 
     /// At the end of this event loop: stops the `Profiler` sessions still running and keeps
     /// their traces in the run's sink (in the order they were built), as if the page had
-    /// called `stop()`. Waits for the traces (they are built on the builder thread).
+    /// called `stop()`. Waits for the traces (they are built on the builder thread), until
+    /// the run's deadline at most.
     pub(super) fn stop_running_profilers(&self) {
         self.stop_profilers(|_| true);
     }
 
-    /// Stops the running `Profiler` sessions of the windows `of` selects, keeping their
-    /// traces in the run's sink if it has one, and waits for those traces.
+    /// Stops the running `Profiler` sessions of the windows `of` selects. Without a sink
+    /// nobody will read their traces: they are discarded unbuilt. With one, their traces
+    /// go to it, and this waits for them until the run's deadline (plus [`BUILD_GRACE`]);
+    /// what could not be built by then is abandoned and named in [`take_unbuilt`].
     pub(super) fn stop_profilers(&self, of: impl Fn(usize) -> bool) {
-        let sessions: Vec<std::sync::Weak<Session>> = {
+        let sessions: Vec<(usize, std::sync::Weak<Session>)> = {
             let mut all = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
             let (chosen, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *all)
                 .into_iter()
                 .partition(|(w, _)| of(*w));
             *all = kept;
-            chosen.into_iter().map(|(_, s)| s).collect()
+            chosen
         };
+        let live = sessions
+            .iter()
+            .filter_map(|(w, s)| Some((*w, s.upgrade()?)))
+            .filter(|(_, s)| !s.is_stopped());
         let Some(sink) = self.traces.clone() else {
-            for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
-                let _ = session.stop(|_| {});
+            for (_, session) in live {
+                session.discard();
             }
             return;
         };
+        let build_by = self.options.loader.deadline().map(|d| d + BUILD_GRACE);
         let (tx, rx) = mpsc::channel();
-        let mut waiting = 0;
-        for session in sessions.iter().filter_map(std::sync::Weak::upgrade) {
+        // The windows whose traces are awaited, one entry per session.
+        let mut waiting: Vec<usize> = Vec::new();
+        for (window, session) in live {
             let (tx, sink) = (tx.clone(), sink.clone());
-            let stopped = session.stop(move |trace| {
+            let done = move |trace| {
                 sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
-                let _ = tx.send(());
-            });
-            waiting += usize::from(stopped.is_ok());
+                let _ = tx.send(window);
+            };
+            let stopped = match build_by {
+                Some(by) => session.stop_within(by.saturating_duration_since(Instant::now()), done),
+                None => session.stop(done),
+            };
+            if stopped.is_ok() {
+                waiting.push(window);
+            }
         }
         drop(tx);
-        for _ in 0..waiting {
-            if rx.recv().is_err() {
-                break;
+        let mut built: HashMap<usize, usize> = HashMap::new();
+        for _ in 0..waiting.len() {
+            // An abandoned build drops its sender: once all are in or dropped, recv fails.
+            let next = match build_by {
+                Some(by) => rx
+                    .recv_timeout(by.saturating_duration_since(Instant::now()))
+                    .ok(),
+                None => rx.recv().ok(),
+            };
+            let Some(window) = next else { break };
+            *built.entry(window).or_default() += 1;
+        }
+        // What was not built in time, per document.
+        let mut missing: BTreeMap<String, usize> = BTreeMap::new();
+        for window in waiting {
+            match built.get_mut(&window) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => *missing.entry(self.doc(window).url.to_string()).or_default() += 1,
             }
+        }
+        if !missing.is_empty() {
+            let mut unbuilt = UNBUILT.lock().unwrap_or_else(|e| e.into_inner());
+            unbuilt.extend(
+                missing
+                    .into_iter()
+                    .map(|(url, n)| format!("{n} trace(s) of Profilers still running in {url}")),
+            );
         }
     }
 

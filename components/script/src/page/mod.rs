@@ -131,7 +131,18 @@ pub struct RunReport {
     /// The sampler's counters over the run (ticks, missed blocks, lateness, requests), if
     /// anything was profiled.
     pub sampler: Option<jsprof_profiler::SamplerStats>,
+    /// The traces of profilers still running at the end that could not be built by the
+    /// run's deadline, named by document (they are not in `traces`).
+    pub unbuilt: Vec<String>,
+    /// When whatever the run produced must be written by, if the run has a deadline: its
+    /// `--timeout` plus [`WRITE_GRACE`] (the run's output may overrun it by a second).
+    pub write_by: Option<Instant>,
 }
+
+/// How long after the run's deadline its traces may still be written (building them had
+/// [`host::BUILD_GRACE`] of it); the process then ends within the second `--timeout`
+/// promises.
+pub const WRITE_GRACE: Duration = Duration::from_millis(600);
 
 /// The process's ProfilerGroup (one per process), with its base interval from the prefs of
 /// the first page that needs it.
@@ -145,6 +156,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
     let group = ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(base.max(0) as u64),
         on_sampler_thread: Some(crate::glue::setup_sampler_thread),
+        max_buffered_samples: prefs.count("profiler.max_buffered_samples") as u64,
         ..GroupConfig::default()
     })
     .map_err(|e| PageError::Engine(format!("--pref profiler.base_interval_ms={base}: {e}")))?;
@@ -298,6 +310,8 @@ struct Page {
     keep_alive: bool,
     /// A page the WebDriver server drives: it turns until the next navigation.
     browser: Option<browser::BrowserPage>,
+    /// Whether the next turn looks at due timers before queued tasks (they alternate).
+    timers_first: bool,
 }
 
 /// Loads the page at `url` and runs it to completion.
@@ -456,6 +470,7 @@ impl Page {
             halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             keep_alive: false,
             browser: None,
+            timers_first: true,
         };
         Ok((page, session))
     }
@@ -476,18 +491,30 @@ impl Page {
         };
         let elapsed = Duration::from_nanos(MonotonicClock.now() - started.0);
         let sampling = self.js.sampling_stats();
+        let build_by = self.deadline.map(|d| d + BUILD_GRACE);
         let (trace, stop_time) = match session {
             Some(session) => {
                 let (tx, rx) = mpsc::channel();
                 let stop_start = Instant::now();
-                let _ = session.stop(move |trace| {
+                let done = move |trace| {
                     let _ = tx.send(trace);
-                });
+                };
+                let _ = match build_by {
+                    Some(by) => {
+                        session.stop_within(by.saturating_duration_since(Instant::now()), done)
+                    }
+                    None => session.stop(done),
+                };
                 let stop_time = stop_start.elapsed();
+                // An abandoned build drops the sender: recv fails then.
                 (rx.recv().ok(), Some(stop_time))
             }
             None => (None, None),
         };
+        let mut unbuilt = take_unbuilt();
+        if stop_time.is_some() && trace.is_none() {
+            unbuilt.push(format!("the --profile-out trace of {}", self.url));
+        }
         RunReport {
             timed_out: self.timed_out && out_of_memory.is_none() && internal_error.is_none(),
             out_of_memory,
@@ -507,6 +534,8 @@ impl Page {
             support: self.host.support.get() + crate::glue::guard_time().1,
             guards: crate::glue::guard_time().0,
             url: self.url,
+            unbuilt,
+            write_by: self.deadline.map(|d| d + WRITE_GRACE),
         }
     }
 }

@@ -185,6 +185,7 @@ pub(super) fn run_worker(
         halt: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         keep_alive: true,
         browser: None,
+        timers_first: true,
     };
     let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while page.turn() {}));
     if let Err(payload) = turned {
