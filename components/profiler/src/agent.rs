@@ -43,14 +43,49 @@ pub enum Sampled {
     Stack(RawStack),
     /// The agent ran no script at the tick.
     Idle,
-    /// The agent could not be sampled this way now: ask it by request instead.
+    /// The agent could not be sampled this way now: ask it by request instead (or, for a
+    /// pending walk, the walk was abandoned: the tick has no stack).
     Unavailable,
+    /// The walk is under way on the agent's thread, which has not run since the tick (it
+    /// waits for a CPU): ask again with [`StackSampler::poll`]. Its stack cannot change
+    /// before the walk, so the walk's stack is the tick's.
+    Pending,
 }
 
-/// A host's way to take an agent's stack from the sampler thread, at the tick. It must not
-/// block for long, and must not touch JS objects from the sampler thread beyond what its
-/// engine allows a profiler to read while the agent is stopped.
-pub type StackSampler = Box<dyn Fn() -> Sampled + Send + Sync>;
+/// What [`StackSampler::poll`] should do about a pending walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PollStep {
+    /// Only look.
+    Look,
+    /// The agent's thread has not taken the walk the gentle way in time: make it (for
+    /// SpiderMonkey, a signal), then look.
+    Nudge,
+    /// Give up the walk (the tick gets no stack).
+    Abandon,
+}
+
+/// A host's way to take an agent's stack from the sampler thread, at the tick, wherever the
+/// agent's thread stands. It must not block for long, and must not touch JS objects from
+/// the sampler thread beyond what its engine allows a profiler to read while the agent is
+/// stopped. A walk that needs the agent's thread, when that thread is waiting for a CPU
+/// (threads outnumber cores), is `Pending` until it runs: the sampler polls it meanwhile
+/// and serves the other agents, instead of waiting for each in turn.
+pub trait StackSampler: Send + Sync {
+    /// Starts taking the stack now.
+    fn sample(&self) -> Sampled;
+    /// The outcome of the pending walk: `Pending` while it is not taken yet.
+    fn poll(&self, step: PollStep) -> Sampled;
+}
+
+/// A sampler that never leaves a walk pending: a function of the moment.
+impl<F: Fn() -> Sampled + Send + Sync> StackSampler for F {
+    fn sample(&self) -> Sampled {
+        self()
+    }
+    fn poll(&self, _: PollStep) -> Sampled {
+        Sampled::Unavailable
+    }
+}
 
 /// A host-visible identifier of an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -78,7 +113,7 @@ pub struct AgentShared {
     /// `generation << 32 | request number`, 0 when none is pending.
     request: AtomicU64,
     requester: Box<dyn Fn() + Send + Sync>,
-    pub(crate) sampler: Option<StackSampler>,
+    pub(crate) sampler: Option<Box<dyn StackSampler>>,
     answers: Sender<Answer>,
     pub(crate) clock: Arc<dyn Clock>,
     /// Collections running now (nursery collections nest inside major slices).
@@ -151,7 +186,7 @@ impl AgentHandle {
     pub(crate) fn new(
         id: AgentId,
         requester: Box<dyn Fn() + Send + Sync>,
-        sampler: Option<StackSampler>,
+        sampler: Option<Box<dyn StackSampler>>,
         answers: Sender<Answer>,
         clock: Arc<dyn Clock>,
     ) -> Self {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use crate::agent::{AgentHandle, AgentId, Answer, Sampled};
+use crate::agent::{AgentHandle, AgentId, Answer};
 use crate::frame::{RealmId, Symbolizer};
 use crate::interval::{Base, IntervalError, DEFAULT_BASE, MIN_BASE};
 use crate::recorder::Recorder;
@@ -244,7 +244,7 @@ impl ProfilerGroup {
     pub fn register_sampled_agent(
         &self,
         requester: impl Fn() + Send + Sync + 'static,
-        sampler: impl Fn() -> Sampled + Send + Sync + 'static,
+        sampler: impl crate::agent::StackSampler + 'static,
     ) -> AgentHandle {
         self.register(Box::new(requester), Some(Box::new(sampler)))
     }
@@ -252,7 +252,7 @@ impl ProfilerGroup {
     fn register(
         &self,
         requester: Box<dyn Fn() + Send + Sync>,
-        sampler: Option<crate::agent::StackSampler>,
+        sampler: Option<Box<dyn crate::agent::StackSampler>>,
     ) -> AgentHandle {
         let id = AgentId(self.shared.next_agent.fetch_add(1, Ordering::Relaxed));
         AgentHandle::new(

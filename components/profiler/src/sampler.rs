@@ -67,7 +67,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::agent::{AgentId, AgentShared, Answer, Sampled};
+use crate::agent::{AgentId, AgentShared, Answer, PollStep, Sampled};
 use crate::frame::{RawStack, Symbolizer};
 use crate::interval::gcd;
 use crate::recorder::{Added, Recorder};
@@ -158,6 +158,13 @@ pub struct SamplerStats {
     pub late_answers: u64,
     /// Waiting ticks given the stack of an answer that came in time.
     pub answered: u64,
+    /// Walks that waited for the agent's thread to run (it was waiting for a CPU: threads
+    /// outnumbered cores), the time they waited in all and at most (ns), and those abandoned
+    /// after [`WALK_ABANDON`].
+    pub walks_waited: u64,
+    pub walk_wait: u64,
+    pub walk_wait_max: u64,
+    pub walks_abandoned: u64,
     /// Lateness (actual wake time minus the pick's time) of the most recent picks, in ns.
     pub lateness: Vec<u64>,
     /// The current plan: the GCD of the active sessions' intervals, in base ticks (0: idle).
@@ -179,6 +186,10 @@ impl SamplerStats {
         self.unanswered += other.unanswered;
         self.late_answers += other.late_answers;
         self.answered += other.answered;
+        self.walks_waited += other.walks_waited;
+        self.walk_wait += other.walk_wait;
+        self.walk_wait_max = self.walk_wait_max.max(other.walk_wait_max);
+        self.walks_abandoned += other.walks_abandoned;
         self.idle += other.idle;
         for (mine, theirs) in self.phases.iter_mut().zip(other.phases) {
             *mine += theirs;
@@ -277,13 +288,32 @@ impl Slot {
 }
 
 struct Outstanding {
+    /// The request's token (0 for a walk).
     token: u64,
+    /// A walk pending on the agent's thread (the host's sampler), instead of a request.
+    walk: Option<WalkState>,
     /// Ticks waiting for the answer: when each was taken, the agent's marker then, and which
     /// sessions were due.
     ticks: Vec<(Nanos, Option<ProfilerMarker>, Vec<SessionId>)>,
     /// Forced samples waiting for this answer.
     forced: Vec<ForceDone>,
 }
+
+#[derive(Debug, Clone, Copy)]
+struct WalkState {
+    started: Nanos,
+    nudged: bool,
+}
+
+/// How long a pending walk may wait for the agent's thread to take it the gentle way (the
+/// interrupt) before the sampler nudges it (a signal).
+pub const WALK_NUDGE: Nanos = 50_000;
+/// How often a pending walk is looked at once nudged.
+pub const WALK_POLL: Nanos = 200_000;
+/// How long a walk may wait for the agent's thread to be scheduled before it is abandoned
+/// (its ticks get no stack). The thread cannot run meanwhile, so its stack cannot change:
+/// a late walk still has the tick's stack, and only a thread starved this long loses it.
+pub const WALK_ABANDON: Nanos = 100_000_000;
 
 struct AgentSlot {
     shared: Arc<AgentShared>,
@@ -720,6 +750,12 @@ impl SamplerCore {
             agent.sessions -= 1;
             if agent.sessions == 0 {
                 agent.shared.set_next_due(None);
+                // A walk still pending is withdrawn (the host's state is left clean).
+                if agent.outstanding.as_ref().is_some_and(|o| o.walk.is_some()) {
+                    if let Some(sampler) = &agent.shared.sampler {
+                        let _ = sampler.poll(PollStep::Abandon);
+                    }
+                }
                 self.agents.remove(&agent_id);
             }
         }
@@ -774,6 +810,84 @@ impl SamplerCore {
         self.agents
             .values()
             .any(|a| a.outstanding.as_ref().is_some_and(|o| !o.forced.is_empty()))
+    }
+
+    /// Looks at the agents' pending walks: one that is taken gives its stack to every tick
+    /// that waited for it; one that has waited [`WALK_NUDGE`] is nudged; one that has waited
+    /// [`WALK_ABANDON`] is abandoned (its ticks get no stack).
+    pub fn poll_walks(&mut self, now: Nanos) {
+        let walking: Vec<AgentId> = self
+            .agents
+            .iter()
+            .filter(|(_, a)| a.outstanding.as_ref().is_some_and(|o| o.walk.is_some()))
+            .map(|(id, _)| *id)
+            .collect();
+        for agent_id in walking {
+            let Some(agent) = self.agents.get_mut(&agent_id) else {
+                continue;
+            };
+            let Some(walk) = agent.outstanding.as_ref().and_then(|o| o.walk) else {
+                continue;
+            };
+            let Some(sampler) = &agent.shared.sampler else {
+                continue;
+            };
+            let waited = now.saturating_sub(walk.started);
+            let step = if waited >= WALK_ABANDON {
+                PollStep::Abandon
+            } else if !walk.nudged && waited >= WALK_NUDGE {
+                PollStep::Nudge
+            } else {
+                PollStep::Look
+            };
+            let stack = match sampler.poll(step) {
+                Sampled::Pending if step != PollStep::Abandon => {
+                    if let Some(w) = agent.outstanding.as_mut().and_then(|o| o.walk.as_mut()) {
+                        w.nudged |= step == PollStep::Nudge;
+                    }
+                    continue;
+                }
+                Sampled::Stack(stack) => {
+                    self.stats.walks_waited += 1;
+                    self.stats.walk_wait += waited;
+                    self.stats.walk_wait_max = self.stats.walk_wait_max.max(waited);
+                    Some(stack)
+                }
+                _ => {
+                    if step == PollStep::Abandon {
+                        self.stats.walks_abandoned += 1;
+                    }
+                    None
+                }
+            };
+            let Some(out) = self
+                .agents
+                .get_mut(&agent_id)
+                .and_then(|a| a.outstanding.take())
+            else {
+                continue;
+            };
+            for (at, marker, due) in out.ticks {
+                for id in due {
+                    self.settle(id, at, stack.as_ref(), marker);
+                }
+            }
+        }
+    }
+
+    /// How soon a pending walk must be looked at, if one is pending.
+    pub fn walk_poll_in(&self, now: Nanos) -> Option<Nanos> {
+        self.agents
+            .values()
+            .filter_map(|a| a.outstanding.as_ref()?.walk)
+            .map(|w| {
+                if w.nudged {
+                    WALK_POLL
+                } else {
+                    (w.started + WALK_NUDGE).saturating_sub(now)
+                }
+            })
+            .min()
     }
 
     /// Serves every pick due at `now` (the sampler woke at `now`).
@@ -854,7 +968,7 @@ impl SamplerCore {
         if agent.outstanding.is_none() {
             if let Some(sampler) = &agent.shared.sampler {
                 let started = agent.shared.clock.now();
-                let sampled = sampler();
+                let sampled = sampler.sample();
                 let took = agent.shared.clock.now().saturating_sub(started);
                 self.stats.capture_time += took;
                 self.stats.capture_max = self.stats.capture_max.max(took);
@@ -870,6 +984,27 @@ impl SamplerCore {
                         self.stats.idle += 1;
                         for id in sessions {
                             self.record(id, now, None, marker);
+                        }
+                        return;
+                    }
+                    Sampled::Pending => {
+                        // The agent's thread has not run since the tick: its walk is
+                        // polled while the sampler serves the others.
+                        for id in &sessions {
+                            if let Some(slot) = self.sessions.get_mut(id) {
+                                slot.waiting.push_back((now, marker));
+                            }
+                        }
+                        if let Some(agent) = self.agents.get_mut(&agent_id) {
+                            agent.outstanding = Some(Outstanding {
+                                token: 0,
+                                walk: Some(WalkState {
+                                    started,
+                                    nudged: false,
+                                }),
+                                ticks: vec![(now, marker, sessions)],
+                                forced: Vec::new(),
+                            });
                         }
                         return;
                     }
@@ -893,6 +1028,7 @@ impl SamplerCore {
             self.stats.requests += 1;
             agent.outstanding = Some(Outstanding {
                 token,
+                walk: None,
                 ticks: vec![(now, marker, sessions)],
                 forced: Vec::new(),
             });
@@ -907,7 +1043,7 @@ impl SamplerCore {
             return;
         };
         match agent.outstanding.take() {
-            Some(out) if out.token == answer.token => {
+            Some(out) if out.walk.is_none() && out.token == answer.token => {
                 for (at, marker, due) in out.ticks {
                     let in_time = answer.captured_at.saturating_sub(at) <= MAX_ANSWER_DELAY;
                     if in_time {
@@ -934,7 +1070,7 @@ impl SamplerCore {
         let stale = agent
             .outstanding
             .as_ref()
-            .is_some_and(|o| agent.shared.is_stale(o.token));
+            .is_some_and(|o| o.walk.is_none() && agent.shared.is_stale(o.token));
         if !stale {
             return;
         }

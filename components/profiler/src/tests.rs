@@ -71,7 +71,7 @@ impl Harness {
     }
 
     /// A fake agent sampled synchronously by `sampler`.
-    fn agent_with(&mut self, sampler: Option<crate::StackSampler>) -> usize {
+    fn agent_with(&mut self, sampler: Option<Box<dyn crate::StackSampler>>) -> usize {
         let count = Arc::new(AtomicUsize::new(0));
         let c = count.clone();
         let handle = AgentHandle::new(
@@ -1121,4 +1121,95 @@ fn a_session_stopped_while_waiting_keeps_its_ticks_and_the_rest_get_the_answer()
     let t2 = h.stop(2);
     assert_eq!(t2.samples.len(), 1);
     assert_eq!(names(&t2, 0), ["f5"]);
+}
+
+/// A host sampler whose walks wait for the agent's thread: `Pending` until the test lets
+/// the thread "run" (`ran`), then the stack; it records the poll steps it was given.
+struct WaitingSampler {
+    ran: Arc<std::sync::atomic::AtomicBool>,
+    steps: Arc<Mutex<Vec<crate::PollStep>>>,
+}
+
+impl crate::StackSampler for WaitingSampler {
+    fn sample(&self) -> Sampled {
+        Sampled::Pending
+    }
+    fn poll(&self, step: crate::PollStep) -> Sampled {
+        self.steps.lock().unwrap().push(step);
+        if step == crate::PollStep::Abandon {
+            Sampled::Unavailable
+        } else if self.ran.swap(false, Ordering::SeqCst) {
+            Sampled::Stack(stack(&[9]))
+        } else {
+            Sampled::Pending
+        }
+    }
+}
+
+/// When threads outnumber cores, an agent's walk waits for its thread to be scheduled: the
+/// sampler does not wait with it, the other agents are sampled meanwhile, and every tick
+/// that came while the thread could not run gets the stack it is walked with (the thread
+/// did not run in between, so its stack did not change).
+#[test]
+fn a_walk_waiting_for_its_thread_holds_up_no_other_agent() {
+    let mut h = Harness::new();
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let waiting = h.agent_with(Some(Box::new(WaitingSampler {
+        ran: ran.clone(),
+        steps: steps.clone(),
+    })));
+    let (prompt, calls) = h.counted_agent(&[2]);
+    for a in [waiting, prompt] {
+        h.agents[a].0.enter();
+    }
+    h.start(1, waiting, 1, 100);
+    h.start(2, prompt, 1, 100);
+    // Five ticks while the first agent's thread waits for a CPU.
+    h.run_to(5 * MS, |_| {});
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        5,
+        "the other agent is sampled at each tick"
+    );
+    // Its nudge is overdue (the harness did not poll): due at once, then every WALK_POLL.
+    assert_eq!(h.core.walk_poll_in(h.now), Some(0));
+    h.core.poll_walks(h.now);
+    assert_eq!(*steps.lock().unwrap(), [crate::PollStep::Nudge]);
+    assert_eq!(h.core.walk_poll_in(h.now), Some(crate::sampler::WALK_POLL));
+    // The thread runs: its walk serves every waiting tick.
+    ran.store(true, Ordering::SeqCst);
+    h.core.poll_walks(h.now);
+    assert_eq!(h.core.walk_poll_in(h.now), None);
+    let t = h.stop(1);
+    assert_eq!(t.samples.len(), 5);
+    for i in 0..5 {
+        assert_eq!(names(&t, i), ["f9"]);
+    }
+    assert_eq!(blocks(&t, 1), [0, 1, 2, 3, 4]);
+    assert_eq!(h.stop(2).samples.len(), 5);
+    let stats = h.core.stats();
+    assert_eq!((stats.walks_waited, stats.walks_abandoned), (1, 0));
+}
+
+/// A walk whose thread never runs is abandoned after WALK_ABANDON: its ticks get no stack.
+#[test]
+fn a_walk_whose_thread_never_runs_is_abandoned() {
+    let mut h = Harness::new();
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let a = h.agent_with(Some(Box::new(WaitingSampler {
+        ran: Arc::default(),
+        steps: steps.clone(),
+    })));
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 1000);
+    h.run_to(150 * MS, |h| h.core.poll_walks(h.now));
+    let t = h.stop(1);
+    assert!(t.samples.len() >= 100, "{}", t.samples.len());
+    assert!(t.samples.iter().all(|s| s.stack_id.is_none()));
+    assert_eq!(h.core.stats().walks_abandoned, 1);
+    assert_eq!(
+        steps.lock().unwrap().last(),
+        Some(&crate::PollStep::Abandon)
+    );
 }

@@ -130,6 +130,7 @@ fn run_loop(
             core.on_answer(answer);
         }
         let now = clock.now();
+        core.poll_walks(now);
         let next = core.next_wake();
         // With nothing due, wake only for messages; while forced samples wait for an
         // answer, every millisecond to see whether it can still come.
@@ -139,12 +140,19 @@ fn run_loop(
         if core.forcing() {
             timeout = timeout.min(FORCED_POLL);
         }
+        // A walk pending on an agent's thread (waiting for a CPU) is looked at soon.
+        if let Some(poll) = core.walk_poll_in(now) {
+            timeout = timeout.min(Duration::from_nanos(poll));
+        }
         select! {
             recv(control) -> msg => {
                 while let Ok(answer) = answers.try_recv() {
                     core.on_answer(answer);
                 }
                 let now = clock.now();
+                // A walk taken since the last look serves its ticks before a stop would
+                // close them without a stack.
+                core.poll_walks(now);
                 match msg {
                 Ok(Control::Start(s)) => core.start(*s, now),
                 Ok(Control::Pause(id)) => core.set_paused(id, true, now),

@@ -9,6 +9,8 @@
 //! run stops there and its traces are still written).
 
 #![forbid(unsafe_code)]
+// serde_json::json! of the --profile-stats line nests deeper than the default allows.
+#![recursion_limit = "256"]
 // Page content must never make the engine panic: `unwrap`/`expect` only where an invariant
 // (not input) guarantees the value, each with its reason (tests may use them freely).
 #![warn(clippy::unwrap_used, clippy::expect_used)]
@@ -356,6 +358,11 @@ fn print_stats(report: &jsprof_script::RunReport) {
                 "thread_cpu_ms": s.thread_cpu as f64 / 1e6,
                 "capture_max_us": s.capture_max as f64 / 1e3,
                 "unanswered": s.unanswered,
+                "walks_waited": s.walks_waited,
+                "walk_wait_ms": s.walk_wait as f64 / 1e6,
+                "walk_wait_max_ms": s.walk_wait_max as f64 / 1e6,
+                "walks_abandoned": s.walks_abandoned,
+                "buffered": s.buffered,
                 "lateness_p50_us": s.lateness_quantile(0.5).map(|ns| ns as f64 / 1e3),
                 "lateness_p99_us": s.lateness_quantile(0.99).map(|ns| ns as f64 / 1e3),
                 "lateness_max_us": s.lateness_quantile(1.0).map(|ns| ns as f64 / 1e3),

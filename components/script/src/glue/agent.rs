@@ -218,7 +218,7 @@ pub(crate) struct AgentConfig {
 pub(crate) fn install_agent(
     config: AgentConfig,
     registry: Arc<ScriptRegistry>,
-    register: impl FnOnce(Option<jsprof_profiler::StackSampler>) -> AgentHandle,
+    register: impl FnOnce(Option<sampling::Walker>) -> AgentHandle,
 ) -> AgentHandle {
     let AgentConfig {
         realm,
@@ -234,11 +234,7 @@ pub(crate) fn install_agent(
         }
         _ => None,
     };
-    let handle = register(
-        signal
-            .clone()
-            .map(|s| Box::new(move || s.sample()) as jsprof_profiler::StackSampler),
-    );
+    let handle = register(signal.clone().map(sampling::Walker));
     MARKS.with(|m| *m.borrow_mut() = Some(handle.clone()));
     AGENT.with(|a| {
         *a.borrow_mut() = Some(Agent {

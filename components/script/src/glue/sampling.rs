@@ -16,7 +16,9 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jsprof_profiler::{FrameSite, Nanos, RawFrame, RawStack, RealmId, Sampled};
+use jsprof_profiler::{
+    FrameSite, Nanos, PollStep, RawFrame, RawStack, RealmId, Sampled, StackSampler,
+};
 use mozjs::jsapi::JSContext;
 
 use crate::symbols::ScriptRegistry;
@@ -34,13 +36,23 @@ struct WalkFrame {
 const FRAME_DEFINITION: u32 = 1;
 const FRAME_TOP_LEVEL: u32 = 2;
 const SAMPLE_OK: i32 = 0;
+const SAMPLE_PENDING: i32 = 4;
+const POLL_LOOK: i32 = 0;
+const POLL_NUDGE: i32 = 1;
+const POLL_ABANDON: i32 = 2;
 
 extern "C" {
     fn jsprof_agent_new(cx: *mut JSContext) -> *mut c_void;
     fn jsprof_agent_enable(agent: *mut c_void);
-    fn jsprof_agent_sample(
+    fn jsprof_agent_begin(
         agent: *mut c_void,
-        timeout_ns: u64,
+        frames: *mut *const WalkFrame,
+        count: *mut u32,
+        truncated: *mut bool,
+    ) -> i32;
+    fn jsprof_agent_poll(
+        agent: *mut c_void,
+        action: i32,
         frames: *mut *const WalkFrame,
         count: *mut u32,
         truncated: *mut bool,
@@ -111,8 +123,17 @@ struct AgentPtr(*mut c_void);
 // a signal, a futex) and by the owning thread to read costs and to free it.
 unsafe impl Send for AgentPtr {}
 
-/// How long the sampler waits for the agent's handler before asking by interrupt instead.
-const WALK_TIMEOUT: Duration = Duration::from_millis(10);
+/// The profiler core's view of an agent's [`SignalSampler`].
+pub(crate) struct Walker(pub(crate) Arc<SignalSampler>);
+
+impl StackSampler for Walker {
+    fn sample(&self) -> Sampled {
+        self.0.sample()
+    }
+    fn poll(&self, step: PollStep) -> Sampled {
+        self.0.poll(step)
+    }
+}
 
 /// The signal-walk sampler of one agent (a window's event loop or a worker).
 pub(crate) struct SignalSampler {
@@ -162,29 +183,45 @@ impl SignalSampler {
         }
     }
 
-    /// Takes the agent's stack now (on the sampler thread).
+    /// Starts taking the agent's stack now (on the sampler thread): the stack, or
+    /// `Pending` while the agent's thread has not walked (see `jsprof_agent_begin`).
     pub(crate) fn sample(&self) -> Sampled {
+        self.walk(None)
+    }
+
+    /// A pending walk's outcome (see `jsprof_agent_poll`).
+    pub(crate) fn poll(&self, step: PollStep) -> Sampled {
+        self.walk(Some(match step {
+            PollStep::Look => POLL_LOOK,
+            PollStep::Nudge => POLL_NUDGE,
+            PollStep::Abandon => POLL_ABANDON,
+        }))
+    }
+
+    /// Begins a walk (`None`) or polls the pending one.
+    fn walk(&self, poll: Option<i32>) -> Sampled {
         let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
         let Some(ptr) = agent.as_ref() else {
             return Sampled::Unavailable;
         };
         let mut frames: *const WalkFrame = std::ptr::null();
         let (mut count, mut truncated) = (0u32, false);
-        // SAFETY: the agent is alive (it is only freed under this lock); the C++ side
-        // coordinates the walk on the agent's thread and returns a buffer that stays valid
-        // until the next call for this agent, which this lock excludes.
-        let status = unsafe {
-            jsprof_agent_sample(
-                ptr.0,
-                WALK_TIMEOUT.as_nanos() as u64,
-                &mut frames,
-                &mut count,
-                &mut truncated,
-            )
+        let status = match poll {
+            // SAFETY: the agent is alive (it is only freed under this lock); the C++ side
+            // coordinates the walk on the agent's thread and returns a buffer that stays
+            // valid until the next request for this agent, which this lock excludes.
+            None => unsafe { jsprof_agent_begin(ptr.0, &mut frames, &mut count, &mut truncated) },
+            // SAFETY: as above, for the walk `jsprof_agent_begin` left pending.
+            Some(action) => unsafe {
+                jsprof_agent_poll(ptr.0, action, &mut frames, &mut count, &mut truncated)
+            },
         };
+        if status == SAMPLE_PENDING {
+            return Sampled::Pending;
+        }
         if status != SAMPLE_OK || count == 0 || frames.is_null() {
             // Nothing walkable (instrumentation off, sampling suppressed for a moment, a
-            // thread that did not answer): the core asks by interrupt instead.
+            // thread gone or a walk abandoned): a new sample is asked by interrupt instead.
             return Sampled::Unavailable;
         }
         // SAFETY: `count` frames at `frames`, valid while the lock is held (see above).

@@ -87,8 +87,12 @@ enum : int32_t {
   JSPROF_SAMPLE_OK = 0,          // `count` frames, outermost first
   JSPROF_SAMPLE_NOT_ENABLED = 1, // profiling instrumentation is off: nothing to walk
   JSPROF_SAMPLE_NO_SIGNAL = 2,   // the thread could not be signalled (it is gone)
-  JSPROF_SAMPLE_TIMEOUT = 3,     // the handler did not run in time
+  JSPROF_SAMPLE_TIMEOUT = 3,     // the walk was abandoned before the thread took it
+  JSPROF_SAMPLE_PENDING = 4,     // the thread has not taken the walk yet
 };
+
+// What jsprof_agent_poll does about a pending walk.
+enum : int32_t { JSPROF_POLL_LOOK = 0, JSPROF_POLL_NUDGE = 1, JSPROF_POLL_ABANDON = 2 };
 
 struct JsprofAgent {
   JSContext* cx;
@@ -432,64 +436,70 @@ extern "C" void jsprof_agent_enable(JsprofAgent* a) {
   a->enabled = true;
 }
 
-// Takes the agent's stack now, from the sampler thread: signals the agent's thread and waits
-// (at most `timeout_ns`) for its handler's walk. On JSPROF_SAMPLE_OK, `*frames` points at
-// `*count` frames, outermost first, valid until the next call for this agent.
-extern "C" int32_t jsprof_agent_sample(JsprofAgent* a, uint64_t timeout_ns,
-                                       const jsprof_frame** frames, uint32_t* count,
-                                       bool* truncated) {
-  *count = 0;
-  a->state.store(kRequested, std::memory_order_seq_cst);
-  JS_RequestInterruptCallback(a->cx);
-  uint64_t start = now_ns();
-  uint64_t deadline = start + timeout_ns;
-  // The interrupt is served within microseconds while JS code runs; past 50 µs the thread
-  // is elsewhere (a native call, a GC, a blocking call): signal it.
-  const uint64_t signal_after_ns = 50000;
-  bool signalled = false;
-  // The interrupt is usually served, and the walk done, within 10 µs: spin that long. Past
-  // it, poll in short sleeps rather than spin (a spinning sampler takes a core from the
-  // page's own helper threads: 6% of one at a 1 ms base) or be woken by the walk (a futex
-  // syscall on the agent's thread for every sample).
-  const uint64_t spin_ns = 10000;
-  const uint64_t poll_ns = 20000;
-  for (;;) {
-    uint32_t s = a->state.load(std::memory_order_seq_cst);
-    if (s == kDone) break;
-    uint64_t now = now_ns();
-    if ((s == kRequested || s == kDeferred) && now >= deadline) {
-      // Not started, or waiting for a collection's end: withdraw the request (the handler
-      // or the collection's end, if they come later, find nothing).
-      uint32_t expected = s;
-      if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
-      continue;
-    }
-    if (!signalled && s == kRequested && now - start >= signal_after_ns) {
-      signalled = true;
-      if (syscall(SYS_tgkill, getpid(), a->tid, SIGPROF) != 0) {
-        uint32_t expected = kRequested;
-        if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_NO_SIGNAL;
-      }
-      continue;
-    }
-    if (now - start < spin_ns) {
-      cpu_relax();
-      continue;
-    }
-    uint64_t nap = poll_ns;
-    if (!signalled && s == kRequested && start + signal_after_ns > now &&
-        start + signal_after_ns - now < nap) {
-      nap = start + signal_after_ns - now;
-    }
-    struct timespec wait = {0, long(nap)};
-    nanosleep(&wait, nullptr);
-  }
+// The frames of a finished walk (state kDone), handed over: valid until the next request
+// for this agent.
+static int32_t hand_over(JsprofAgent* a, const jsprof_frame** frames, uint32_t* count,
+                         bool* truncated) {
   int32_t status = a->status;
   *frames = a->frames;
   *count = a->count;
   *truncated = a->truncated;
   a->state.store(kIdle, std::memory_order_release);
   return status;
+}
+
+// Starts taking the agent's stack now, from the sampler thread: asks for the interrupt and
+// spins a little (the interrupt is usually served, and the walk done, within 10 µs). Returns
+// JSPROF_SAMPLE_OK with the frames, or JSPROF_SAMPLE_PENDING: the agent's thread has not
+// walked yet, and jsprof_agent_poll follows the walk. The sampler does not wait here for a
+// thread that waits for a CPU (threads outnumbering cores): it serves the other agents
+// meanwhile, and the walk, whenever the thread runs, finds the stack the tick saw (a thread
+// that is not running cannot change its stack).
+extern "C" int32_t jsprof_agent_begin(JsprofAgent* a, const jsprof_frame** frames,
+                                      uint32_t* count, bool* truncated) {
+  *count = 0;
+  a->state.store(kRequested, std::memory_order_seq_cst);
+  JS_RequestInterruptCallback(a->cx);
+  uint64_t start = now_ns();
+  const uint64_t spin_ns = 10000;
+  while (now_ns() - start < spin_ns) {
+    if (a->state.load(std::memory_order_seq_cst) == kDone) {
+      return hand_over(a, frames, count, truncated);
+    }
+    cpu_relax();
+  }
+  return JSPROF_SAMPLE_PENDING;
+}
+
+// Where a walk jsprof_agent_begin left pending stands. `action`: JSPROF_POLL_LOOK only looks;
+// JSPROF_POLL_NUDGE signals the thread if it has not taken the request (past 50 µs the
+// thread is elsewhere than JS code: a native call, a GC, a blocking call, or off the CPU;
+// the handler walks from its registers as soon as it runs); JSPROF_POLL_ABANDON withdraws
+// the request (the handler or a collection's end, if they come later, find nothing).
+extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jsprof_frame** frames,
+                                     uint32_t* count, bool* truncated) {
+  *count = 0;
+  for (;;) {
+    uint32_t s = a->state.load(std::memory_order_seq_cst);
+    if (s == kDone) return hand_over(a, frames, count, truncated);
+    if (action == JSPROF_POLL_ABANDON) {
+      if (s == kWalking) {
+        cpu_relax();  // a walk under way ends within microseconds: wait for it
+        continue;
+      }
+      uint32_t expected = s;
+      if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
+      continue;
+    }
+    if (action == JSPROF_POLL_NUDGE && s == kRequested) {
+      if (syscall(SYS_tgkill, getpid(), a->tid, SIGPROF) != 0) {
+        uint32_t expected = kRequested;
+        if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_NO_SIGNAL;
+        continue;
+      }
+    }
+    return JSPROF_SAMPLE_PENDING;
+  }
 }
 
 // A collection of the agent's context (a major GC slice or a nursery collection) begins
