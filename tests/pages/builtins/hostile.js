@@ -1,5 +1,6 @@
 // The replaced-built-ins harness (issue 23): loaded first in a window, an iframe or a
-// dedicated worker, it replaces every built-in of the realm with a recorder, plants
+// dedicated worker, it replaces every built-in of the realm with a recorder (and every
+// Web API's interface, prototype and global function), plants
 // recording getters and setters on Object.prototype and Array.prototype, then exercises
 // every Web API the engine offers and checks that each still gives the right results.
 //
@@ -149,6 +150,27 @@
   root("%AsyncGeneratorPrototype%", AsyncGeneratorFunction.prototype);
   root("%AsyncIteratorPrototype%", getProto(AsyncGeneratorFunction.prototype));
   root("%AsyncFunction.prototype%", getProto(async function () {}));
+  // The Web APIs too: every interface object and prototype on the global (Node,
+  // EventTarget, URL, Blob, MessagePort, Profiler…), the console namespace, and the
+  // global's own functions (setTimeout, postMessage, structuredClone…): the engine calls
+  // none of them either.
+  const globalFunctions = [];
+  {
+    const names = ownKeys(G);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      if (typeof name !== "string" || originals[name] !== undefined) continue;
+      const d = getOwn(G, name);
+      if (!("value" in d)) continue;
+      if (typeof d.value === "function" && name[0] >= "A" && name[0] <= "Z") {
+        root(name, d.value);
+        root(name + ".prototype", d.value.prototype);
+      } else if (typeof d.value === "function" && d.configurable) {
+        define(globalFunctions, globalFunctions.length, { __proto__: null, value: name, writable: true, enumerable: true, configurable: true });
+      }
+    }
+    root("console", G.console);
+  }
   let wrapped = 0;
   for (let r = 0; r < roots.length; r++) {
     const label = roots[r][0], obj = roots[r][1];
@@ -183,6 +205,12 @@
   }
   for (let i = 0; i < FUNCTIONS.length; i++) {
     if (typeof G[FUNCTIONS[i]] === "function") { G[FUNCTIONS[i]] = wrap(G[FUNCTIONS[i]], FUNCTIONS[i]); wrapped++; }
+  }
+  for (let i = 0; i < globalFunctions.length; i++) {
+    const name = globalFunctions[i];
+    const d = getOwn(G, name);
+    define(G, name, { __proto__: null, value: wrap(d.value, name), writable: d.writable, enumerable: d.enumerable, configurable: true });
+    wrapped++;
   }
   // ---- Plant recording getters and setters for every name the engine might read or
   // write on an object or a list of its own, or on a function, a string, a number, an
@@ -259,7 +287,7 @@
   const dict = (o) => Object.setPrototypeOf(o, null);
   const later = (f) => setTimeout(f, 0);
 
-  const readyFrames = [];
+  const readyFrames = []; // the realms of the frames that said they are ready
   // Starts the next ready frame, once the iframes step has begun.
   let startFrames = () => {};
 
@@ -643,10 +671,14 @@
         const want = location.hostname === "127.0.0.1" ? ["iframe", "cross-origin-iframe"] : ["iframe"];
         const got = [];
         let running = false;
+        // A frame is told by its element (its message's `source` is whichever realm's
+        // replaced postMessage it called through, the incumbent).
+        const frameElements = document.querySelectorAll("iframe");
         startFrames = () => {
           if (running || !readyFrames.length) return;
           running = true;
-          readyFrames.shift().postMessage("start", "*");
+          const name = readyFrames.shift();
+          frameElements[name === "iframe" ? 0 : 1].contentWindow.postMessage("start", "*");
         };
         const listener = (e) => {
           if (typeof e.data !== "string" || !e.data.startsWith("done ")) return;
@@ -782,7 +814,7 @@
     // the iframes.
     self.addEventListener("message", (e) => {
       if (typeof e.data !== "string" || !e.data.startsWith("ready ")) return;
-      readyFrames.push(e.source);
+      readyFrames.push(e.data.slice(6));
       startFrames();
     });
     self.addEventListener("load", start);
