@@ -266,11 +266,19 @@
       if (m[0].length === 0) re.lastIndex++;
     }
   }
+  // https://infra.spec.whatwg.org/#ascii-lowercase (`s` itself when it has no upper-case
+  // ASCII letter, the common case).
   const lowerCaseASCII = (s) => {
-    let out = "";
-    for (let i = 0; i < s.length; i++) {
+    let i = 0;
+    for (; i < s.length; i++) {
       const c = StringPrototypeCharCodeAt(s, i);
-      out += c >= 0x41 && c <= 0x5a ? StringFromCharCode(c + 0x20) : StringPrototypeSlice(s, i, i + 1);
+      if (c >= 0x41 && c <= 0x5a) break;
+    }
+    if (i === s.length) return s;
+    let out = StringPrototypeSlice(s, 0, i);
+    for (; i < s.length; i++) {
+      const c = StringPrototypeCharCodeAt(s, i);
+      out += c >= 0x41 && c <= 0x5a ? StringFromCharCode(c + 0x20) : s[i];
     }
     return out;
   };

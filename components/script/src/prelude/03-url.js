@@ -5,8 +5,9 @@
   // host.formEncode.
   // A URL's parts (href, protocol, …, origin) as a null-prototype record.
   function parseURL(input, base, setter, value) {
-    const parts = parseInternalJSON(host.parseURL(StringCtor(input), base === undefined ? undefined : StringCtor(base),
-      setter, value === undefined ? undefined : StringCtor(value)));
+    // A flat record of strings: only its own prototype needs to go.
+    const parts = ObjectSetPrototypeOf(JSONParse(host.parseURL(StringCtor(input), base === undefined ? undefined : StringCtor(base),
+      setter, value === undefined ? undefined : StringCtor(value))), null);
     if (parts.error !== undefined) throw new TypeErrorCtor(parts.error);
     return parts;
   }
@@ -27,8 +28,21 @@
   const pair = (name, value) => ({ __proto__: null, name, value });
   // https://url.spec.whatwg.org/#concept-urlencoded-parser
   function formParse(input) {
-    const pairs = parseInternalJSON(host.formParse(input));
     const out = list();
+    if (StringPrototypeIndexOf(input, "%") < 0 && StringPrototypeIndexOf(input, "+") < 0) {
+      // Nothing to decode: 1. split on "&", 3. drop empty sequences, split each at its
+      // first "=" (a name without one has the value ""), as the engine's parser would.
+      const sequences = splitString(input, "&");
+      for (let i = 0; i < sequences.length; i++) {
+        const bytes = sequences[i];
+        if (bytes === "") continue;
+        const eq = StringPrototypeIndexOf(bytes, "=");
+        listPush(out, eq < 0 ? pair(bytes, "") : pair(StringPrototypeSlice(bytes, 0, eq), StringPrototypeSlice(bytes, eq + 1)));
+      }
+      return out;
+    }
+    // Arrays of strings, read by index and length only (own properties).
+    const pairs = JSONParse(host.formParse(input));
     for (let i = 0; i < pairs.length; i++) listPush(out, pair(pairs[i][0], pairs[i][1]));
     return out;
   }

@@ -172,9 +172,9 @@
       const out = list();
       for (let i = 0; i < all.length; i++) {
         if (!want.length) break;
-        const classes = classesOf(all[i]);
+        const classes = attrOf(nodeOf(all[i]), "class");
         let every = true;
-        for (let j = 0; j < want.length && every; j++) every = listIncludes(classes, want[j]);
+        for (let j = 0; j < want.length && every; j++) every = hasClass(classes, want[j]);
         if (every) listPush(out, all[i]);
       }
       return pageListOfElements(out);
@@ -229,6 +229,22 @@
     const s = elementOf(el);
     const i = attrIndex(s, lowerCaseASCII(name));
     return i < 0 ? null : s.attrs[i].value;
+  }
+  // An attribute of element record `s` by a name already in lower case (the engine's own
+  // lookups: id, class, src…).
+  const attrOf = (s, name) => { const i = attrIndex(s, name); return i < 0 ? null : s.attrs[i].value; };
+  // Whether the class attribute `value` has the class `token` (a set of space-separated
+  // tokens: https://dom.spec.whatwg.org/#concept-ordered-set-parser).
+  function hasClass(value, token) {
+    if (value === null || token === "") return false;
+    for (let from = 0; ;) {
+      const i = StringPrototypeIndexOf(value, token, from);
+      if (i < 0) return false;
+      const end = i + token.length;
+      if ((i === 0 || isASCIIWhitespace(StringPrototypeCharCodeAt(value, i - 1))) &&
+          (end === value.length || isASCIIWhitespace(StringPrototypeCharCodeAt(value, end)))) return true;
+      from = i + 1;
+    }
   }
   const hasAttr = (el, name) => getAttr(el, name) !== null;
   // https://dom.spec.whatwg.org/#dom-element-setattribute, then the attribute change steps
@@ -667,9 +683,9 @@
     for (let i = 0; i < tests.length; i++) {
       const t = tests[i];
       if (t.kind === "type") { if (s.localName !== t.name) return false; }
-      else if (t.kind === "id") { if (getAttr(el, "id") !== t.value) return false; }
-      else if (t.kind === "class") { if (!listIncludes(classesOf(el), t.value)) return false; }
-      else if (t.value === null ? !hasAttr(el, t.name) : getAttr(el, t.name) !== t.value) return false;
+      else if (t.kind === "id") { if (attrOf(s, "id") !== t.value) return false; }
+      else if (t.kind === "class") { if (!hasClass(attrOf(s, "class"), t.value)) return false; }
+      else if (t.value === null ? attrOf(s, t.name) === null : attrOf(s, t.name) !== t.value) return false;
     }
     return true;
   }
@@ -742,7 +758,7 @@
     getElementById(elementId) {
       elementId = StringCtor(elementId);
       const all = descendants(this);
-      for (let i = 0; i < all.length; i++) if (getAttr(all[i], "id") === elementId) return all[i];
+      for (let i = 0; i < all.length; i++) if (attrOf(nodeOf(all[i]), "id") === elementId) return all[i];
       return null;
     }
     // https://dom.spec.whatwg.org/#dom-document-createelement
