@@ -57,7 +57,6 @@
   const ObjectFreeze = Object.freeze;
   const ObjectKeys = Object.keys;
   const ObjectHasOwn = Object.hasOwn;
-  const ObjectIs = Object.is;
 
   const ArrayPrototype = Array.prototype;
   // %IteratorPrototype% (https://tc39.es/ecma262/#sec-%iteratorprototype%-object).
@@ -68,28 +67,22 @@
   const StringCtor = String;
   const NumberCtor = Number;
   const NumberIsFinite = Number.isFinite;
-  const NumberIsNaN = Number.isNaN;
   const NumberParseInt = Number.parseInt;
   const NumberPrototypeToString = uncurryThis(Number.prototype.toString);
   const BigIntPrototypeToString = uncurryThis(BigInt.prototype.toString);
   const SymbolCtor = Symbol;
-  const SymbolFor = Symbol.for;
   const SymbolPrototypeToString = uncurryThis(Symbol.prototype.toString);
   const SymbolIterator = Symbol.iterator;
   const SymbolToStringTag = Symbol.toStringTag;
   const SymbolHasInstance = Symbol.hasInstance;
   const SymbolIsConcatSpreadable = Symbol.isConcatSpreadable;
   const MathRandom = Math.random;
-  const MathFloor = Math.floor;
   const MathMin = Math.min;
-  const MathMax = Math.max;
 
   const StringFromCharCode = String.fromCharCode;
   const StringPrototypeCharCodeAt = uncurryThis(String.prototype.charCodeAt);
   const StringPrototypeIndexOf = uncurryThis(String.prototype.indexOf);
-  const StringPrototypeLastIndexOf = uncurryThis(String.prototype.lastIndexOf);
   const StringPrototypeSlice = uncurryThis(String.prototype.slice);
-  const StringPrototypeToLowerCase = uncurryThis(String.prototype.toLowerCase);
   const StringPrototypeToUpperCase = uncurryThis(String.prototype.toUpperCase);
   const StringPrototypeTrim = uncurryThis(String.prototype.trim);
   const StringPrototypeToWellFormed = uncurryThis(String.prototype.toWellFormed);
@@ -103,15 +96,12 @@
   // prototype says.
   const ErrorIsError = Error.isError;
   const TypeErrorCtor = TypeError;
-  const RangeErrorCtor = RangeError;
 
   const MapCtor = Map;
   const MapGet = uncurryThis(Map.prototype.get);
   const MapSet = uncurryThis(Map.prototype.set);
   const MapHas = uncurryThis(Map.prototype.has);
   const MapDelete = uncurryThis(Map.prototype.delete);
-  const MapSize = uncurryGetter(Map.prototype, "size");
-  const MapForEach = uncurryThis(Map.prototype.forEach);
   const SetCtor = Set;
   const SetHas = uncurryThis(Set.prototype.has);
   const SetAdd = uncurryThis(Set.prototype.add);
@@ -126,7 +116,6 @@
   const WeakSetAdd = uncurryThis(WeakSet.prototype.add);
 
   const PromiseCtor = Promise;
-  const OriginalPromise = Promise;
   const ProxyCtor = Proxy;
   const JSONParse = JSON.parse;
   const JSONStringify = JSON.stringify;
