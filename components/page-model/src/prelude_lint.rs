@@ -17,7 +17,7 @@
 //! | `method-call` | a call of a member, `a.b()`, `a[b]()`, `a?.b()`, `` a.b`…` ``, except on `host` and `#private` methods | the method is looked up on a prototype the page can change |
 //! | `super` | `super(…)`, `super.x` | they ask a class (or prototype) for its prototype, which the page can change |
 //! | `this-member` | `this.x` | the prototype chain of `this` is the page's to change: state lives in WeakMaps or native slots |
-//! | `protocol-read` | reading a member named like a built-in accessor (`size`, `byteLength`, `source`, `__proto__`, …) or a protocol method (`then`, `constructor`, `next`, `toString`, `call`, …), or keyed by a well-known symbol primordial (`x[SymbolIterator]`) | a getter the page replaced, or the first step of a protocol it controls |
+//! | `protocol-read` | reading a member named like a built-in accessor (`size`, `byteLength`, `source`, `__proto__`, …) or a protocol method (`then`, `constructor`, `next`, `toString`, `call`, …), by `.`, `["…"]` or destructuring, or keyed by a well-known symbol primordial (`x[SymbolIterator]`) | a getter the page replaced, or the first step of a protocol it controls |
 //! | `iteration` | for-of, for-in, spread (array, call, `new`, object), array destructuring (bindings and assignments) | Array.prototype\[Symbol.iterator\], %ArrayIteratorPrototype%.next, inherited enumerable keys |
 //! | `async` | async functions, `await`, generators, `yield` | `await` and async returns look up `then` and `constructor`; generator objects step through %GeneratorPrototype%.next |
 //! | `instanceof` | `a instanceof B` | Symbol.hasInstance, and a Proxy's getPrototypeOf trap |
@@ -827,6 +827,50 @@ impl<'a> Visit<'a> for Linter<'_> {
         walk::walk_computed_member_expression(self, it);
     }
 
+    fn visit_binding_property(&mut self, it: &BindingProperty<'a>) {
+        // `const { then } = x` reads `then` as `x.then` does.
+        if let Some(name) = it.key.static_name().filter(|_| !it.computed) {
+            if let Some(key) = protocol_name(&name) {
+                self.report_runtime(
+                    it.span,
+                    Rule::ProtocolRead,
+                    format!("destructuring reads {key}"),
+                );
+            }
+        }
+        walk::walk_binding_property(self, it);
+    }
+
+    fn visit_assignment_target_property_property(
+        &mut self,
+        it: &AssignmentTargetPropertyProperty<'a>,
+    ) {
+        if let Some(name) = it.name.static_name().filter(|_| !it.computed) {
+            if let Some(key) = protocol_name(&name) {
+                self.report_runtime(
+                    it.span,
+                    Rule::ProtocolRead,
+                    format!("destructuring reads {key}"),
+                );
+            }
+        }
+        walk::walk_assignment_target_property_property(self, it);
+    }
+
+    fn visit_assignment_target_property_identifier(
+        &mut self,
+        it: &AssignmentTargetPropertyIdentifier<'a>,
+    ) {
+        if let Some(key) = protocol_name(&it.binding.name) {
+            self.report_runtime(
+                it.span,
+                Rule::ProtocolRead,
+                format!("destructuring reads {key}"),
+            );
+        }
+        walk::walk_assignment_target_property_identifier(self, it);
+    }
+
     fn visit_spread_element(&mut self, it: &SpreadElement<'a>) {
         self.report_runtime(
             it.span,
@@ -978,6 +1022,18 @@ mod tests {
         );
         assert_eq!(rules("return a[SymbolIterator];"), [Rule::ProtocolRead]);
         assert_eq!(rules("return a.other + a[0] + a[b];"), []);
+        assert_eq!(
+            rules("const { then, other } = a; return then + other;"),
+            [Rule::ProtocolRead]
+        );
+        assert_eq!(
+            rules("let c; ({ constructor: c } = a); return c;"),
+            [Rule::ProtocolRead]
+        );
+        assert_eq!(
+            rules("let next; ({ next } = a); return next;"),
+            [Rule::ProtocolRead]
+        );
     }
 
     #[test]
