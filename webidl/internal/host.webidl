@@ -25,6 +25,12 @@ namespace JsprofHost {
   DOMString parseURL(DOMString input, optional DOMString? base, optional DOMString? setter,
                      optional DOMString? value);
 
+  // application/x-www-form-urlencoded (https://url.spec.whatwg.org/#application/x-www-form-urlencoded),
+  // for URLSearchParams: the name-value pairs `input` parses to, as JSON
+  // ([[name, value], …]), and one name or value serialised (percent-encoded, spaces "+").
+  DOMString formParse(DOMString input);
+  DOMString formEncode(DOMString input);
+
   // fetch(): request `id`, answered by a task.
   undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials);
   // A synchronous XMLHttpRequest: a cors-mode GET of `url`, the caller blocked until it is

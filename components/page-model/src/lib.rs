@@ -5,6 +5,8 @@
 //!   elements with where their text starts;
 //! - [`policy`]: `Document-Policy` for `js-profiling`;
 //! - [`prefs`]: the `--pref` registry;
+//! - [`prelude_lint`]: the check that the prelude's functions reach nothing a page can
+//!   replace;
 //! - [`symbols`]: the script registry and the resolution of positions to spec names;
 //! - [`url_api`]: the URL standard's API (parse, setters, getters) for `URL` and `Location`.
 
@@ -13,5 +15,6 @@
 pub mod document;
 pub mod policy;
 pub mod prefs;
+pub mod prelude_lint;
 pub mod symbols;
 pub mod url_api;

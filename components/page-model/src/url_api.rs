@@ -1,6 +1,8 @@
 //! The URL standard's API (<https://url.spec.whatwg.org/#api>) for the prelude's `URL` and
 //! `Location`: parsing against a base, the setters and the getters, through the `url`
-//! crate's `quirks` module, which implements exactly those algorithms.
+//! crate's `quirks` module, which implements exactly those algorithms; and the
+//! `application/x-www-form-urlencoded` parser and serializer of `URLSearchParams`, through
+//! its `form_urlencoded` module.
 
 use url::{quirks, Url};
 
@@ -51,6 +53,24 @@ pub fn url_parts(
         "origin": quirks::origin(&url),
     })
     .to_string())
+}
+
+/// The `application/x-www-form-urlencoded` parser
+/// (<https://url.spec.whatwg.org/#concept-urlencoded-parser>): `input`'s name-value pairs
+/// as JSON, `[[name, value], …]` (empty sequences dropped, `+` a space, percent-decoded,
+/// invalid UTF-8 replaced by U+FFFD).
+pub fn form_parse(input: &str) -> String {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(input.as_bytes())
+        .into_owned()
+        .collect();
+    serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into())
+}
+
+/// One name or value serialised as the `application/x-www-form-urlencoded` serializer does
+/// (<https://url.spec.whatwg.org/#concept-urlencoded-serializer>): UTF-8, percent-encoded
+/// but for ASCII alphanumerics and `*-._`, spaces as `+`.
+pub fn form_encode(input: &str) -> String {
+    url::form_urlencoded::byte_serialize(input.as_bytes()).collect()
 }
 
 #[cfg(test)]
@@ -106,5 +126,24 @@ mod tests {
         assert_eq!(u["origin"], "http://a.test");
         let e = url_parts("x", None, None, None).unwrap_err();
         assert!(e.starts_with("Invalid URL 'x'"), "{e}");
+    }
+
+    #[test]
+    fn form_urlencoded_follows_the_url_standard() {
+        let pairs: Vec<(String, String)> =
+            serde_json::from_str(&form_parse("a=1&&b=x+y%20z&c&=d&%FF=%e2%82%ac")).unwrap();
+        let expected = [
+            ("a", "1"),
+            ("b", "x y z"),
+            ("c", ""),
+            ("", "d"),
+            ("\u{fffd}", "€"),
+        ];
+        assert_eq!(pairs, expected.map(|(k, v)| (k.to_owned(), v.to_owned())));
+        assert_eq!(form_parse(""), "[]");
+        assert_eq!(
+            form_encode("a b&c=d/é*-._~!"),
+            "a+b%26c%3Dd%2F%C3%A9*-._%7E%21"
+        );
     }
 }

@@ -55,6 +55,14 @@ impl JsprofHostMethods for JsprofHost {
         .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string()))
     }
 
+    fn form_parse(_global: &Global, input: String) -> Fallible<String> {
+        Ok(crate::url_api::form_parse(&input))
+    }
+
+    fn form_encode(_global: &Global, input: String) -> Fallible<String> {
+        Ok(crate::url_api::form_encode(&input))
+    }
+
     fn fetch_start(
         global: &Global,
         id: u32,

@@ -19,10 +19,12 @@
 use super::*;
 use mozjs::rust::JSAutoStructuredCloneBufferWrapper;
 
-/// The class of the prelude's cloneable platform objects (`host.platformObject(proto)`).
+/// The class of the prelude's platform objects (`host.platformObject(proto, state)`): one
+/// reserved slot, the engine state the prelude gave it (a port's, a Blob's), which only the
+/// prelude reads (`host.platformState`).
 static PLATFORM_CLASS: jsapi::JSClass = jsapi::JSClass {
     name: c"PlatformObject".as_ptr(),
-    flags: 0,
+    flags: 1 << jsapi::JSCLASS_RESERVED_SLOTS_SHIFT,
     cOps: ptr::null(),
     spec: ptr::null(),
     ext: ptr::null(),
@@ -89,6 +91,36 @@ pub(super) unsafe fn new_platform_object(
     unsafe { jsapi::JS_NewObjectWithGivenProto(cx, &PLATFORM_CLASS, proto) }
 }
 
+/// `obj` unwrapped (a transparent wrapper of a same-origin realm's object gives that
+/// object) if it is a platform object; null otherwise, also for a wrapper that may not be
+/// unwrapped (another origin's).
+///
+/// # Safety
+/// `obj` is a live object.
+unsafe fn unwrapped_platform_object(obj: *mut JSObject) -> *mut JSObject {
+    // SAFETY: per the contract; CheckedUnwrapStatic only reads the object and its wrappers.
+    let unwrapped = unsafe { mozjs::glue::UnwrapObjectStatic(obj) };
+    if unwrapped.is_null() {
+        return unwrapped;
+    }
+    // SAFETY: `unwrapped` is the live object `obj` wraps (or `obj` itself).
+    let class = unsafe { mozjs::rust::get_object_class(unwrapped) };
+    if ptr::eq(class, &PLATFORM_CLASS) {
+        unwrapped
+    } else {
+        ptr::null_mut()
+    }
+}
+
+/// Whether `obj` is a platform object, or a transparent wrapper of one.
+///
+/// # Safety
+/// `obj` is a live object.
+unsafe fn is_platform_object(obj: *mut JSObject) -> bool {
+    // SAFETY: per the contract.
+    !unsafe { unwrapped_platform_object(obj) }.is_null()
+}
+
 /// SpiderMonkey met an object it cannot clone itself: a platform object is written as
 /// `TAG_PLATFORM` and the string the prelude's function makes of it; anything else fails.
 unsafe extern "C" fn write_platform(
@@ -101,9 +133,10 @@ unsafe extern "C" fn write_platform(
     guarded(false, || {
         // SAFETY: `closure` is the `CloneState` of the `serialize` call running now.
         let state = unsafe { &mut *closure.cast::<CloneState>() };
+        // A platform object of another same-origin realm comes behind a transparent
+        // wrapper: its class is the wrapped object's.
         // SAFETY: `obj` is a live, rooted object SpiderMonkey hands us.
-        let class = unsafe { mozjs::rust::get_object_class(obj.get()) };
-        if !ptr::eq(class, &PLATFORM_CLASS) {
+        if !unsafe { is_platform_object(obj.get()) } {
             state.error = Some("An object could not be cloned.".into());
             return false;
         }
@@ -354,8 +387,9 @@ unsafe fn finish(
     }
 }
 
-/// `platformObject(proto)`: a new cloneable platform object (a `Blob`, a `MessagePort`)
-/// with prototype `proto`.
+/// `platformObject(proto, state)`: a new platform object (an `EventTarget`, an `Event`, a
+/// `Blob`…) with prototype `proto`, holding `state` (any value; `undefined` if absent) in
+/// its native slot.
 pub(super) unsafe extern "C" fn native_platform_object(
     cx: *mut JSContext,
     argc: u32,
@@ -374,11 +408,52 @@ pub(super) unsafe extern "C" fn native_platform_object(
         if obj.is_null() {
             return false;
         }
+        let state = args.get(1).get();
+        // SAFETY: `obj` is the platform object just made (one reserved slot), not yet
+        // reachable by anything else; `state` is a value of the caller's realm, rooted by
+        // the call's arguments (the object's realm too).
+        unsafe { jsapi::JS_SetReservedSlot(obj, 0, &state) };
         args.rval().set(ObjectValue(obj));
         true
     };
     // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
     unsafe { with_args(cx, argc, vp, "platformObject", 1, body) }
+}
+
+/// `platformState(obj)`: the state `obj` was made with if it is a platform object (of this
+/// realm, or of a same-origin one behind a transparent wrapper: wrapped for this realm),
+/// `undefined` for anything else. Nothing of the page runs: no getter, no proxy trap.
+pub(super) unsafe extern "C" fn native_platform_state(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    let body = |args: &CallArgs| {
+        args.rval().set(UndefinedValue());
+        let v = args.get(0).get();
+        if !v.is_object() {
+            return true;
+        }
+        // SAFETY: `v` is an object rooted by the call's arguments.
+        let obj = unsafe { unwrapped_platform_object(v.to_object()) };
+        if obj.is_null() {
+            return true;
+        }
+        let mut slot = UndefinedValue();
+        // SAFETY: `obj` is a live platform object (kept alive by the wrapper or the argument
+        // that leads to it); slot 0 is its one reserved slot. Nothing here can GC.
+        unsafe { mozjs::glue::JS_GetReservedSlot(obj, 0, &mut slot) };
+        rooted!(in(cx) let mut state = slot);
+        // SAFETY: `cx` is in the caller's realm; `state` is rooted. The object may be
+        // another realm's: its state is wrapped for this one.
+        if !unsafe { jsapi::JS_WrapValue(cx, state.handle_mut().into()) } {
+            return false;
+        }
+        args.rval().set(state.get());
+        true
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "platformState", 1, body) }
 }
 
 /// `cloneWrite(value, platformWrite, onError)`: StructuredSerialize of `value` as a string

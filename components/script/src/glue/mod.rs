@@ -46,7 +46,9 @@ use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,
 };
-use mozjs::jsval::{DoubleValue, NullValue, ObjectValue, StringValue, UndefinedValue};
+use mozjs::jsval::{
+    BooleanValue, DoubleValue, NullValue, ObjectValue, StringValue, UndefinedValue,
+};
 use mozjs::rooted;
 use mozjs::rust::{
     transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, RealmOptions,
@@ -234,6 +236,7 @@ extern "C" {
     // src/glue/shim.cpp
     fn jsprof_script_source_id(script: *mut JSScript) -> u32;
     fn jsprof_module_source_id(module: *mut JSObject) -> u32;
+    fn jsprof_is_scripted_proxy(obj: *mut JSObject) -> bool;
 }
 
 thread_local! {

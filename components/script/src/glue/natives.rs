@@ -1,6 +1,6 @@
 //! The engine's intrinsics on the prelude's `host` object: the calls that take or return JS
 //! objects, or run script in the caller's realm (`windowFor`, `callerWindow`, `runScript`,
-//! `importScript`, `promiseResult`, `whenSettled`). The rest of `host` is the generated
+//! `importScript`, `promiseResult`, `whenSettled`, `isProxy`). The rest of `host` is the generated
 //! `JsprofHost` namespace (`webidl/internal/host.webidl`, `dom::host_namespace`); the
 //! structured-clone natives are in `clone.rs`. A throwing argument conversion throws on.
 
@@ -302,4 +302,23 @@ pub(super) unsafe extern "C" fn native_when_settled(
             }
         }
     })
+}
+
+/// `isProxy(value)`: whether `value` is a scripted Proxy (or a wrapper of one), whose every
+/// operation may run a page function: the prelude shows one without opening it.
+pub(super) unsafe extern "C" fn native_is_proxy(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    let body = |args: &CallArgs| {
+        let v = args.get(0).get();
+        // SAFETY: `v` is an object rooted by the call's arguments; the shim only reads it
+        // and its wrappers' targets.
+        let proxy = v.is_object() && unsafe { jsprof_is_scripted_proxy(v.to_object()) };
+        args.rval().set(BooleanValue(proxy));
+        true
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "isProxy", 1, body) }
 }

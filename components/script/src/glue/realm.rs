@@ -85,14 +85,16 @@ impl Js {
                     host_obj.handle_mut(),
                 )
             }?;
-            let natives: [(&CStr, jsapi::JSNative, u32); 9] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 11] = [
                 (c"windowFor", Some(native_window_for), 1),
                 (c"runScript", Some(native_run_script), 2),
                 (c"importScript", Some(native_import_script), 1),
                 (c"callerWindow", Some(native_caller_window), 0),
                 (c"promiseResult", Some(native_promise_result), 1),
                 (c"whenSettled", Some(native_when_settled), 3),
-                (c"platformObject", Some(native_platform_object), 1),
+                (c"isProxy", Some(native_is_proxy), 1),
+                (c"platformObject", Some(native_platform_object), 2),
+                (c"platformState", Some(native_platform_state), 1),
                 (c"cloneWrite", Some(native_clone_write), 3),
                 (c"cloneRead", Some(native_clone_read), 3),
             ];

@@ -1,7 +1,8 @@
 // The C++ side of jsprof's SpiderMonkey glue: what the public Rust bindings do not reach.
 // Built by build.rs against the same SpiderMonkey build mozjs_sys made.
 //
-// 1. A compiled script's ScriptSource id (the identity every captured frame carries).
+// 1. A compiled script's ScriptSource id (the identity every captured frame carries), and
+//    whether an object is a page's Proxy (the prelude never opens one).
 // 2. The sampler's stack walk. The profiler takes a sample *at the tick*, whatever the
 //    agent's thread is doing (JIT code, the interpreter, a long native call such as
 //    JSON.parse). The sampler thread first asks for an interrupt: JIT and interpreter code
@@ -38,6 +39,7 @@
 #include "jsfriendapi.h"
 #include "js/Interrupt.h"
 #include "js/Modules.h"
+#include "js/Proxy.h"
 #include "js/ProfilingFrameIterator.h"
 #include "js/ProfilingStack.h"
 #include "jit/JitRuntime.h"
@@ -59,6 +61,12 @@ extern "C" uint32_t jsprof_script_source_id(JSScript* script) {
 extern "C" uint32_t jsprof_module_source_id(JSObject* module) {
   JSScript* script = JS::GetModuleScript(JS::Handle<JSObject*>::fromMarkedLocation(&module));
   return script ? script->scriptSource()->id() : 0;
+}
+
+// Whether `obj` is a scripted Proxy (`new Proxy(…)`: every operation on it may run a page
+// function), seen through any cross-compartment wrapper.
+extern "C" bool jsprof_is_scripted_proxy(JSObject* obj) {
+  return js::IsScriptedProxy(js::UncheckedUnwrap(obj, /* stopAtWindowProxy = */ true));
 }
 
 // ---- 2. The stack walk ---------------------------------------------------------------------

@@ -65,6 +65,7 @@ const PRELUDE: &str = concat!(
     include_str!("../prelude/10-threads.js"),
     include_str!("../prelude/11-workers.js"),
     include_str!("../prelude/12-fetch.js"),
+    include_str!("../prelude/12-globals.js"),
     include_str!("../prelude/13-webdriver.js"),
     include_str!("../prelude/14-hooks.js")
 );

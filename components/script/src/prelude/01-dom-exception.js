@@ -1,22 +1,38 @@
+
   // ---------------------------------------------------------------------------------------
-  // DOMException (https://webidl.spec.whatwg.org/#idl-DOMException)
+  // DOMException (https://webidl.spec.whatwg.org/#idl-DOMException): an Error object
+  // (SpiderMonkey's, so it has a stack and is reported like one) whose name and message are
+  // the engine's, in `exceptionData`.
   const LEGACY_CODES = {
+    __proto__: null,
     IndexSizeError: 1, HierarchyRequestError: 3, WrongDocumentError: 4, InvalidCharacterError: 5,
     NoModificationAllowedError: 7, NotFoundError: 8, NotSupportedError: 9, InvalidStateError: 11,
     SyntaxError: 12, InvalidModificationError: 13, NamespaceError: 14, InvalidAccessError: 15,
     TypeMismatchError: 17, SecurityError: 18, NetworkError: 19, AbortError: 20, URLMismatchError: 21,
     QuotaExceededError: 22, TimeoutError: 23, InvalidNodeTypeError: 24, DataCloneError: 25,
   };
-  const exceptionData = new WeakMap();
-  class DOMException extends Error {
+  const exceptionData = new WeakMapCtor();
+  const exceptionOf = (e) => {
+    const d = WeakMapGet(exceptionData, e);
+    if (d === undefined) throw new TypeErrorCtor("'this' is not a DOMException");
+    return d;
+  };
+  class DOMException extends ErrorCtor {
+    // https://webidl.spec.whatwg.org/#dom-domexception-domexception
     constructor(message = "", name = "Error") {
-      super(String(message));
-      exceptionData.set(this, { name: String(name), message: String(message) });
-      delete this.message;
+      message = StringCtor(message);
+      name = StringCtor(name);
+      // The Error object is made directly (no `super()`, which would ask DOMException for
+      // its prototype: a page may change it), with new.target's prototype.
+      const self = ReflectConstruct(ErrorCtor, list(), new.target);
+      // 1. Set this's name to name. 2. Set this's message to message.
+      WeakMapSet(exceptionData, self, { __proto__: null, name, message });
+      return self;
     }
-    get name() { return exceptionData.get(this).name; }
-    get message() { return exceptionData.get(this).message; }
-    get code() { return LEGACY_CODES[exceptionData.get(this).name] || 0; }
+    get name() { return exceptionOf(this).name; }
+    get message() { return exceptionOf(this).message; }
+    // https://webidl.spec.whatwg.org/#dom-domexception-code
+    get code() { return LEGACY_CODES[exceptionOf(this).name] ?? 0; }
   }
   const CONSTANTS = ["INDEX_SIZE_ERR", 1, "DOMSTRING_SIZE_ERR", 2, "HIERARCHY_REQUEST_ERR", 3,
     "WRONG_DOCUMENT_ERR", 4, "INVALID_CHARACTER_ERR", 5, "NO_DATA_ALLOWED_ERR", 6,
@@ -27,9 +43,9 @@
     "ABORT_ERR", 20, "URL_MISMATCH_ERR", 21, "QUOTA_EXCEEDED_ERR", 22, "TIMEOUT_ERR", 23,
     "INVALID_NODE_TYPE_ERR", 24, "DATA_CLONE_ERR", 25];
   for (let i = 0; i < CONSTANTS.length; i += 2) {
-    for (const target of [DOMException, DOMException.prototype]) {
-      Object.defineProperty(target, CONSTANTS[i], { value: CONSTANTS[i + 1], enumerable: true });
-    }
+    ObjectDefineProperty(DOMException, CONSTANTS[i], dataDescriptor(CONSTANTS[i + 1], false, true, false));
+    ObjectDefineProperty(DOMException.prototype, CONSTANTS[i], dataDescriptor(CONSTANTS[i + 1], false, true, false));
   }
   tag(DOMException, "DOMException");
-
+  // Whether `e` is a DOMException of this realm (by the engine's record, not instanceof).
+  const isDOMException = (e) => e !== null && typeof e === "object" && WeakMapHas(exceptionData, e);

@@ -3,29 +3,36 @@
   // another origin is a cross-origin window object of this realm, which offers only the
   // HTML standard's cross-origin properties (https://html.spec.whatwg.org/#crossoriginproperties-(-o-)).
   // The engine never hands this realm another origin's objects.
-  const windowsByIndex = new Map([[init.windowIndex, global]]);
+  const windowsByIndex = new MapCtor();
+  MapSet(windowsByIndex, init.windowIndex, global);
+  const crossOriginWindows = new WeakSetCtor();
   function windowProxy(index) {
     if (index < 0) return null;
-    let w = windowsByIndex.get(index);
+    let w = MapGet(windowsByIndex, index);
     if (w === undefined) {
-      w = host.windowFor(index) ?? crossOriginWindow(index);
-      windowsByIndex.set(index, w);
+      w = host.windowFor(index);
+      if (w === null) {
+        w = crossOriginWindow(index);
+        WeakSetAdd(crossOriginWindows, w);
+      }
+      MapSet(windowsByIndex, index, w);
     }
     return w;
   }
-  const CROSS_ORIGIN_PROPERTIES = ["window", "self", "location", "close", "closed", "focus", "blur",
-    "frames", "length", "top", "opener", "parent", "postMessage"];
-  const CROSS_ORIGIN_FALLBACK = ["then", Symbol.toStringTag, Symbol.hasInstance, Symbol.isConcatSpreadable];
+  const CROSS_ORIGIN_PROPERTIES = listOf("window", "self", "location", "close", "closed", "focus", "blur",
+    "frames", "length", "top", "opener", "parent", "postMessage");
+  const CROSS_ORIGIN_FALLBACK = listOf("then", SymbolToStringTag, SymbolHasInstance, SymbolIsConcatSpreadable);
   const securityError = (what) => new DOMException(
-    `Blocked a frame with origin "${location.origin}" from accessing ${typeof what === "symbol" ? "a symbol" : `'${what}'`} of a cross-origin frame.`, "SecurityError");
-  const isArrayIndex = (key) => typeof key === "string" && /^(0|[1-9][0-9]*)$/.test(key) && Number(key) < 2 ** 32 - 1;
+    `Blocked a frame with origin "${locationParts.origin}" from accessing ${typeof what === "symbol" ? "a symbol" : `'${what}'`} of a cross-origin frame.`, "SecurityError");
   // A cross-origin object: a Proxy over an empty object whose every trap either answers from
   // `value` (an allowed property) or throws a SecurityError (CrossOriginGet/Set/
-  // GetOwnProperty/OwnPropertyKeys of the HTML standard).
+  // GetOwnProperty/OwnPropertyKeys of the HTML standard). The handler has a null prototype,
+  // so no trap is looked up on Object.prototype, and its descriptors too.
   function crossOriginObject(allowedKeys, value, set) {
-    const allowed = (key) => allowedKeys().includes(key);
-    const fallback = (key) => CROSS_ORIGIN_FALLBACK.includes(key);
-    return new Proxy(Object.create(null), {
+    const allowed = (key) => listIncludes(allowedKeys(), key);
+    const fallback = (key) => listIncludes(CROSS_ORIGIN_FALLBACK, key);
+    return new ProxyCtor(ObjectCreate(null), {
+      __proto__: null,
       get(t, key) {
         if (allowed(key)) return value(key);
         if (fallback(key)) return undefined;
@@ -37,11 +44,15 @@
         throw securityError(key);
       },
       getOwnPropertyDescriptor(t, key) {
-        if (allowed(key)) return { value: value(key), writable: false, enumerable: false, configurable: true };
-        if (fallback(key)) return { value: undefined, writable: false, enumerable: false, configurable: true };
+        if (allowed(key)) return { __proto__: null, value: value(key), writable: false, enumerable: false, configurable: true };
+        if (fallback(key)) return { __proto__: null, value: undefined, writable: false, enumerable: false, configurable: true };
         throw securityError(key);
       },
-      ownKeys() { return [...allowedKeys(), ...CROSS_ORIGIN_FALLBACK]; },
+      ownKeys() {
+        const keys = listCopy(allowedKeys());
+        for (let i = 0; i < CROSS_ORIGIN_FALLBACK.length; i++) listPush(keys, CROSS_ORIGIN_FALLBACK[i]);
+        return toPageArray(keys);
+      },
       defineProperty(t, key) { throw securityError(key); },
       deleteProperty(t, key) { throw securityError(key); },
       getPrototypeOf() { return null; },
@@ -51,17 +62,18 @@
     });
   }
   function crossOriginWindow(index) {
-    const functions = new Map();
+    const functions = new MapCtor();
     const fn = (name, f) => {
-      if (!functions.has(name)) functions.set(name, f);
-      return functions.get(name);
+      if (!MapHas(functions, name)) MapSet(functions, name, f);
+      return MapGet(functions, name);
     };
     let location = null;
     const childCount = () => host.frameTree(index, -3);
     const keys = () => {
-      const out = [];
-      for (let i = 0, n = childCount(); i < n; i++) out.push(String(i));
-      return out.concat(CROSS_ORIGIN_PROPERTIES);
+      const out = list();
+      for (let i = 0, n = childCount(); i < n; i++) listPush(out, StringCtor(i));
+      for (let i = 0; i < CROSS_ORIGIN_PROPERTIES.length; i++) listPush(out, CROSS_ORIGIN_PROPERTIES[i]);
+      return out;
     };
     const proxy = crossOriginObject(keys, (key) => {
       switch (key) {
@@ -72,54 +84,63 @@
         case "length": return childCount();
         case "closed": return false;
         case "location": return location ??= crossOriginLocation();
-        case "postMessage": return fn(key, function postMessage(message, options = "/", transfer = []) {
+        case "postMessage": return fn(key, function postMessage(message, options = undefined, transfer = undefined) {
           postTo(index, init.windowIndex, message, options, transfer);
         });
         case "close": return fn(key, function close() {});
         case "focus": return fn(key, function focus() {});
         case "blur": return fn(key, function blur() {});
       }
-      return windowProxy(host.frameTree(index, Number(key))) ?? undefined;
+      return windowProxy(host.frameTree(index, NumberCtor(key))) ?? undefined;
     }, (key) => {
-      if (key === "location") throw new DOMException("navigation is not supported by jsprof", "NotSupportedError");
+      if (key === "location") throw navigationUnsupported();
       throw securityError(key);
     });
     return proxy;
   }
   function crossOriginLocation() {
-    const navigate = () => { throw new DOMException("navigation is not supported by jsprof", "NotSupportedError"); };
-    const replace = function replace() { navigate(); };
+    const replace = function replace() { throw navigationUnsupported(); };
     // href can only be set across origins (CrossOriginGet: no getter is a SecurityError).
-    return crossOriginObject(() => ["href", "replace"], (key) => {
+    return crossOriginObject(() => listOf("href", "replace"), (key) => {
       if (key === "href") throw securityError(key);
       return replace;
     }, (key) => {
-      if (key === "href") navigate();
+      if (key === "href") throw navigationUnsupported();
       throw securityError(key);
     });
   }
   // window.postMessage (https://html.spec.whatwg.org/#window-post-message-steps) from window
   // `from` to window `index`: the message is serialised now and delivered as a task of the
-  // target, whose origin the engine checks against targetOrigin.
-  function postTo(index, from, message, options, transfer) {
-    let targetOrigin = options;
-    if (options && typeof options === "object") { targetOrigin = options.targetOrigin ?? "/"; transfer = options.transfer ?? []; }
-    targetOrigin = String(targetOrigin);
-    if (targetOrigin !== "*" && targetOrigin !== "/") {
-      try { targetOrigin = new URL(targetOrigin).href; } catch { throw new DOMException(`Invalid target origin '${targetOrigin}'.`, "SyntaxError"); }
+  // target, whose origin the engine checks against targetOrigin. `options` is the
+  // targetOrigin of the (message, targetOrigin, transfer) overload, or the
+  // WindowPostMessageOptions dictionary of the (message, options) one.
+  function postTo(index, from, message, options, transferList) {
+    let targetOrigin;
+    let transfer;
+    if (options !== null && (typeof options === "object" || typeof options === "function")) {
+      // WindowPostMessageOptions: targetOrigin = "/", transfer = [].
+      const o = options.targetOrigin;
+      targetOrigin = o === undefined ? "/" : StringCtor(o);
+      const t = options.transfer;
+      transfer = t === undefined ? list() : sequenceArg(t, "The transfer list");
+    } else {
+      targetOrigin = options === undefined ? "/" : StringCtor(options);
+      transfer = transferList === undefined ? list() : sequenceArg(transferList, "The transfer list");
     }
-    host.windowPost(index, serialize(message, Array.from(transfer)), targetOrigin, from);
+    // 2. If targetOrigin is neither "*" nor "/": parse it, a SyntaxError if that fails.
+    if (targetOrigin !== "*" && targetOrigin !== "/") {
+      try { targetOrigin = parseURL(targetOrigin).href; } catch { throw new DOMException(`Invalid target origin '${targetOrigin}'.`, "SyntaxError"); }
+    }
+    host.windowPost(index, serialize(message, transfer), targetOrigin, from);
   }
   // postMessage of this window, called by this window's script or by a same-origin one's:
   // the sender is the window whose script called it (the incumbent).
-  function postMessage(message, options = "/", transfer = []) {
+  function postMessage(message, options = undefined, transfer = undefined) {
     const caller = host.callerWindow();
     postTo(init.windowIndex, caller >= 0 ? caller : init.windowIndex, message, options, transfer);
   }
   function deliverWindowMessage(data, sourceIndex, origin) {
     let value;
     try { value = deserialize(data); } catch { fire(global, "messageerror"); return; }
-    dispatch(global, trustedEvent(MessageEvent, "message",
-      { __proto__: null, data: value.data, ports: value.ports, origin, source: windowProxy(sourceIndex) }));
+    dispatch(global, messageEvent(value.data, value.ports, origin, windowProxy(sourceIndex)));
   }
-

@@ -1,36 +1,33 @@
-  // fire an event (https://dom.spec.whatwg.org/#concept-event-fire): trusted, made and
-  // dispatched without anything the page could have replaced.
-  function fire(target, type, bubbles = false) {
-    dispatch(target, trustedEvent(Event, type, eventInit(bubbles, false)));
-  }
 
-  // The hooks the event loop calls.
+  // The hooks the event loop calls (a null-prototype record: the engine reads its own
+  // keys only).
   return {
+    __proto__: null,
     // The realm's original DOMException, for exceptions thrown by generated bindings.
     DOMException,
     fireEvent(target, type) { fire(target, type); },
     // A message for this worker's global from its creator, or (id > 0) for a Worker object
     // of this realm from its worker.
     workerMessage(id, data) {
-      const target = id > 0 ? workers.get(id) : global;
-      if (!target) return;
+      const target = id > 0 ? MapGet(workers, id) : global;
+      if (target === undefined) return;
       let value;
       try { value = deserialize(data); } catch { fire(target, "messageerror"); return; }
-      dispatch(target, trustedEvent(MessageEvent, "message", { __proto__: null, data: value.data, ports: value.ports }));
+      dispatch(target, messageEvent(value.data, value.ports, "", null));
     },
     // A message from another thread for this realm's end of port pair `pid`.
     portMessage(pid, end, data) {
-      const port = remotePorts.get(`${pid}:${end}`);
-      if (!port) return;
+      const port = MapGet(remotePorts, `${pid}:${end}`);
+      if (port === undefined) return;
       let value;
       try { value = deserialize(data); } catch { fire(port, "messageerror"); return; }
-      portState.get(port).queue.push({ data: value.data, ports: value.ports });
-      portState.get(port).deliver(port);
+      listPush(portOf(port).queue, { __proto__: null, data: value.data, ports: value.ports });
+      deliverIn(port);
     },
     // Worker `id` of this realm reported an uncaught exception.
     workerError(id, message, filename, lineno, colno) {
-      const target = workers.get(id);
-      if (!target) return;
+      const target = MapGet(workers, id);
+      if (target === undefined) return;
       const e = trustedEvent(ErrorEvent, "error", { __proto__: null, cancelable: true, message, filename, lineno, colno });
       if (dispatch(target, e)) host.print(true, `Uncaught (in worker) ${message}` + (filename ? ` (${filename}:${lineno}:${colno})` : ""));
     },
@@ -38,42 +35,52 @@
     attachFrame(index, windowIndex) {
       const el = childFrames[index];
       if (!el) return;
-      const f = frameState.get(el);
+      const f = WeakMapGet(frameState, el);
       f.window = windowProxy(windowIndex);
       f.windowIndex = windowIndex;
-      Object.defineProperty(global, String(index), { get: () => frameState.get(el).window, enumerable: true, configurable: true });
+      f.sameOrigin = !WeakSetHas(crossOriginWindows, f.window);
+      ObjectDefineProperty(global, StringCtor(index), { __proto__: null,
+        get: () => { const g = WeakMapGet(frameState, el); return g ? g.window : undefined; },
+        enumerable: true, configurable: true });
     },
     // A message another window posted to this one.
     windowMessage(data, sourceIndex, origin) { deliverWindowMessage(data, sourceIndex, origin); },
     // This window's iframe number `index` has loaded.
     frameLoaded(index) { const el = childFrames[index]; if (el) fire(el, "load"); },
     // Starts the loads of the iframes the parser put in the document.
-    startFrames() { for (const e of document._descendants()) if (e instanceof HTMLIFrameElement) loadFrame(e); },
+    startFrames() {
+      const all = descendants(document);
+      for (let i = 0; i < all.length; i++) if (isElementNamed(all[i], "iframe")) loadFrame(all[i]);
+    },
     // The response as the page may see it: `meta` is {type, headers} of the filtered
     // response (an opaque one has status 0, no headers and no body).
     fetchDone(id, status, url, metaJSON, body, error) {
-      const f = fetches.get(id);
-      fetches.delete(id);
-      if (!f) return;
-      if (error) { f.reject(new TypeError(`Failed to fetch: ${error}`)); return; }
+      const f = MapGet(fetches, id);
+      MapDelete(fetches, id);
+      if (f === undefined) return;
+      const resolve = f.resolve, reject = f.reject;
+      if (error) { reject(new TypeErrorCtor(`Failed to fetch: ${error}`)); return; }
+      // Ordinary objects and arrays: what 12-fetch.js's Response and Headers take.
       const meta = JSONParse(metaJSON);
-      f.resolve(new Response(body, { status, url, headers: meta.headers, type: meta.type }));
+      resolve(new Response(body, { __proto__: null, status, url, headers: meta.headers, type: meta.type }));
     },
     fireTimer(id) {
       const t = MapGet(timerTable, id);
-      if (!t) return;
+      if (t === undefined) return;
       if (!t.repeat) MapDelete(timerTable, id);
       if (typeof t.handler === "function") ReflectApply(t.handler, global, t.args);
-      else IndirectEval(StringCtor(t.handler));
+      else IndirectEval(t.handler);
     },
-    setCurrentScript(index) { currentScript = index >= 0 ? scriptElements[index] || null : null; },
+    setCurrentScript(index) { currentScript = index >= 0 ? scriptElements[index] ?? null : null; },
     setReadyState(state) { readyState = state; fire(document, "readystatechange"); },
     fireDOMContentLoaded() { fire(document, "DOMContentLoaded", true); },
     fireLoad() { fire(global, "load"); },
     fireScriptEvent(index, type) { const el = scriptElements[index]; if (el) fire(el, type); },
+    // An uncaught exception, with the engine's position; an error's message is its
+    // "Name: message" (read without running page code), anything else's the engine's.
     reportException(error, message, filename, line, column) {
-      if (error instanceof Error || error instanceof DOMException) message = `${error.name}: ${error.message}`;
-      report(error, message, filename, line, column);
+      const text = errorText(error);
+      report(error, text === null ? message : text, filename, line, column);
     },
     // https://html.spec.whatwg.org/#notify-about-rejected-promises: the reason is read from
     // the engine, not through `then`.
@@ -81,9 +88,11 @@
       const reason = host.promiseResult(promise);
       const event = trustedEvent(PromiseRejectionEvent, "unhandledrejection", { __proto__: null, cancelable: true, promise, reason });
       if (dispatch(global, event)) {
-        const isError = reason instanceof Error || reason instanceof DOMException;
-        const where = isError && reason.fileName ? ` (${reason.fileName}:${reason.lineNumber}:${reason.columnNumber})` : "";
-        host.print(true, `Uncaught (in promise) ${inspect(reason)}${where}`);
+        const text = errorText(reason);
+        const fileName = text === null ? undefined : dataProperty(reason, "fileName");
+        const where = typeof fileName === "string" && fileName !== ""
+          ? ` (${fileName}:${dataProperty(reason, "lineNumber")}:${dataProperty(reason, "columnNumber")})` : "";
+        host.print(true, `Uncaught (in promise) ${text === null ? inspect(reason) : text}${where}`);
       }
     },
     watchModule(promise) { host.whenSettled(promise, null, reportError); },

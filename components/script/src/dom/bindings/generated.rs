@@ -252,6 +252,10 @@ pub trait JsprofHostMethods {
         setter: Option<Option<String>>,
         value: Option<Option<String>>,
     ) -> Fallible<String>;
+    /// `DOMString formParse(DOMString input)`
+    fn form_parse(global: &Global, input: String) -> Fallible<String>;
+    /// `DOMString formEncode(DOMString input)`
+    fn form_encode(global: &Global, input: String) -> Fallible<String>;
     /// `undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials)`
     fn fetch_start(
         global: &Global,
@@ -418,6 +422,32 @@ fn jsprof_host_parse_url(cx: &mut CallCtx<'_>) -> Fallible<()> {
         base,
         setter,
         value,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_form_parse(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let input = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::form_parse(
+        &global,
+        input,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_form_encode(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let input = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::form_encode(
+        &global,
+        input,
     )?;
     cx.set_return(value.to_js());
     Ok(())
@@ -791,6 +821,16 @@ pub static JSPROF_HOST: InterfaceDef = InterfaceDef {
             name: "parseURL",
             length: 1,
             call: jsprof_host_parse_url,
+        },
+        OperationDef {
+            name: "formParse",
+            length: 1,
+            call: jsprof_host_form_parse,
+        },
+        OperationDef {
+            name: "formEncode",
+            length: 1,
+            call: jsprof_host_form_encode,
         },
         OperationDef {
             name: "fetchStart",

@@ -1,0 +1,1 @@
+self.BUILTINS_EXTRA = "extra";

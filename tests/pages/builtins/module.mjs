@@ -1,0 +1,2 @@
+// A module the replaced-built-ins page imports.
+export const answer = 42;
