@@ -242,6 +242,8 @@ fn webdriver(
     signals::run_browser(&browser);
     let report = jsprof_script::run_browser(first, options, &browser);
     signals::browser_ended();
+    // The session ends with the server (the browser is gone: nothing waits for it).
+    server.stop();
     if let Some(error) = report.load_error {
         return Err(error);
     }
