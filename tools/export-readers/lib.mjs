@@ -10,6 +10,9 @@ const TOOLS = process.env.JSPROF_EXPORT_TOOLS || path.join(os.homedir(), ".cache
 // The packages live under TOOLS/node_modules, not beside these scripts.
 export const need = createRequire(path.join(TOOLS, "package.json"));
 
+// The longest any wait for the page may take (ms).
+export const WAIT_MS = 120000;
+
 // Headless Chromium in a fresh, empty profile directory (removed by close()). Without the
 // background-networking flags Chromium keeps dialing out of this machine's closed network.
 export async function launch({ width = 1280, height = 800 } = {}) {
@@ -23,6 +26,10 @@ export async function launch({ width = 1280, height = 800 } = {}) {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
+  // Every wait is on a state (a locator, a load), bounded generously: a loaded machine is
+  // slow, and a wait that runs out is a failure, not a retry.
+  context.setDefaultTimeout(WAIT_MS);
+  context.setDefaultNavigationTimeout(WAIT_MS);
   return {
     context,
     async close() {

@@ -5,7 +5,7 @@
 //   node report.mjs REPORT.html|EXPORT.svg TERM [--screenshot PATH]
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { launch, watch } from "./lib.mjs";
+import { WAIT_MS, launch, watch } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 let screenshot = null;
@@ -48,7 +48,7 @@ try {
     // The flame graph's "Search" asks for a regular expression with prompt().
     page.once("dialog", (d) => d.accept(term));
     await page.locator(`${FLAME} #search`).click();
-    await page.locator(`${FLAME} #matched:not(.hide)`).waitFor({ timeout: 10000 }).catch(() => {});
+    await page.locator(`${FLAME} #matched:not(.hide)`).waitFor({ timeout: WAIT_MS }).catch(() => {});
     result.search = await page.evaluate((FLAME) => {
       const svg = document.querySelector(FLAME);
       const highlighted = [...svg.querySelectorAll("#frames > g")]

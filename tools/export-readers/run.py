@@ -58,7 +58,9 @@ def bootstrap():
 
 # --- running it -------------------------------------------------------------------------
 
-def run(cmd, what, timeout=120, **kw):
+def run(cmd, what, timeout=900, **kw):
+    """Runs `cmd`, raising if it fails. The timeout only ends a hang: the readers' own waits
+    (lib.mjs's WAIT_MS) are on states, and a loaded machine may make them slow."""
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
     if r.returncode != 0:
         raise RuntimeError(f"{what} failed (exit {r.returncode}): {(r.stderr or r.stdout).strip()[-2000:]}")

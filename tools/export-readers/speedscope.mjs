@@ -4,7 +4,7 @@
 // the sandwich table (one per function), and any error.
 //   node speedscope.mjs APP_URL EXPORT_URL... [--shots DIR]
 import path from "node:path";
-import { launch, watch } from "./lib.mjs";
+import { WAIT_MS, launch, watch } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 let shots = null;
@@ -32,11 +32,11 @@ try {
         if (await sandwich.count() > 0) break;
         if (seen.dialogs.length > 0) throw new Error(`speedscope alerted: ${seen.dialogs.join(" / ")}`);
         if (await failed.count() > 0) throw new Error("speedscope says: Something went wrong");
-        if (waited >= 30000) throw new Error("no profile shown after 30 s");
+        if (waited >= WAIT_MS) throw new Error(`no profile shown after ${WAIT_MS / 1000} s`);
         await page.waitForTimeout(100);
       }
       await sandwich.last().click();
-      await page.locator("table tr td").first().waitFor({ timeout: 30000 });
+      await page.locator("table tr td").first().waitFor({ timeout: WAIT_MS });
       Object.assign(result, await page.evaluate(() => {
         const tab = [...document.querySelectorAll("div")].find((d) => /Sandwich$/.test(d.textContent) && d.children.length === 1);
         const toolbar = tab.parentElement.parentElement;

@@ -78,8 +78,12 @@ await check("find-element", async () => {
   const body = await browser.$("body");
   return differs(await body.getTagName(), "body");
 });
+// 1e9 ms (about 11.6 days): a timed sample comes during a test of W seconds with probability
+// about W / 1e6, so the trace holds the forced sample only (as FORCE_ONLY_INTERVAL in
+// test_selenium.py).
+const FORCE_ONLY_INTERVAL = 1e9;
 await check("force-sample", async () => {
-  await browser.execute(() => startProfiler(100000, 100));
+  await browser.execute((interval) => startProfiler(interval, 100), FORCE_ONLY_INTERVAL);
   const value = await browser.forceSample();
   if (value !== null) return `forcesample answered ${JSON.stringify(value)}, want null`;
   const trace = await browser.execute(() => profiler.stop());

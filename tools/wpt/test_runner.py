@@ -1,6 +1,7 @@
 """Unit tests of the runner (run by ./mach test-wpt before the tests): its pure parts, and the
 real servers on a fixture tree."""
 
+import errno
 import http.client
 import os
 import re
@@ -352,9 +353,18 @@ class Served(unittest.TestCase):
         tools = os.environ.get("JSPROF_WPT_TOOLS")
         cls.certs = None if tools else tempfile.TemporaryDirectory()
         cert_dir = os.path.join(tools, "certs") if tools else cls.certs.name
-        http0, http1, https0, https1 = free_ports(4)
-        cls.ports = {"http": [http0, http1], "https": [https0, https1]}
-        cls.servers = serve.Servers(cls.dir.name, cert_dir, ports=cls.ports).__enter__()
+        # wptserve needs its port numbers before it binds them (its substitutions read them),
+        # so they are picked free and bound a moment later: another process may take one in
+        # between. A start that finds one taken picks again.
+        for attempt in range(20):
+            http0, http1, https0, https1 = free_ports(4)
+            cls.ports = {"http": [http0, http1], "https": [https0, https1]}
+            try:
+                cls.servers = serve.Servers(cls.dir.name, cert_dir, ports=cls.ports).__enter__()
+                break
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE or attempt == 19:
+                    raise
         cls.tls = ssl.create_default_context(cafile=cls.servers.ca_path)
 
     @classmethod

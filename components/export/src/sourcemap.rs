@@ -19,10 +19,19 @@
 //! Decisions:
 //! - **Finding a script's map**, in order: its response's `SourceMap` header, then the legacy
 //!   `X-SourceMap` header, then the *last* `//# sourceMappingURL=` (or legacy `//@`) comment
-//!   of its text. The URL is resolved against the script's URL (after redirects); it may be
-//!   `data:`, `file:` or `http(s):`. Scripts and maps are loaded with [`jsprof_net::Loader`]:
-//!   `file:` from disk (with its `.headers` sidecar, so a `SourceMap` header works there too),
-//!   `http(s):` over the network, `data:` decoded in memory.
+//!   of its text. The URL is resolved against the script's URL (after redirects). Scripts and
+//!   maps are loaded with [`jsprof_net::Loader`]: `file:` from disk (with its `.headers`
+//!   sidecar, so a `SourceMap` header works there too), `http(s):` over the network, `data:`
+//!   decoded in memory.
+//! - **A map reaches no further than its script could.** The scripts are the trace's
+//!   resources, loaded as the user's own request (as the shell loads a page named on its
+//!   command line). A map is named by the script's content, which its server wrote: it is
+//!   loaded as a *same-origin* request of the script's origin (Fetch's main fetch, in
+//!   `jsprof-net`, every redirect hop checked), so it must be a `data:` URL or same-origin
+//!   with the script — for an `http(s):` script another scheme, host or port is refused, and
+//!   so is a redirect that leaves the origin — and a `file:` map is loaded only for a `file:`
+//!   script (a web page may not read local files). A refused map is a warning, like one that
+//!   cannot be loaded.
 //! - **Each resource is looked up once** per [`SourceMaps`], failures included. A script
 //!   that cannot be loaded, a map that cannot be loaded or does not parse, is one line in
 //!   [`SourceMaps::warnings`] and its frames are kept as they are; a script without any map
@@ -45,7 +54,7 @@
 use std::rc::Rc;
 
 use ::sourcemap::{DecodedMap, SourceMap};
-use jsprof_net::{Loader, LoaderConfig, Response, Url};
+use jsprof_net::{Credentials, Loader, LoaderConfig, Mode, Origin, Request, Response, Url};
 use rustc_hash::FxHashMap;
 
 use crate::model::Frame;
@@ -122,7 +131,8 @@ impl SourceMaps {
     /// The map of the script at `resource`: `Ok(None)` when it names none.
     fn load(&mut self, resource: &str) -> Result<Option<Mapped>, String> {
         let url = Url::parse(resource).map_err(|e| format!("not a URL: {e}"))?;
-        let script = self.fetch(&url)?;
+        // The trace's resource: the user's request.
+        let script = self.fetch(&Request::navigate(url, None))?;
         let Some(reference) = map_reference(&script) else {
             return Ok(None);
         };
@@ -130,7 +140,10 @@ impl SourceMaps {
             .url
             .join(&reference)
             .map_err(|e| format!("bad source map URL '{reference}': {e}"))?;
-        let body = self.fetch(&map_url)?.body;
+        // The map: a request of the script's origin that may not leave it (but for data:).
+        let origin = Origin::of(&script.url);
+        let request = Request::new(map_url.clone(), origin, Mode::SameOrigin, Credentials::Omit);
+        let body = self.fetch(&request)?.body;
         let shown = shorten(map_url.as_str());
         let mut map = match ::sourcemap::decode_slice(&body) {
             Ok(DecodedMap::Regular(map)) => map,
@@ -154,17 +167,17 @@ impl SourceMaps {
         Ok(Some(Mapped { map, sources }))
     }
 
-    fn fetch(&mut self, url: &Url) -> Result<Response, String> {
+    fn fetch(&mut self, request: &Request) -> Result<Response, String> {
         let loader = match self.loader.take() {
             Some(loader) => loader,
             None => Loader::new(&LoaderConfig::default()).map_err(|e| e.to_string())?,
         };
         let loader = self.loader.insert(loader);
-        let response = loader.fetch(url).map_err(|e| e.to_string())?;
+        let response = loader.fetch_request(request).map_err(|e| e.to_string())?;
         if !response.ok() {
             return Err(format!(
                 "{}: HTTP status {}",
-                shorten(url.as_str()),
+                shorten(request.url.as_str()),
                 response.status
             ));
         }

@@ -346,6 +346,7 @@ fn a_data_url_map_resolves_sources_against_the_script() {
 }
 
 /// An HTTP server on 127.0.0.1 serving `files` (path -> headers, body), counting requests.
+/// A file with a `Location` header is a 302 redirect.
 fn serve(files: HashMap<&'static str, (Vec<String>, Vec<u8>)>) -> (u16, Arc<Mutex<Vec<String>>>) {
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let port = server.server_addr().to_ip().unwrap().port();
@@ -358,6 +359,9 @@ fn serve(files: HashMap<&'static str, (Vec<String>, Vec<u8>)>) -> (u16, Arc<Mute
             let resp = match files.get(path.as_str()) {
                 Some((headers, body)) => {
                     let mut resp = tiny_http::Response::from_data(body.clone());
+                    if headers.iter().any(|h| h.starts_with("Location:")) {
+                        resp = resp.with_status_code(302);
+                    }
                     for h in headers {
                         resp = resp.with_header(h.parse::<tiny_http::Header>().unwrap());
                     }
@@ -516,4 +520,176 @@ fn a_broken_or_missing_map_is_a_warning_and_frames_stay() {
         assert!(warning.starts_with(&file_url(script)), "{warning}");
     }
     assert!(warnings[4].contains("no such file"), "{}", warnings[4]);
+}
+
+/// The rule of `sourcemap.rs`: a map is loaded as a same-origin request of its script's
+/// origin. A page's script cannot make jsprof read a local file, or reach another server
+/// (directly or by a redirect): those maps are refused with a warning, never requested, and
+/// the frames stay as they are; same-origin and `data:` maps still work.
+#[test]
+fn a_map_reaches_no_further_than_its_script() {
+    let map = fs::read(example().join("dist/app.min.js.map")).unwrap();
+    // A valid map on disk, and one on another local server: either, if loaded, would map
+    // the frames (and the other server would log the request).
+    let dir = scratch("hostile");
+    let local_map = dir.join("app.min.js.map");
+    fs::write(&local_map, &map).unwrap();
+    let local_map = file_url(&local_map);
+    let (other, other_log) = serve(HashMap::from([(
+        "/dist/app.min.js.map",
+        (vec![], map.clone()),
+    )]));
+    let elsewhere = format!("http://127.0.0.1:{other}/dist/app.min.js.map");
+    let body = bare_bundle();
+    let script = |comment: &str| format!("{body}//# sourceMappingURL={comment}\n").into_bytes();
+    let data_map = format!("data:application/json;base64,{}", base64(&map));
+    let files = HashMap::from([
+        // Refused: a local file, by comment or header; another origin, directly or through
+        // a redirect of the script's own server.
+        ("/dist/file-comment.js", (vec![], script(&local_map))),
+        (
+            "/dist/file-header.js",
+            (
+                vec![format!("SourceMap: {local_map}")],
+                body.clone().into_bytes(),
+            ),
+        ),
+        ("/dist/elsewhere.js", (vec![], script(&elsewhere))),
+        ("/dist/redirected.js", (vec![], script("to-elsewhere.map"))),
+        (
+            "/dist/to-elsewhere.map",
+            (vec![format!("Location: {elsewhere}")], vec![]),
+        ),
+        ("/dist/to-file.js", (vec![], script("to-file.map"))),
+        (
+            "/dist/to-file.map",
+            (vec![format!("Location: {local_map}")], vec![]),
+        ),
+        // Allowed: the same origin (also through a same-origin redirect), and data:.
+        ("/dist/same.js", (vec![], script("app.min.js.map"))),
+        ("/dist/app.min.js.map", (vec![], map.clone())),
+        ("/dist/same-redirect.js", (vec![], script("/moved.map"))),
+        (
+            "/moved.map",
+            (vec!["Location: /dist/app.min.js.map".to_owned()], vec![]),
+        ),
+        ("/dist/data.js", (vec![], script(&data_map))),
+    ]);
+    let (port, log) = serve(files);
+    let base = format!("http://127.0.0.1:{port}");
+    let (minified, originals) = bundle_and_originals(&Url::parse(&format!("{base}/src/")).unwrap());
+    let mut maps = SourceMaps::new();
+    let map_all = |maps: &mut SourceMaps, url: &str| -> Vec<Frame> {
+        minified
+            .iter()
+            .map(|d| {
+                maps.map(Frame {
+                    name: d.name.clone(),
+                    resource: Some(url.to_owned()),
+                    line: Some(d.line),
+                    column: Some(d.column),
+                })
+            })
+            .collect()
+    };
+    let refused = [
+        (
+            "file-comment.js",
+            "only a file: document may load file: URLs",
+        ),
+        (
+            "file-header.js",
+            "only a file: document may load file: URLs",
+        ),
+        (
+            "elsewhere.js",
+            "a cross-origin URL in a same-origin request",
+        ),
+        (
+            "redirected.js",
+            "a cross-origin URL in a same-origin request",
+        ),
+        ("to-file.js", "only a file: document may load file: URLs"),
+    ];
+    for (name, _) in refused {
+        let url = format!("{base}/dist/{name}");
+        for (frame, d) in map_all(&mut maps, &url).iter().zip(&minified) {
+            assert_eq!(frame.name, d.name, "{name}: {frame:?}");
+            assert_eq!(frame.resource.as_deref(), Some(url.as_str()), "{name}");
+            assert_eq!((frame.line, frame.column), (Some(d.line), Some(d.column)));
+        }
+    }
+    for name in ["same.js", "same-redirect.js", "data.js"] {
+        let url = format!("{base}/dist/{name}");
+        assert_originals(&map_all(&mut maps, &url), &minified, &originals);
+    }
+    // One warning per refused script, saying why; none for the others.
+    let warnings = maps.warnings();
+    assert_eq!(warnings.len(), refused.len(), "{warnings:#?}");
+    for (warning, (name, why)) in warnings.iter().zip(refused) {
+        assert!(
+            warning.starts_with(&format!("{base}/dist/{name}: source map not used (")),
+            "{warning}"
+        );
+        assert!(warning.contains(&format!("blocked: {why}")), "{warning}");
+    }
+    // The other server never heard of us, and the script's server only of what it served.
+    assert_eq!(*other_log.lock().unwrap(), [] as [String; 0]);
+    let mut requests = log.lock().unwrap().clone();
+    requests.sort();
+    assert_eq!(
+        requests,
+        [
+            "/dist/app.min.js.map",
+            "/dist/app.min.js.map",
+            "/dist/data.js",
+            "/dist/elsewhere.js",
+            "/dist/file-comment.js",
+            "/dist/file-header.js",
+            "/dist/redirected.js",
+            "/dist/same-redirect.js",
+            "/dist/same.js",
+            "/dist/to-elsewhere.map",
+            "/dist/to-file.js",
+            "/dist/to-file.map",
+            "/moved.map",
+        ]
+    );
+}
+
+/// A `file:` script's map follows the same rule: a `file:` or `data:` map, not one on a
+/// server (which a local page could only read with CORS, and never same-origin).
+#[test]
+fn a_file_script_may_not_use_a_map_on_a_server() {
+    let map = fs::read(example().join("dist/app.min.js.map")).unwrap();
+    let (port, log) = serve(HashMap::from([("/app.map", (vec![], map))]));
+    let dir = scratch("file-to-http");
+    let script = dir.join("app.js");
+    fs::write(
+        &script,
+        format!(
+            "{}//# sourceMappingURL=http://127.0.0.1:{port}/app.map\n",
+            bare_bundle()
+        ),
+    )
+    .unwrap();
+    let url = file_url(&script);
+    let minified = definitions(&bare_bundle());
+    let mut maps = SourceMaps::new();
+    for d in &minified {
+        let frame = Frame {
+            name: d.name.clone(),
+            resource: Some(url.clone()),
+            line: Some(d.line),
+            column: Some(d.column),
+        };
+        assert_eq!(maps.map(frame.clone()), frame);
+    }
+    let warnings = maps.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("blocked: a cross-origin URL in a same-origin request"),
+        "{warnings:?}"
+    );
+    assert_eq!(*log.lock().unwrap(), [] as [String; 0]);
 }

@@ -354,9 +354,11 @@ fn a_server_that_never_answers_or_dribbles_ends_at_the_deadline() {
         let e = limited(Some(1500), 1 << 20).fetch(&url).unwrap_err();
         let took = start.elapsed();
         assert!(matches!(e, LoadError::TimedOut { .. }), "{e}");
+        // Not before the deadline; after it, in time a loaded machine needs, but well before
+        // the servers give up (120 s).
         assert!(
             took >= std::time::Duration::from_millis(1400)
-                && took < std::time::Duration::from_secs(5),
+                && took < std::time::Duration::from_secs(60),
             "{took:?}"
         );
     }

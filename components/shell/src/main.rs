@@ -74,11 +74,14 @@ struct Args {
 }
 
 mod export;
+mod signals;
 
 /// The exit code of a run that hit an internal error (sysexits' EX_SOFTWARE).
 const INTERNAL_ERROR: u8 = 70;
 
 fn main() -> ExitCode {
+    // SIGINT and SIGTERM are taken by one thread from here on (see signals.rs).
+    signals::listen();
     // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let sub = argv.get(1).and_then(|a| a.to_str());
@@ -240,13 +243,12 @@ fn webdriver(
     let server = jsprof_webdriver::server::serve(port, std::sync::Arc::new(browser.clone()))
         .map_err(|e| format!("--webdriver {port}: cannot listen: {e}"))?;
     eprintln!("jsprof: WebDriver listening on http://{}", server.address());
-    // The server ends on SIGINT or SIGTERM (after ending the session); so does the browser.
-    let stopper = browser.clone();
-    std::thread::spawn(move || {
-        server.wait();
-        stopper.shutdown();
-    });
+    // From here a signal ends the browser (until then it ended the process).
+    signals::run_browser(&browser);
     let report = jsprof_script::run_browser(first, options, &browser);
+    signals::browser_ended();
+    // The session ends with the server (the browser is gone: nothing waits for it).
+    server.stop();
     if let Some(error) = report.load_error {
         return Err(error);
     }

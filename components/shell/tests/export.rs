@@ -255,3 +255,95 @@ fn source_maps_restore_original_names_in_exports_and_the_report() {
     // The trace file is never changed.
     assert_eq!(std::fs::read_to_string(d.join("b.json")).unwrap(), trace);
 }
+
+/// The case, end to end: a trace of an `http:` script whose last line is
+/// `//# sourceMappingURL=file:///…` (a valid map on this machine) must not make
+/// `jsprof convert --source-maps` read that file, nor fetch a map on another local server;
+/// the same map from the script's own origin is used.
+#[test]
+fn source_maps_do_not_reach_past_their_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let r = jsprof(&[&example("bundled"), "--trace-out", "b.json"], d);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bundled = Path::new(&example("bundled"))
+        .parent()
+        .unwrap()
+        .join("dist");
+    let script = std::fs::read_to_string(bundled.join("app.min.js")).unwrap();
+    let map = std::fs::read(bundled.join("app.min.js.map")).unwrap();
+    let bare = &script[..script.rfind("//# sourceMappingURL=").unwrap()];
+    // A valid map as a local file, and on a second server.
+    std::fs::write(d.join("local.map"), &map).unwrap();
+    let local = url::Url::from_file_path(d.join("local.map")).unwrap();
+    let (other, other_heard) = map_server(None, map.clone());
+    // The script's server: its comment names `?map=` (local, other, or its own map).
+    let (port, _) = map_server(Some(bare.to_owned()), map);
+    let trace = std::fs::read_to_string(d.join("b.json")).unwrap();
+    let file_script = url::Url::from_file_path(bundled.join("app.min.js")).unwrap();
+    for (map_url, used) in [
+        (local.to_string(), false),
+        (format!("http://127.0.0.1:{other}/app.min.js.map"), false),
+        ("app.min.js.map".to_owned(), true),
+    ] {
+        let served = format!(
+            "http://127.0.0.1:{port}/app.min.js?map={}",
+            url::form_urlencoded::byte_serialize(map_url.as_bytes()).collect::<String>()
+        );
+        std::fs::write(
+            d.join("h.json"),
+            trace.replace(file_script.as_str(), &served),
+        )
+        .unwrap();
+        let r = jsprof(&["convert", "h.json", "-o", "h.folded", "--source-maps"], d);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let folded = std::fs::read_to_string(d.join("h.folded")).unwrap();
+        assert_eq!(folded.contains("repelBoxes ("), used, "{map_url}: {folded}");
+        assert_eq!(
+            r.stderr.contains("source map not used (") && r.stderr.contains(": blocked: "),
+            !used,
+            "{map_url}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        *other_heard.lock().unwrap(),
+        0,
+        "the other server was asked"
+    );
+}
+
+/// A server of `/app.min.js` (`script` with a `sourceMappingURL` of its `?map=` query, if
+/// given) and `/app.min.js.map` (`map`); and how many requests it heard.
+fn map_server(
+    script: Option<String>,
+    map: Vec<u8>,
+) -> (u16, std::sync::Arc<std::sync::Mutex<usize>>) {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let port = server.server_addr().to_ip().unwrap().port();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let count = heard.clone();
+    std::thread::spawn(move || {
+        for req in server.incoming_requests() {
+            *count.lock().unwrap() += 1;
+            let url = url::Url::parse(&format!("http://x{}", req.url())).unwrap();
+            let body = match (url.path(), &script) {
+                ("/app.min.js", Some(script)) => {
+                    let map = url
+                        .query_pairs()
+                        .find(|(k, _)| k == "map")
+                        .map(|(_, v)| v.into_owned())
+                        .unwrap_or_default();
+                    format!("{script}//# sourceMappingURL={map}\n").into_bytes()
+                }
+                ("/app.min.js.map", _) => map.clone(),
+                _ => {
+                    let _ = req.respond(tiny_http::Response::empty(404));
+                    continue;
+                }
+            };
+            let _ = req.respond(tiny_http::Response::from_data(body));
+        }
+    });
+    (port, heard)
+}

@@ -15,8 +15,12 @@ use std::time::{Duration, Instant};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// `--timeout` of every run, in seconds.
+/// `--timeout` of the runs that must stop at it, in seconds.
 const TIMEOUT: f64 = 2.0;
+
+/// `--timeout` of the runs that must end by themselves (or at a memory limit): far longer
+/// than they take, so that a loaded machine never reaches it first.
+const LONG: f64 = 600.0;
 
 fn hostile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -85,6 +89,11 @@ fn samples(trace: &serde_json::Value) -> usize {
 /// Runs `page` with `--timeout` [`TIMEOUT`], writing both trace files.
 fn run(page: &str, prefs: &[&str]) -> Run {
     run_with(page, prefs, TIMEOUT, &["--trace-out", "--profile-out"])
+}
+
+/// Runs `page`, which ends by itself, with `--timeout` [`LONG`], writing both trace files.
+fn run_to_end(page: &str, prefs: &[&str]) -> Run {
+    run_with(page, prefs, LONG, &["--trace-out", "--profile-out"])
 }
 
 /// Runs `page` with `--timeout timeout`, writing the trace files `outputs` names
@@ -167,7 +176,7 @@ fn a_page_that_allocates_forever_is_stopped_as_out_of_memory() {
         // The timeout is only a safety net here: a loaded machine may take far longer than
         // usual to allocate 400 MiB, and the run must still end at the memory limit.
         let outputs = ["--trace-out", "--profile-out"];
-        let r = run_with(page, &["memory.max_resident_mb=400"], 60.0, &outputs);
+        let r = run_with(page, &["memory.max_resident_mb=400"], LONG, &outputs);
         r.ended_cleanly(3)
             .says("start")
             .says("jsprof: out of memory: the page was stopped")
@@ -198,7 +207,7 @@ fn deep_expressions_fail_to_compile_and_the_page_goes_on() {
         "(".repeat(100_000),
         ")".repeat(100_000)
     );
-    let r = run(&page_file(dir.path(), "parens.html", &parens), &[]);
+    let r = run_to_end(&page_file(dir.path(), "parens.html", &parens), &[]);
     r.ended_cleanly(0)
         .says("InternalError: too much recursion")
         .says("parens.html:1:")
@@ -209,7 +218,7 @@ fn deep_expressions_fail_to_compile_and_the_page_goes_on() {
         "{PROFILE}<script>console.log(\"sum\", {}1);</script>",
         "1+".repeat(100_000)
     );
-    run(&page_file(dir.path(), "plus.html", &plus), &[])
+    run_to_end(&page_file(dir.path(), "plus.html", &plus), &[])
         .ended_cleanly(0)
         .says("sum 100001");
     // Nested functions, deep enough to stop the compiler, inside a worker (whose thread
@@ -224,7 +233,7 @@ fn deep_expressions_fail_to_compile_and_the_page_goes_on() {
          w.onerror = (e) => console.log(\"worker error:\", e.message);</script>",
         nested
     );
-    run(&page_file(dir.path(), "worker.html", &worker), &[])
+    run_to_end(&page_file(dir.path(), "worker.html", &worker), &[])
         .ended_cleanly(0)
         .says("worker error:")
         .says("too much recursion");
@@ -238,7 +247,7 @@ fn deep_html_ends_with_a_clear_line() {
         "{PROFILE}{}<script>console.log(\"inside\", document.getElementsByTagName(\"div\").length)</script>",
         "<div>".repeat(3000)
     );
-    run(&page_file(dir.path(), "deep.html", &deep), &[])
+    run_to_end(&page_file(dir.path(), "deep.html", &deep), &[])
         .ended_cleanly(0)
         .says("inside 3000");
     // 100,000 unclosed (and closed) ones make html5ever's tree builder quadratic: the
@@ -264,7 +273,7 @@ fn big_pages_and_long_lines_load_or_fail_with_one_line() {
         "{PROFILE}<script>const s = \"{}\"; console.log(\"length\", s.length)</script>",
         "a".repeat(10 << 20)
     );
-    run(&page_file(dir.path(), "long.html", &long), &[])
+    run_to_end(&page_file(dir.path(), "long.html", &long), &[])
         .ended_cleanly(0)
         .says(&format!("length {}", 10 << 20));
     // A 50 MB page: it loads, and the script after the text runs.
@@ -273,11 +282,11 @@ fn big_pages_and_long_lines_load_or_fail_with_one_line() {
         "{PROFILE}<p>{text}</p><script>console.log(\"end of page\", document.querySelector(\"p\").textContent.length)</script>"
     );
     let page = page_file(dir.path(), "big.html", &big);
-    run(&page, &[])
+    run_to_end(&page, &[])
         .ended_cleanly(0)
         .says(&format!("end of page {}", text.len()));
     // Over network.max_response_bytes it is a load error: one line, exit 2.
-    let r = run(&page, &["network.max_response_bytes=1000000"]);
+    let r = run_to_end(&page, &["network.max_response_bytes=1000000"]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     r.says("response larger than the limit of 1000000 bytes (network.max_response_bytes)");
     // A script or fetch over the limit is a network error for that resource only.
@@ -291,7 +300,7 @@ fn big_pages_and_long_lines_load_or_fail_with_one_line() {
          fetch(\"big.js\").catch((e) => console.log(\"fetch:\", e.name));\n\
          </script>"
     );
-    run(
+    run_to_end(
         &page_file(dir.path(), "resource.html", &html),
         &["network.max_response_bytes=1000000"],
     )
@@ -382,7 +391,7 @@ fn thousands_of_profilers_stay_within_a_bounded_memory() {
         ("many-profilers.html", "profilers: 10000 running"),
         ("start-stop.html", "start-stop: 100000 done"),
     ] {
-        let r = run_with(page, &["memory.max_resident_mb=400"], 60.0, &[]);
+        let r = run_with(page, &["memory.max_resident_mb=400"], LONG, &[]);
         assert_eq!(r.code, Some(0), "{page}\n{}\n{}", r.stdout, r.stderr);
         assert!(
             r.stdout.contains(done),
@@ -408,7 +417,7 @@ fn removed_iframes_and_terminated_workers_let_their_memory_go() {
         let r = run_with(
             page,
             &["memory.max_resident_mb=400"],
-            60.0,
+            LONG,
             &["--trace-out"],
         );
         assert_eq!(r.code, Some(0), "{page}\n{}\n{}", r.stdout, r.stderr);

@@ -330,6 +330,14 @@ fn the_dom_surface_pages_use() {
     assert_eq!(passes, source.matches("check(").count(), "{}", out.stdout);
 }
 
+/// How many samples a check of "some" asks for. Sampling is real, and on a loaded machine a
+/// page sampled at 1 ms gets far fewer samples than its blocks: the sampler waits up to
+/// 10 ms for the walk of a preempted page thread, the blocks that pass meanwhile get none,
+/// and late answers carry no stack (38 samples in 200 ms were seen with two busy processes
+/// beside the test). So counts are checked for "some", never for "about so many"; the checks
+/// that matter are on what every sample holds.
+const SOME: usize = 1;
+
 /// Following a sample's `stackId` down the `parentId`s: (name, resource, line, column) per
 /// frame, outermost first.
 fn sample_frames(
@@ -401,28 +409,34 @@ fn profiling_a_page_from_outside_gives_spec_names_and_positions() {
         "only the page's own scripts: {resources:?}"
     );
     let samples = trace["samples"].as_array().unwrap();
-    // ~400 ms of spinning at 1 ms: wide margins, sampling is real.
-    assert!(samples.len() >= 50, "{} samples", samples.len());
+    // ~400 ms of spinning at 1 ms.
+    assert!(samples.len() >= SOME, "{} samples", samples.len());
     let stacks: Vec<Vec<(String, String, u64, u64)>> =
         samples.iter().map(|s| sample_frames(&trace, s)).collect();
     let top = (String::new(), page.clone(), 3, 9);
     let outer = ("outer".to_string(), page.clone(), 4, 15);
     let inner = ("inner".to_string(), page.clone(), 7, 24);
     let spin = ("spinExternal".to_string(), work.clone(), 1, 22);
-    let count = |want: &[&(String, String, u64, u64)]| {
+    // There are some of each function's samples, and most have exactly its stack. (Not all:
+    // on a loaded machine one in a hundred or so was seen to lack the top-level frame under
+    // spinExternal.)
+    let ending_in = |name: &str| -> Vec<&Vec<(String, String, u64, u64)>> {
         stacks
             .iter()
-            .filter(|s| s.len() == want.len() && s.iter().zip(want).all(|(a, b)| a == *b))
-            .count()
+            .filter(|s| s.last().is_some_and(|f| f.0 == name))
+            .collect()
     };
-    assert!(
-        count(&[&top, &outer, &inner]) >= 20,
-        "{:?}",
-        &stacks[..stacks.len().min(20)]
-    );
-    assert!(count(&[&top, &spin]) >= 20, "{:?}", stacks);
+    for (name, want) in [
+        ("inner", vec![top.clone(), outer, inner]),
+        ("spinExternal", vec![top.clone(), spin]),
+    ] {
+        let found = ending_in(name);
+        assert!(found.len() >= SOME, "{name}: {stacks:?}");
+        let exact = found.iter().filter(|s| ***s == want).count();
+        assert!(2 * exact > found.len(), "{name}: {found:?}");
+    }
     // eval code is hidden: its samples show only the calling top-level frame.
-    assert!(count(&[&top]) >= 10);
+    assert!(stacks.iter().filter(|s| **s == [top.clone()]).count() >= SOME);
     assert!(!trace["frames"].to_string().contains("evaled"));
     // Timestamps increase and are multiples of 100 µs.
     let ts: Vec<f64> = samples
@@ -464,7 +478,9 @@ fn frame_names_follow_the_spec_through_real_frames() {
 }
 
 /// Each `(name, line, column)` is the frame right under `spin` in some sample, and no frame
-/// there is named after a binding (a bound method's frame is its target's).
+/// there is named after a binding (a bound method's frame is its target's). Each caller
+/// spins 150 ms at 1 ms, so that even a loaded machine, which gives a stack to about one
+/// tick in ten ms there, misses one with odds of e^-15.
 fn assert_spin_callers(stacks: &[Vec<(String, String, u64, u64)>], want: &[(&str, u64, u64)]) {
     let callers: std::collections::BTreeSet<(String, u64, u64)> = stacks
         .iter()
@@ -612,13 +628,20 @@ fn a_page_profiles_itself_with_spec_names_and_positions() {
         ("middle".into(), page.clone(), 22, 16),
         ("spin".into(), page.clone(), 7, 14),
     ];
+    // Some, and most samples in middle() have exactly that stack (see
+    // profiling_a_page_from_outside_gives_spec_names_and_positions).
+    let in_middle: Vec<_> = stacks
+        .iter()
+        .filter(|s| s.iter().any(|f| f.0 == "middle"))
+        .collect();
+    let exact = in_middle.iter().filter(|s| ***s == nested).count();
     assert!(
-        stacks.iter().filter(|s| **s == nested).count() >= 20,
-        "{stacks:?}"
+        exact >= SOME && 2 * exact > in_middle.len(),
+        "{in_middle:?}"
     );
     // The external script's function, with its own URL and position.
     let external = [top, ("spinExternal".into(), work.clone(), 1, 22)];
-    assert!(stacks.iter().filter(|s| **s == external).count() >= 20);
+    assert!(stacks.iter().filter(|s| **s == external).count() >= SOME);
     // Every timestamp lies between performance.now() before the constructor and after stop().
     let now: Vec<f64> = out
         .stdout
@@ -629,7 +652,7 @@ fn a_page_profiles_itself_with_spec_names_and_positions() {
         .map(|x| x.parse().unwrap())
         .collect();
     let samples = trace["samples"].as_array().unwrap();
-    assert!(samples.len() >= 200, "{} samples", samples.len());
+    assert!(samples.len() >= SOME, "{} samples", samples.len());
     for s in samples {
         let t = s["timestamp"].as_f64().unwrap();
         assert!(now[0] <= t && t <= now[1], "{t} outside {now:?}");
@@ -652,18 +675,26 @@ fn two_profilers_at_different_intervals_run_at_once() {
             .collect()
     };
     let (f, s) = (times(&fast), times(&slow));
-    // ~600 ms of work: ~30 and ~10 samples, more when a loaded machine stretches it; no
-    // upper bound (the work's wall time is not ours), only enough samples for the gaps below,
-    // which tie each count to the time it covered.
-    assert!(f.len() >= 12, "fast: {f:?}");
-    assert!(s.len() >= 4, "slow: {s:?}");
-    assert!(f.len() > s.len());
-    // Each session keeps its own interval. One sample per interval, at a random point inside
-    // it, puts the mean gap (last - first) / (n - 1) within interval * (1 ± 1/(n - 1)); the
-    // margins leave room for a block missed on a loaded machine.
+    // ~600 ms of work: ~30 and ~10 samples. A loaded machine loses ticks (a sampler that wakes
+    // too late for a block's pick, a stall of the whole machine: 250 ms without a sample was
+    // seen with two busy processes beside the test), of both sessions alike, so the counts
+    // and gaps have no upper bound here: the cadence itself is the profiler's tests' (fake
+    // clock). What holds whatever the machine does:
+    assert!(f.len() >= 3 && s.len() >= 3, "fast: {f:?}\nslow: {s:?}");
+    // - the 20 ms session takes three samples for each of the 60 ms one's;
+    assert!(f.len() > s.len(), "fast: {f:?}\nslow: {s:?}");
+    // - each session takes at most one sample per block of its interval, so n samples lie
+    //   in n distinct blocks and span more than n - 2 intervals: the mean gap
+    //   (last - first) / (n - 1) is more than interval * (n - 2) / (n - 1).
     let mean_gap = |t: &[f64]| (t[t.len() - 1] - t[0]) / (t.len() - 1) as f64;
-    assert!((45.0..=75.0).contains(&mean_gap(&s)), "{s:?}");
-    assert!((17.0..=25.0).contains(&mean_gap(&f)), "{f:?}");
+    for (times, interval) in [(&f, 20.0), (&s, 60.0)] {
+        let n = times.len() as f64;
+        let gap = mean_gap(times);
+        assert!(
+            gap > interval * (n - 2.0) / (n - 1.0),
+            "{interval} ms: mean gap {gap:.1} ms: {times:?}"
+        );
+    }
     // Both saw the page's work.
     for t in [&fast, &slow] {
         assert!(stacks_of(t)
@@ -788,7 +819,11 @@ fn cross_origin_scripts_without_cors_are_hidden_from_a_page_profiler() {
     for variant in ["", "&redirect"] {
         let (_, trace) = self_profile(&format!("{base}{variant}"));
         let samples = trace["samples"].as_array().unwrap();
-        assert!(samples.len() >= 50, "{variant}: {} samples", samples.len());
+        assert!(
+            samples.len() >= SOME,
+            "{variant}: {} samples",
+            samples.len()
+        );
         let text = trace.to_string();
         assert!(
             !text.contains("spinExternal") && !text.contains("work.js"),
@@ -801,7 +836,7 @@ fn cross_origin_scripts_without_cors_are_hidden_from_a_page_profiler() {
                 .iter()
                 .filter(|f| f.len() == 1 && f[0].0.is_empty())
                 .count()
-                >= 50,
+                >= SOME,
             "{variant}"
         );
         assert!(stacks.iter().all(|f| f.len() <= 1), "{variant}: {stacks:?}");
@@ -820,16 +855,22 @@ fn cross_origin_scripts_without_cors_are_hidden_from_a_page_profiler() {
 #[test]
 fn a_page_ends_as_soon_as_its_workers_are_idle() {
     // The worker's last message arrives while the page waits for nothing but it; when the
-    // worker then idles, the page must notice at once, not at --timeout (20 s).
+    // worker then idles, the page must notice and end by itself, not at --timeout (which
+    // says so on stderr; it is long, so that a loaded machine cannot reach it first).
     for _ in 0..3 {
-        let start = std::time::Instant::now();
-        let out = jsprof(&["workers/late.html"]);
-        assert_eq!(out.stdout, "late answer\n", "{}", out.stderr);
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(10),
-            "took {:?}",
-            start.elapsed()
+        let out = Command::new(env!("CARGO_BIN_EXE_jsprof"))
+            .args(["workers/late.html", "--timeout", "600"])
+            .current_dir(pages())
+            .output()
+            .expect("jsprof runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "late answer\n",
+            "{stderr}"
         );
+        assert_eq!(stderr, "", "it ended at --timeout");
     }
 }
 
@@ -861,7 +902,7 @@ fn cross_origin_scripts_without_cors_leave_no_frames() {
     let (_, trace) = profile(&url);
     let samples = trace["samples"].as_array().unwrap();
     assert!(
-        samples.len() >= 50,
+        samples.len() >= SOME,
         "the page still gets samples: {}",
         samples.len()
     );
@@ -877,8 +918,9 @@ fn cross_origin_scripts_without_cors_leave_no_frames() {
             .iter()
             .filter(|f| f.len() == 1 && f[0].0.is_empty())
             .count()
-            >= 50
+            >= SOME
     );
+    assert!(page_frames.iter().all(|f| f.len() <= 1), "{page_frames:?}");
 
     // With `crossorigin` and Access-Control-Allow-Origin, its frames appear.
     let (_, trace) = profile(&format!("{url}&cors"));
@@ -940,8 +982,8 @@ fn a_page_started_hidden_is_hidden_and_its_profilers_paused() {
             .unwrap();
         line.split(' ').nth(1).unwrap().parse().unwrap()
     };
-    // 300 ms at 1 ms: wide margin for a loaded machine.
-    assert!(samples(&shown) >= 30, "{}", shown.stdout);
+    // 300 ms at 1 ms: some.
+    assert!(samples(&shown) >= SOME as u64, "{}", shown.stdout);
     for hidden in [vec!["--hidden"], vec!["--pref", "dom.document.hidden=true"]] {
         let mut args = hidden.clone();
         args.extend([

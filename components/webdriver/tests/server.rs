@@ -745,3 +745,99 @@ fn only_local_requests() {
     let from_a_page = status().header("Origin", "https://example.test");
     assert_error(driver.send(from_a_page), 500, "unknown error");
 }
+
+/// A body that is not UTF-8 is junk like any other body that does not parse: `invalid
+/// argument` (400), with or without a session, and it reaches no browser.
+#[test]
+fn a_body_that_is_not_utf8_is_an_invalid_argument() {
+    let driver = Driver::new();
+    let bytes = |path: &str, body: &[u8]| {
+        driver
+            .http
+            .post(driver.url(path))
+            .header("Content-Type", "application/json")
+            .body(body.to_vec())
+    };
+    // Latin-1 "é", a lone continuation byte, and a truncated sequence inside valid JSON.
+    let junk: [&[u8]; 3] = [
+        b"{\"capabilities\": {\"alwaysMatch\": {\"browserName\": \"caf\xe9\"}}}",
+        b"\x80",
+        b"{\"url\": \"http://example.test/\xe2\x82\"}",
+    ];
+    for body in junk {
+        assert_error(
+            driver.send(bytes("/session", body)),
+            400,
+            "invalid argument",
+        );
+    }
+    let id = driver.session();
+    driver.commands();
+    for body in junk {
+        let response = driver.send(bytes(&format!("/session/{id}/url"), body));
+        assert_error(response, 400, "invalid argument");
+    }
+    // As for a body that is not JSON at all.
+    assert_error(
+        driver.send(bytes(&format!("/session/{id}/url"), b"{not json")),
+        400,
+        "invalid argument",
+    );
+    assert_eq!(driver.commands(), []);
+    // The session goes on.
+    assert_eq!(driver.get(&format!("/session/{id}/title")).0, 200);
+}
+
+/// Paths no command has, and methods a command's path does not take, are the spec's
+/// `unknown command` (404) and `unknown method` (405), in JSON; HEAD of a route is an empty
+/// 200.
+#[test]
+fn unknown_commands_and_methods() {
+    let driver = Driver::new();
+    assert_error(driver.get("/no/such/command"), 404, "unknown command");
+    assert_error(
+        driver.post("/session/x/no-such-command", json!({})),
+        404,
+        "unknown command",
+    );
+    assert_error(driver.delete("/status"), 405, "unknown method");
+    assert_error(driver.get("/session"), 405, "unknown method");
+    let head = driver.http.head(driver.url("/status")).send().unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    assert_eq!(head.text().unwrap(), "");
+    // `/session/{id}/element/active` is its own command, not an element called "active".
+    let id = driver.session();
+    driver.commands();
+    assert_error(
+        driver.get(&format!("/session/{id}/element/active")),
+        500,
+        "unsupported operation",
+    );
+    assert_eq!(driver.commands(), []);
+}
+
+/// A stopped server ends the session (the browser is reset) and no longer accepts
+/// connections.
+#[test]
+fn stop_ends_the_session_and_the_listening() {
+    let driver = Driver::new();
+    driver.session();
+    driver.commands();
+    let address = driver.server.address();
+    driver.server.stop();
+    // Waits for the state, with a deadline far beyond what it takes.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(address).is_ok() {
+        assert!(std::time::Instant::now() < deadline, "still listening");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let reset = loop {
+        let seen = driver.commands();
+        if !seen.is_empty() {
+            break seen;
+        }
+        assert!(std::time::Instant::now() < deadline, "no Reset");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(reset, [Command::Reset]);
+}

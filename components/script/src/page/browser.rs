@@ -372,13 +372,16 @@ fn run_driven_page(
             hidden: page.host.hidden.clone(),
             current,
         });
-        // A session that ended while this page was being loaded stops it at once.
-        if browser
-            .shared
-            .reset
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
+        // A session that ended, or a shutdown (SIGTERM) that came, while this page was being
+        // loaded stops it at once: `shutdown` sets its flag before it takes this lock to halt
+        // the running page, so one of the two sees the other.
+        if browser.shared.shutdown.load(Ordering::Acquire)
+            || browser
+                .shared
+                .reset
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
         {
             page.halt.store(true, Ordering::Release);
             page.js.interrupter().request_interrupt_callback();
