@@ -132,6 +132,22 @@ fn memory_per_sample() {
     println!("trace JSON per sample (90% repeated stacks): {json:.1} bytes");
 }
 
+/// A session of `agent` on realm [`REALM`] with the benchmark's scripts.
+fn options(agent: jsprof_profiler::AgentHandle, interval: f64, max: u32) -> SessionOptions {
+    SessionOptions {
+        agent,
+        realm: REALM,
+        sample_interval: interval,
+        max_buffer_size: max,
+        time_origin: 0,
+        cross_origin_isolated: false,
+        markers: jsprof_profiler::MarkerSet::NONE,
+        symbolizer: Arc::new(Scripts),
+        on_buffer_full: None,
+        paused: false,
+    }
+}
+
 /// How late the sampler thread wakes for its picks and how evenly the samples fall inside
 /// their blocks, at a 1 ms and a 20 ms base, with nothing else running. (`./mach bench`'s
 /// page benchmark prints the same for a busy page.)
@@ -145,18 +161,7 @@ fn sampler_jitter() {
         .unwrap();
         let agent = group.register_agent(|| {});
         let session = group
-            .start_session(SessionOptions {
-                agent,
-                realm: REALM,
-                sample_interval: base_ms as f64,
-                max_buffer_size: u32::MAX,
-                time_origin: 0,
-                cross_origin_isolated: false,
-                markers: jsprof_profiler::MarkerSet::NONE,
-                symbolizer: Arc::new(Scripts),
-                on_buffer_full: None,
-                paused: false,
-            })
+            .start_session(options(agent, base_ms as f64, u32::MAX))
             .unwrap();
         std::thread::sleep(Duration::from_secs(secs));
         let stats = group.stats().expect("sampler running");
@@ -191,18 +196,7 @@ fn many_sessions() {
         let sessions: Vec<_> = (0..n)
             .map(|_| {
                 group
-                    .start_session(SessionOptions {
-                        agent: agent.clone(),
-                        realm: REALM,
-                        sample_interval: 1.0,
-                        max_buffer_size: 1000,
-                        time_origin: 0,
-                        cross_origin_isolated: false,
-                        markers: jsprof_profiler::MarkerSet::NONE,
-                        symbolizer: Arc::new(Scripts),
-                        on_buffer_full: None,
-                        paused: false,
-                    })
+                    .start_session(options(agent.clone(), 1.0, 1000))
                     .unwrap()
             })
             .collect();

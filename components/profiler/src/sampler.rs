@@ -287,6 +287,10 @@ impl Slot {
     }
 }
 
+/// A tick waiting for an answer or a walk: when it was taken, the agent's marker then, and
+/// which sessions were due.
+type WaitingTick = (Nanos, Option<ProfilerMarker>, Vec<SessionId>);
+
 struct Outstanding {
     /// The request's token (0 for a walk).
     token: u64,
@@ -294,7 +298,7 @@ struct Outstanding {
     walk: Option<WalkState>,
     /// Ticks waiting for the answer: when each was taken, the agent's marker then, and which
     /// sessions were due.
-    ticks: Vec<(Nanos, Option<ProfilerMarker>, Vec<SessionId>)>,
+    ticks: Vec<WaitingTick>,
     /// Forced samples waiting for this answer.
     forced: Vec<ForceDone>,
 }
@@ -867,11 +871,7 @@ impl SamplerCore {
             else {
                 continue;
             };
-            for (at, marker, due) in out.ticks {
-                for id in due {
-                    self.settle(id, at, stack.as_ref(), marker);
-                }
-            }
+            self.settle_ticks(out.ticks, stack.as_ref());
         }
     }
 
@@ -1078,9 +1078,14 @@ impl SamplerCore {
             return;
         };
         self.stats.unanswered += 1;
-        for (at, marker, due) in out.ticks {
+        self.settle_ticks(out.ticks, None);
+    }
+
+    /// Records every tick that waited on one answer or walk, with its `stack` (or none).
+    fn settle_ticks(&mut self, ticks: Vec<WaitingTick>, stack: Option<&RawStack>) {
+        for (at, marker, due) in ticks {
             for id in due {
-                self.settle(id, at, None, marker);
+                self.settle(id, at, stack, marker);
             }
         }
     }

@@ -92,21 +92,31 @@ impl Harness {
     }
 
     fn start_with(&mut self, id: u64, agent: usize, every: u64, max: u32, markers: MarkerSet) {
+        let start = self.session_start(id, agent, every, max, markers);
+        self.core.start(start, self.now);
+    }
+
+    /// Session `id` as the group would start it now: running, created now.
+    fn session_start(
+        &self,
+        id: u64,
+        agent: usize,
+        every: u64,
+        max: u32,
+        markers: MarkerSet,
+    ) -> SessionStart {
         let full = self.full.clone();
         let sid = SessionId(id);
-        self.core.start(
-            SessionStart {
-                id: sid,
-                agent: self.agents[agent].0 .0.clone(),
-                every,
-                recorder: Recorder::new(REALM, 0, Resolution::Isolated, max).with_markers(markers),
-                symbolizer: Arc::new(NoScripts),
-                on_full: Some(Box::new(move || full.lock().unwrap().push(sid))),
-                paused: false,
-                started_at: self.now,
-            },
-            self.now,
-        );
+        SessionStart {
+            id: sid,
+            agent: self.agents[agent].0 .0.clone(),
+            every,
+            recorder: Recorder::new(REALM, 0, Resolution::Isolated, max).with_markers(markers),
+            symbolizer: Arc::new(NoScripts),
+            on_full: Some(Box::new(move || full.lock().unwrap().push(sid))),
+            paused: false,
+            started_at: self.now,
+        }
     }
 
     /// Session 1 of agent `a`, running script, at an interval of [`FORCED_ONLY`] ms: its one
@@ -947,20 +957,11 @@ fn a_session_started_paused_samples_only_once_resumed() {
     let mut h = Harness::new();
     let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[1])))));
     h.agents[a].0.enter();
-    let full = h.full.clone();
-    h.core.start(
-        SessionStart {
-            id: SessionId(1),
-            agent: h.agents[a].0 .0.clone(),
-            every: 1,
-            recorder: Recorder::new(REALM, 0, Resolution::Isolated, 100),
-            symbolizer: Arc::new(NoScripts),
-            on_full: Some(Box::new(move || full.lock().unwrap().push(SessionId(1)))),
-            paused: true,
-            started_at: 0,
-        },
-        0,
-    );
+    let start = SessionStart {
+        paused: true,
+        ..h.session_start(1, a, 1, 100, MarkerSet::NONE)
+    };
+    h.core.start(start, 0);
     assert_eq!(
         h.core.next_wake(),
         None,
@@ -1049,21 +1050,12 @@ fn a_session_heard_of_late_takes_the_pick_after_its_creation() {
     let mut h = Harness::new();
     let (a, _) = h.counted_agent(&[1]);
     h.agents[a].0.enter();
-    let full = h.full.clone();
     h.set_now(pick + MS / 2);
-    h.core.start(
-        SessionStart {
-            id: SessionId(1),
-            agent: h.agents[a].0 .0.clone(),
-            every: 1000,
-            recorder: Recorder::new(REALM, 0, Resolution::Isolated, 10),
-            symbolizer: Arc::new(NoScripts),
-            on_full: Some(Box::new(move || full.lock().unwrap().push(SessionId(1)))),
-            paused: false,
-            started_at: pick - MS,
-        },
-        pick + MS / 2,
-    );
+    let start = SessionStart {
+        started_at: pick - MS,
+        ..h.session_start(1, a, 1000, 10, MarkerSet::NONE)
+    };
+    h.core.start(start, pick + MS / 2);
     assert_eq!(h.core.next_wake(), Some(pick), "due at once");
     h.core.on_wake(h.now);
     // Taken at the wake, half a ms after the pick (timestamps floored to 5 µs).
