@@ -277,9 +277,11 @@ impl Host for PageHost {
                     url: u.clone(),
                     url_list: vec![u],
                     status: 200,
+                    status_text: String::new(),
                     headers: Default::default(),
                     body: text.into_bytes(),
                     tainting: jsprof_net::Tainting::Basic,
+                    opaque_redirect: false,
                 }),
                 None => loader.fetch_request(&script_request(
                     u,
