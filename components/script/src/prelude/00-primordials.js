@@ -50,6 +50,40 @@
   const listRemoveAt = (l, i) => { for (let j = i; j + 1 < l.length; j++) l[j] = l[j + 1]; l.length -= 1; };
   const dataDescriptor = (value, writable, enumerable, configurable) =>
     ({ __proto__: null, value, writable, enumerable, configurable });
+  // For fetch, XMLHttpRequest and bytes (12-fetch.js, 09-blob.js): conversions, header
+  // lists, byte strings and BufferSources, iterators.
+  const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
+  const ReflectOwnKeys = Reflect.ownKeys;
+  const ReflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+  const ReflectDeleteProperty = Reflect.deleteProperty;
+  const ObjectGetPrototypeOf = Object.getPrototypeOf;
+  const ObjectHasOwn = Object.hasOwn;
+  const MathMin = Math.min;
+  const MathTrunc = Math.trunc;
+  const StringFromCharCode = String.fromCharCode;
+  // Bound to Function.prototype.call, not uncurried: no argument array per call (bytes are
+  // read a code unit at a time, 6× faster this way on 16 MiB).
+  const StringPrototypeCharCodeAt = Function.prototype.call.bind(String.prototype.charCodeAt);
+  const StringPrototypeIndexOf = uncurry(String.prototype.indexOf);
+  const StringPrototypeSlice = uncurry(String.prototype.slice);
+  const StringPrototypeToLowerCase = uncurry(String.prototype.toLowerCase);
+  const StringPrototypeToUpperCase = uncurry(String.prototype.toUpperCase);
+  const StringPrototypeToWellFormed = uncurry(String.prototype.toWellFormed);
+  const SymbolIterator = Symbol.iterator;
+  const SymbolToStringTag = Symbol.toStringTag;
+  const IteratorPrototype = ObjectGetPrototypeOf(ObjectGetPrototypeOf([][Symbol.iterator]()));
+  const getterOf = (proto, name) => uncurry(ReflectGetOwnPropertyDescriptor(proto, name).get);
+  const ArrayBufferIsView = ArrayBuffer.isView;
+  const ArrayBufferPrototypeGetByteLength = getterOf(ArrayBuffer.prototype, "byteLength");
+  const Uint8ArrayCtor = Uint8Array;
+  const TypedArrayPrototype = ObjectGetPrototypeOf(Uint8Array.prototype);
+  const TypedArrayPrototypeGetBuffer = getterOf(TypedArrayPrototype, "buffer");
+  const TypedArrayPrototypeGetByteOffset = getterOf(TypedArrayPrototype, "byteOffset");
+  const TypedArrayPrototypeGetByteLength = getterOf(TypedArrayPrototype, "byteLength");
+  const DataViewPrototypeGetBuffer = getterOf(DataView.prototype, "buffer");
+  const DataViewPrototypeGetByteOffset = getterOf(DataView.prototype, "byteOffset");
+  const DataViewPrototypeGetByteLength = getterOf(DataView.prototype, "byteLength");
   init = JSONParse(init);
   const defineValue = (obj, name, value) =>
     ObjectDefineProperty(obj, name, dataDescriptor(value, true, false, true));

@@ -7,7 +7,11 @@
     return parts;
   }
   const urlState = new WeakMap();
+  // A brand check, for fetch() and XMLHttpRequest bodies (12-fetch.js).
+  let isURLSearchParams;
   class URLSearchParams {
+    #brand;
+    static { isURLSearchParams = (v) => v !== null && typeof v === "object" && #brand in v; }
     constructor(init = "") {
       this._list = [];
       this._url = null;

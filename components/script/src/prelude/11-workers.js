@@ -16,7 +16,7 @@
       if (url.protocol === "blob:") {
         const blob = blobURLs.get(url.href);
         if (!blob) throw new DOMException(`${url.href} is not a live blob URL`, "SecurityError");
-        source = blobData.get(blob);
+        source = host.utf8Decode(blobBytes(blob));
       }
       const id = nextWorker++;
       defineValue(this, "_id", id);

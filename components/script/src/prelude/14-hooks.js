@@ -49,16 +49,9 @@
     frameLoaded(index) { const el = childFrames[index]; if (el) fire(el, "load"); },
     // Starts the loads of the iframes the parser put in the document.
     startFrames() { for (const e of document._descendants()) if (e instanceof HTMLIFrameElement) loadFrame(e); },
-    // The response as the page may see it: `meta` is {type, headers} of the filtered
-    // response (an opaque one has status 0, no headers and no body).
-    fetchDone(id, status, url, metaJSON, body, error) {
-      const f = fetches.get(id);
-      fetches.delete(id);
-      if (!f) return;
-      if (error) { f.reject(new TypeError(`Failed to fetch: ${error}`)); return; }
-      const meta = JSONParse(metaJSON);
-      f.resolve(new Response(body, { status, url, headers: meta.headers, type: meta.type }));
-    },
+    // Request `id` of fetch() or XMLHttpRequest is answered (12-fetch.js): `meta` is the
+    // filtered response's metadata as JSON, or a network error; `body` its bytes.
+    fetchDone: finishFetch,
     fireTimer(id) {
       const t = MapGet(timerTable, id);
       if (!t) return;
