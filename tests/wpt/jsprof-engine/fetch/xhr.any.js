@@ -161,3 +161,31 @@ promise_test(async () => {
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert_equals(events.join(), "rs4,abort,loadend");
 }, "abort() ends a request at once");
+
+promise_test(async () => {
+  // The server answers after 5 s; the request gives up after 100 ms.
+  const x = new XMLHttpRequest();
+  const events = [];
+  for (const type of ["load", "error", "timeout", "loadend"]) x.addEventListener(type, () => events.push(type));
+  x.open("POST", echo(ECHO, { delay: 5000 }));
+  x.timeout = 100;
+  const done = new Promise((resolve) => { x.onloadend = resolve; });
+  x.send("late");
+  await done;
+  assert_equals(events.join(), "timeout,loadend");
+  assert_equals(x.status, 0);
+  assert_equals(x.readyState, 4);
+}, "an asynchronous request times out");
+
+test(() => {
+  const x = new XMLHttpRequest();
+  x.open("GET", echo(ECHO, { delay: 5000 }), false);
+  if (self.document) {
+    // A window's synchronous requests take no timeout.
+    assert_throws_dom("InvalidAccessError", () => { x.timeout = 100; });
+    return;
+  }
+  x.timeout = 100;
+  assert_throws_dom("TimeoutError", () => x.send());
+  assert_equals(x.readyState, 4);
+}, "a synchronous request times out in a worker, and cannot have a timeout in a window");

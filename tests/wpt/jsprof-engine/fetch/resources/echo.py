@@ -8,12 +8,15 @@
 #   preflight_status=N   the status of the OPTIONS answer (200)
 #   preflight_redirect   OPTIONS is answered with a 302 to this same URL
 #   redirect=N&to=URL    any other method is answered with a redirect
+#   delay=MS         any other method is answered after MS milliseconds
 #   token=UUID       preflights (OPTIONS with Access-Control-Request-Method) are counted in the stash; the count and the last one's
 #                    Access-Control-Request-Method/-Headers come back as X-Preflights, X-ACRM
 #                    and X-ACRH
 #
 # Any other request gets its own body back, with X-Method, X-Content-Type, X-Origin, X-Accept
 # and X-Body-Hex (the body's bytes in hex) saying what came (all exposed to CORS).
+import time
+
 EXPOSED = b"X-Method, X-Content-Type, X-Origin, X-Accept, X-Body-Hex, X-Preflights, X-ACRM, X-ACRH"
 
 
@@ -49,6 +52,9 @@ def main(request, response):
     if b"redirect" in q:
         headers.append((b"Location", q.first(b"to")))
         return int(q.first(b"redirect")), headers, b""
+
+    if b"delay" in q:
+        time.sleep(int(q.first(b"delay")) / 1000)
 
     record = {"count": 0, "acrm": b"", "acrh": b""}
     if token is not None:
