@@ -1271,9 +1271,11 @@
   const api = {
     window: global, self: global, frames: global, opener: null,
     document, location, console, performance, name: "", length: 0, closed: false,
-    origin: locationParts.origin, isSecureContext: locationParts.protocol === "https:" || /^(localhost|127\.0\.0\.1)$/.test(locationParts.hostname) || locationParts.protocol === "file:",
+    origin: locationParts.origin,
+    isSecureContext: locationParts.protocol === "https:" || locationParts.protocol === "file:" ||
+      locationParts.hostname === "localhost" || locationParts.hostname === "127.0.0.1",
     crossOriginIsolated: !!init.crossOriginIsolated,
-    navigator: Object.freeze({ userAgent: "jsprof (SpiderMonkey)", language: "en-US", languages: ["en-US"], hardwareConcurrency: 1 }),
+    navigator: ObjectFreeze({ userAgent: "jsprof (SpiderMonkey)", language: "en-US", languages: ["en-US"], hardwareConcurrency: 1 }),
     EventTarget, Event, CustomEvent, ErrorEvent, PromiseRejectionEvent, MouseEvent, DOMException, Window,
     Node, Element, HTMLElement, HTMLScriptElement, HTMLIFrameElement, HTMLMetaElement, HTMLAnchorElement,
     HTMLImageElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLTextAreaElement, HTMLOptionElement,
@@ -1363,8 +1365,9 @@
     api.importScripts = function importScripts(...urls) {
       const resolved = list();
       for (let i = 0; i < urls.length; i++) {
-        const parsed = parseRequestURL(toUSVString(urls[i]));
-        if (parsed === null) throw new DOMException(`Failed to execute 'importScripts': '${urls[i]}' is not a valid URL`, "SyntaxError");
+        const url = toUSVString(urls[i]);
+        const parsed = parseRequestURL(url);
+        if (parsed === null) throw new DOMException(`Failed to execute 'importScripts': '${url}' is not a valid URL`, "SyntaxError");
         listPush(resolved, parsed.href);
       }
       for (let i = 0; i < resolved.length; i++) {
