@@ -269,7 +269,7 @@ pub fn cors_unsafe_request_header_names<'a>(
 /// values* gives them (<https://fetch.spec.whatwg.org/#extract-header-list-values>): `Ok(None)`
 /// without the header, `Err` if an element is not a token. Empty elements are allowed (the
 /// `#rule`) and skipped.
-pub(crate) fn extract_token_list(value: Option<String>) -> Result<Option<Vec<String>>, String> {
+pub fn extract_token_list(value: Option<String>) -> Result<Option<Vec<String>>, String> {
     let Some(value) = value else {
         return Ok(None);
     };
@@ -302,7 +302,7 @@ const MAX_ENTRIES: usize = 4096;
 /// The max-age a preflight response gives (<https://fetch.spec.whatwg.org/#cors-preflight-fetch-0>,
 /// steps 7.8-7.10): `Access-Control-Max-Age` if it is one `delta-seconds`, capped at
 /// [`MAX_AGE_LIMIT`]; [`DEFAULT_MAX_AGE`] if it is absent or not a number.
-pub(crate) fn max_age(values: &[&str]) -> Duration {
+pub fn max_age(values: &[&str]) -> Duration {
     match values {
         [one] if !one.is_empty() && one.bytes().all(|b| b.is_ascii_digit()) => {
             // A number too large for u64 is over the limit anyway.
