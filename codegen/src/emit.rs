@@ -96,6 +96,7 @@ fn rust_type(ty: &Ty, conf: &Conf) -> TokenStream {
         Ty::Double { .. } => quote!(f64),
         Ty::Octet => quote!(u8),
         Ty::DOMString => quote!(String),
+        Ty::ByteString => quote!(ByteString),
         Ty::Nullable(t) => {
             let t = rust_type(t, conf);
             quote!(Option<#t>)
@@ -136,6 +137,7 @@ fn from_js(
         Ty::Double { restricted: false } => quote!(convert::unrestricted_double(#value)),
         Ty::Octet => quote!(convert::octet(#value)),
         Ty::DOMString => quote!(convert::dom_string(#value)),
+        Ty::ByteString => quote!(convert::byte_string(#value)),
         Ty::Nullable(t) => {
             let inner = from_js(t, conf, quote!(value), at)?;
             quote!(convert::nullable(#value, |value| #inner))

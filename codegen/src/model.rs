@@ -37,6 +37,8 @@ pub enum Ty {
     /// `octet`
     Octet,
     DOMString,
+    /// `ByteString`: a string of code units up to U+00FF, one byte each.
+    ByteString,
     /// `T?` of a boolean, numeric or string type.
     Nullable(Box<Ty>),
     Sequence(Box<Ty>),
@@ -408,6 +410,7 @@ impl Ty {
             }
             Ty::Octet => "octet".into(),
             Ty::DOMString => "DOMString".into(),
+            Ty::ByteString => "ByteString".into(),
             Ty::Nullable(t) => format!("{}?", t.idl_name()),
             Ty::Sequence(t) => format!("sequence<{}>", t.idl_name()),
             Ty::Promise(t) => format!("Promise<{}>", t.idl_name()),
@@ -465,6 +468,7 @@ impl Resolver<'_, '_> {
         Ok(match single {
             NonAnyType::Boolean(m) => nullable(m.q_mark.is_some(), Ty::Boolean),
             NonAnyType::DOMString(m) => nullable(m.q_mark.is_some(), Ty::DOMString),
+            NonAnyType::ByteString(m) => nullable(m.q_mark.is_some(), Ty::ByteString),
             NonAnyType::Octet(m) => nullable(m.q_mark.is_some(), Ty::Octet),
             NonAnyType::Integer(m) => nullable(m.q_mark.is_some(), {
                 match m.type_ {

@@ -276,6 +276,12 @@ pub trait WidgetHostMethods {
     ) -> Fallible<()>;
     /// `boolean ready()`
     fn ready(global: &Global) -> Fallible<bool>;
+    /// `ByteString checksum(ByteString data, ByteString? salt)`
+    fn checksum(
+        global: &Global,
+        data: ByteString,
+        salt: Option<ByteString>,
+    ) -> Fallible<ByteString>;
 }
 fn widget_host_report(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let level = {
@@ -305,6 +311,24 @@ fn widget_host_ready(cx: &mut CallCtx<'_>) -> Fallible<()> {
     cx.set_return(value.to_js());
     Ok(())
 }
+fn widget_host_checksum(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let data = {
+        let value = cx.arg(0);
+        convert::byte_string(value)?
+    };
+    let salt = {
+        let value = cx.arg(1);
+        convert::nullable(value, |value| convert::byte_string(value))?
+    };
+    let global = cx.global();
+    let value = <crate::dom::widget::WidgetHost as WidgetHostMethods>::checksum(
+        &global,
+        data,
+        salt,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
 /// The namespace object and operations of `WidgetHost`.
 pub static WIDGET_HOST: InterfaceDef = InterfaceDef {
     name: "WidgetHost",
@@ -325,6 +349,11 @@ pub static WIDGET_HOST: InterfaceDef = InterfaceDef {
             name: "ready",
             length: 0,
             call: widget_host_ready,
+        },
+        OperationDef {
+            name: "checksum",
+            length: 2,
+            call: widget_host_checksum,
         },
     ],
 };

@@ -35,9 +35,10 @@ dictionary WidgetReport {
 };
 
 // A namespace of operations called without a `this`, kept off the globals (`hidden`), with
-// nullable and octet arguments.
+// nullable, octet and ByteString arguments.
 [Exposed=(Window,Worker)]
 namespace WidgetHost {
   undefined report(octet level, DOMString? note, optional DOMString? detail);
   boolean ready();
+  ByteString checksum(ByteString data, ByteString? salt);
 };

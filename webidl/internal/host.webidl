@@ -31,11 +31,28 @@ namespace JsprofHost {
   DOMString formParse(DOMString input);
   DOMString formEncode(DOMString input);
 
-  // fetch(): request `id`, answered by a task.
-  undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials);
-  // A synchronous XMLHttpRequest: a cors-mode GET of `url`, the caller blocked until it is
-  // in. The filtered response as JSON ({type, status, url, headers, body}), or {"error"}.
-  DOMString fetchSync(DOMString url, DOMString credentials);
+  // fetch() and asynchronous XMLHttpRequests: request `id`, answered by a task that calls
+  // the prelude's hooks.fetchDone(id, meta, body) with the filtered response.
+  undefined fetchStart(unsigned long id, JsprofFetchRequest request);
+  // A synchronous XMLHttpRequest, the caller blocked until the response is in: the filtered
+  // response as JSON ({type, status, statusText, url, redirected, headers, body} with the
+  // body a byte string), or {"error": message}.
+  DOMString fetchSync(JsprofFetchRequest request);
+  // The Fetch standard's rules for a header (name, value), as bits: 1 a header name, 2 a
+  // header value, 4 a forbidden request-header, 8 a forbidden response-header name, 16 a
+  // no-CORS-safelisted request-header, 32 a privileged no-CORS request-header name.
+  unsigned long headerInfo(ByteString name, ByteString value);
+  // UTF-8 encode (https://encoding.spec.whatwg.org/#utf-8-encode; lone surrogates are
+  // U+FFFD) and UTF-8 decode (a leading BOM removed, bad bytes U+FFFD).
+  ByteString utf8Encode(DOMString text);
+  DOMString utf8Decode(ByteString bytes);
+  // The MIME type extracted from a Content-Type value, serialised, or "" on failure
+  // (https://fetch.spec.whatwg.org/#concept-header-extract-mime-type).
+  DOMString extractMimeType(ByteString contentType);
+  // An XMLHttpRequest author's Content-Type for a string body: the MIME type with its
+  // charset parameters set to UTF-8, serialised, or "" when it has none to change (or does
+  // not parse) (https://xhr.spec.whatwg.org/#the-send()-method, step 4.5).
+  DOMString charsetToUTF8(ByteString contentType);
 
   // Frames: the iframe element `index` of the current document navigates to `url`
   // (`sandboxed`: an opaque origin), or is removed.
@@ -77,3 +94,25 @@ namespace JsprofHost {
   // spec's error code and `value` a message.
   undefined webdriverReply(unsigned long id, DOMString error, DOMString value);
 };
+
+// A request of fetch() or XMLHttpRequest, as the prelude made it: the method normalised and
+// allowed, the URL parsed, the header list through its Headers' guard, the body's bytes.
+dictionary JsprofFetchRequest {
+  required ByteString method;
+  required DOMString url;
+  // The header list, one "name:value" line per header ("\n" after each).
+  required ByteString headers;
+  ByteString body;
+  required RequestMode mode;
+  required RequestCredentials credentials;
+  required RequestRedirect redirect;
+  // The use-CORS-preflight flag (an XMLHttpRequest with upload listeners).
+  required boolean useCorsPreflight;
+  // A synchronous request's timeout in ms (0: none).
+  unsigned long timeout;
+};
+
+// https://fetch.spec.whatwg.org/#requestmode and the two after it.
+enum RequestMode { "navigate", "same-origin", "no-cors", "cors" };
+enum RequestCredentials { "omit", "same-origin", "include" };
+enum RequestRedirect { "follow", "error", "manual" };

@@ -341,6 +341,7 @@ fn type_text(ty: &WType<'_>) -> String {
         WType::Single(SingleType::NonAny(t)) => match t {
             NonAnyType::Boolean(m) => format!("boolean{}", q(m.q_mark.is_some())),
             NonAnyType::DOMString(m) => format!("DOMString{}", q(m.q_mark.is_some())),
+            NonAnyType::ByteString(m) => format!("ByteString{}", q(m.q_mark.is_some())),
             NonAnyType::Octet(m) => format!("octet{}", q(m.q_mark.is_some())),
             NonAnyType::Integer(m) => {
                 let base = match m.type_ {

@@ -1,6 +1,7 @@
 //! Loading for jsprof: `file:` URLs (with WPT-style `.headers` sidecars) and `http:`/`https:`
-//! URLs (rustls, redirects followed by hand so that every hop is known), plus the helpers the
-//! script host needs to reason about origins.
+//! URLs (rustls, redirects followed by hand so that every hop is known), any method and body,
+//! CORS with its preflight and the preflight cache, plus the helpers the script host needs to
+//! reason about origins, header rules and MIME types.
 //!
 //! A [`Response`] keeps its final URL, whether a redirect led to it, its headers and its body:
 //! what CORS checks, muted errors and `Document-Policy` need later.
@@ -11,18 +12,21 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod cors;
 mod fetch;
 mod headers;
+pub mod mime;
 mod origin;
 
 use std::fs;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use fetch::{Credentials, Mode, Request, Tainting};
-pub use headers::{sidecar_headers, Headers};
+pub use fetch::{Credentials, Mode, Redirect, Request, Tainting};
+pub use headers::{sidecar_headers, HeaderList, Headers};
 pub use origin::{same_origin, OpaqueId, Origin};
 pub use url::Url;
 
@@ -92,11 +96,17 @@ pub struct Response {
     pub url_list: Vec<Url>,
     /// HTTP status (200 for a file that exists).
     pub status: u16,
+    /// The status message (<https://fetch.spec.whatwg.org/#concept-response-status-message>):
+    /// the status code's canonical reason phrase over HTTP, empty otherwise.
+    pub status_text: String,
     pub headers: Headers,
     pub body: Vec<u8>,
     /// How the fetch tainted the response (<https://fetch.spec.whatwg.org/#concept-request-response-tainting>):
     /// an `Opaque` body must not reach the page (a classic script from it has muted errors).
     pub tainting: Tainting,
+    /// A redirect returned as the response (redirect mode `manual`): the page sees an
+    /// opaque-redirect filtered response.
+    pub opaque_redirect: bool,
 }
 
 impl Response {
@@ -140,6 +150,9 @@ pub struct Loader {
     deadline: Option<Instant>,
     /// The largest body accepted ([`LoadError::TooLarge`] beyond it).
     max_response_bytes: u64,
+    /// The CORS-preflight cache, shared by every loader made from this one (the process's
+    /// one network partition).
+    preflight_cache: Arc<cors::PreflightCache>,
 }
 
 impl Loader {
@@ -178,6 +191,7 @@ impl Loader {
             client,
             deadline: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            preflight_cache: Arc::default(),
         })
     }
 
@@ -188,12 +202,29 @@ impl Loader {
             client: self.client.clone(),
             deadline,
             max_response_bytes,
+            preflight_cache: self.preflight_cache.clone(),
         }
     }
 
     /// The run's deadline every load of this loader ends by, if any.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
+    }
+
+    /// This loader, with every load also ending within `timeout` from now (a synchronous
+    /// `XMLHttpRequest`'s `timeout`).
+    pub fn with_timeout(&self, timeout: Duration) -> Loader {
+        let end = Instant::now() + timeout;
+        let deadline = Some(self.deadline.map_or(end, |d| d.min(end)));
+        Loader {
+            deadline,
+            ..self.clone()
+        }
+    }
+
+    /// The CORS-preflight cache this loader shares.
+    pub fn preflight_cache(&self) -> &cors::PreflightCache {
+        &self.preflight_cache
     }
 
     /// The time left before the deadline, or the error saying there is none.
@@ -229,12 +260,26 @@ impl Loader {
         fetch::main_fetch(self, request)
     }
 
-    /// One HTTP(S) request without following redirects: `origin` is sent as the `Origin`
-    /// header when given (CORS requests).
-    fn http_hop(&self, url: &Url, origin: Option<&str>) -> Result<Response, LoadError> {
-        let mut req = self.client.get(url.clone());
-        if let Some(origin) = origin {
-            req = req.header("Origin", origin);
+    /// One HTTP(S) request as main fetch made it (method, the whole header list, body),
+    /// without following redirects.
+    fn http_hop(&self, hop: &fetch::Hop<'_>) -> Result<Response, LoadError> {
+        let url = hop.url;
+        let refuse = |cause: String| LoadError::Http {
+            url: url.clone(),
+            cause,
+        };
+        let method = reqwest::Method::from_bytes(hop.method.as_bytes())
+            .map_err(|_| refuse(format!("'{}' is not a valid method", hop.method)))?;
+        let mut req = self.client.request(method, url.clone());
+        for (name, value) in hop.headers.iter() {
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| refuse(format!("'{name}' is not a valid header name")))?;
+            let value = reqwest::header::HeaderValue::from_bytes(value)
+                .map_err(|_| refuse(format!("an invalid value for header '{name}'")))?;
+            req = req.header(name, value);
+        }
+        if let Some(body) = hop.body {
+            req = req.body(body.to_vec());
         }
         // The request's timeout covers connecting, the headers and the whole body: a server
         // that never answers, or dribbles, ends at the run's deadline.
@@ -243,6 +288,11 @@ impl Loader {
         }
         let mut resp = req.send().map_err(|e| classify(url, &e))?;
         let status = resp.status().as_u16();
+        let status_text = resp
+            .status()
+            .canonical_reason()
+            .unwrap_or_default()
+            .to_owned();
         let mut headers = Headers::default();
         for (name, value) in resp.headers() {
             headers.append(name.as_str(), &String::from_utf8_lossy(value.as_bytes()));
@@ -263,9 +313,11 @@ impl Loader {
             url: url.clone(),
             url_list: vec![url.clone()],
             status,
+            status_text,
             headers,
             body,
             tainting: Tainting::Basic,
+            opaque_redirect: false,
         })
     }
 }
@@ -365,9 +417,11 @@ pub(crate) fn load_file(url: &Url, max_bytes: u64) -> Result<Response, LoadError
         url: url.clone(),
         url_list: vec![url.clone()],
         status: 200,
+        status_text: String::new(),
         headers,
         body,
         tainting: Tainting::Basic,
+        opaque_redirect: false,
     })
 }
 
@@ -424,9 +478,11 @@ pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError
         url: url.clone(),
         url_list: vec![url.clone()],
         status: 200,
+        status_text: String::new(),
         headers,
         body,
         tainting: Tainting::Basic,
+        opaque_redirect: false,
     })
 }
 
@@ -438,9 +494,11 @@ pub(crate) fn about_blank(url: &Url) -> Response {
         url: url.clone(),
         url_list: vec![url.clone()],
         status: 200,
+        status_text: String::new(),
         headers,
         body: Vec::new(),
         tainting: Tainting::Basic,
+        opaque_redirect: false,
     }
 }
 

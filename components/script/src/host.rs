@@ -3,7 +3,9 @@
 //! implements it, and `dom::bindings::runtime` hands it to DOM objects.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use jsprof_net::{Credentials, HeaderList, Mode, Redirect};
 use jsprof_profiler::{ProfilerTrace, Session};
 
 use crate::dom::TaskSender;
@@ -75,9 +77,10 @@ pub(crate) trait Host {
     fn port_open(&self, window: usize) -> u64;
     /// This window holds end `end` of port pair `pid` from now on.
     fn port_attach(&self, window: usize, pid: u64, end: u8);
-    /// A synchronous XMLHttpRequest's cors-mode GET of `url`: the filtered response as JSON
-    /// (`type`, `status`, `url`, `headers`, `body`), or `{"error": message}`.
-    fn fetch_sync(&self, window: usize, url: &str, credentials: &str) -> String;
+    /// A synchronous XMLHttpRequest: the filtered response as JSON (`type`, `status`,
+    /// `statusText`, `url`, `redirected`, `headers`, and `body` as a byte string), or
+    /// `{"error": message}`.
+    fn fetch_sync(&self, window: usize, request: ApiRequest) -> String;
     /// Sends serialised `data` from end `end` of pair `pid` to the other end.
     fn port_send(&self, window: usize, pid: u64, end: u8, data: &str);
     /// The answer to WebDriver command `id`: `error` empty and `value` JSON, or the spec's
@@ -99,10 +102,9 @@ pub(crate) trait Host {
     /// The window's iframe number `index` left the document: its child window (loaded or
     /// still loading) is to be discarded.
     fn discard_frame(&self, window: usize, index: u32);
-    /// Starts `fetch()` number `id` of the window with the request's `mode` and
-    /// `credentials` (as the page gave them): the result comes back as a task calling the
-    /// prelude's `fetchDone`.
-    fn fetch_start(&self, window: usize, id: u32, url: &str, mode: &str, credentials: &str);
+    /// Starts request `id` of the window's `fetch()` or asynchronous XMLHttpRequest: the
+    /// result comes back as a task calling the prelude's `fetchDone`.
+    fn fetch_start(&self, window: usize, id: u32, request: ApiRequest);
     /// Whether boolean pref `name` is true (false if there is no such pref).
     fn pref_enabled(&self, name: &str) -> bool;
     /// The `js-profiling` policy of the window's document (decision 2).
@@ -123,4 +125,20 @@ pub(crate) trait Host {
     fn tasks(&self, window: usize) -> TaskSender;
     /// Where traces the page's profilers produce are also collected (`--trace-out`).
     fn trace_sink(&self) -> Option<Arc<Mutex<Vec<ProfilerTrace>>>>;
+}
+
+/// A request a page's `fetch()` or `XMLHttpRequest` makes, as the prelude checked it (method,
+/// URL, header list through its guard, body bytes): the client's origin is the window's.
+#[derive(Debug, Clone)]
+pub(crate) struct ApiRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: HeaderList,
+    pub body: Option<Vec<u8>>,
+    pub mode: Mode,
+    pub credentials: Credentials,
+    pub redirect: Redirect,
+    pub use_cors_preflight: bool,
+    /// A synchronous request's timeout.
+    pub timeout: Option<Duration>,
 }

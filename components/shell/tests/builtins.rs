@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 
-/// Whether what the `fetch` phase (fetch, Response, Headers, XMLHttpRequest: prelude file
-/// `12-fetch.js`, being rewritten under the prelude's rules) reaches fails the test. Its
-/// checks (that fetch and XMLHttpRequest work) always count; turn this on with that file's
-/// rewrite.
-const FETCH_CHECKED: bool = false;
+/// Whether what the `fetch` phase (fetch, Headers, Request, Response, XMLHttpRequest:
+/// prelude file `12-fetch.js`) reaches fails the test, as every other phase's does. Its
+/// checks (that fetch and XMLHttpRequest work) always count.
+const FETCH_CHECKED: bool = true;
 
 /// The APIs each realm must have checked (the part of a check's name before ':').
 const EVERY_REALM: &[&str] = &[
@@ -40,6 +39,9 @@ const EVERY_REALM: &[&str] = &[
     "location, navigator",
     "Profiler",
     "fetch",
+    "Headers",
+    "Request",
+    "Response",
     "XMLHttpRequest",
 ];
 const WINDOWS: &[&str] = &[
@@ -61,7 +63,8 @@ fn pages() -> PathBuf {
         .unwrap()
 }
 
-/// A static server for `tests/pages` with `.headers` sidecars.
+/// A static server for `tests/pages` with `.headers` sidecars, and `/echo`: the request's
+/// body back, its method in `X-Method`, its `Content-Type` and `X-Echo` headers as sent.
 fn serve() -> u16 {
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let port = server.server_addr().to_ip().unwrap().port();
@@ -70,6 +73,10 @@ fn serve() -> u16 {
         for req in server.incoming_requests() {
             let url = req.url().to_owned();
             let path = url.split_once('?').map_or(url.as_str(), |(p, _)| p);
+            if path == "/echo" {
+                echo(req);
+                continue;
+            }
             let file = root.join(path.trim_start_matches('/'));
             let Ok(body) = std::fs::read(&file) else {
                 let _ = req
@@ -86,6 +93,29 @@ fn serve() -> u16 {
         }
     });
     port
+}
+
+/// The `/echo` answer to `req`.
+fn echo(mut req: tiny_http::Request) {
+    let mut body = Vec::new();
+    if req.as_reader().read_to_end(&mut body).is_err() {
+        let _ = req.respond(tiny_http::Response::empty(400));
+        return;
+    }
+    let mut resp = tiny_http::Response::from_data(body)
+        .with_header(header(&format!("X-Method: {}", req.method())));
+    for name in ["Content-Type", "X-Echo"] {
+        let values: Vec<&str> = req
+            .headers()
+            .iter()
+            .filter(|h| h.field.equiv(name))
+            .map(|h| h.value.as_str())
+            .collect();
+        if !values.is_empty() {
+            resp.add_header(header(&format!("{name}: {}", values.join(", "))));
+        }
+    }
+    let _ = req.respond(resp);
 }
 
 fn header(h: &str) -> tiny_http::Header {

@@ -6,6 +6,7 @@
 //! input ever fixed (`tests/regressions.rs`, `fuzz/corpus/`, `fuzz/regressions/`).
 //!
 //! - [`document_policy`]: `Document-Policy` and the COOP/COEP pair (Structured Fields);
+//! - [`fetch_headers`]: the Fetch standard's header rules and MIME types;
 //! - [`headers_sidecar`]: `.headers` sidecar files;
 //! - [`html_document`]: html5ever parsing, the node list and script positions;
 //! - [`symbolizer`]: oxc-based function naming and position resolution;
@@ -17,12 +18,14 @@
 #![forbid(unsafe_code)]
 
 mod document_policy;
+mod fetch_headers;
 mod headers_sidecar;
 mod html_document;
 mod symbolizer;
 pub mod trace_builder;
 
 pub use document_policy::document_policy;
+pub use fetch_headers::fetch_headers;
 pub use headers_sidecar::headers_sidecar;
 pub use html_document::{html_document, misplaced_scripts};
 pub use symbolizer::symbolizer;
@@ -34,6 +37,7 @@ pub type Target = fn(&[u8]);
 /// Every target, by the name of its fuzz binary and of its corpus and regression folders.
 pub const TARGETS: &[(&str, Target)] = &[
     ("document_policy", document_policy),
+    ("fetch_headers", fetch_headers),
     ("headers_sidecar", headers_sidecar),
     ("html_document", html_document),
     ("symbolizer", symbolizer),

@@ -3,7 +3,9 @@
 //! paths (sfv-ish dictionaries, header lines, HTML-ish tags, JS-ish code, sample streams).
 
 use jsprof_fuzz_properties::trace_builder::{self, Event, Frame, Stream};
-use jsprof_fuzz_properties::{document_policy, headers_sidecar, html_document, symbolizer};
+use jsprof_fuzz_properties::{
+    document_policy, fetch_headers, headers_sidecar, html_document, symbolizer,
+};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -74,6 +76,57 @@ const HEADER_VALUES: &[&str] = &[
     "x\ry",
 ];
 const LINE_ENDS: &[&str] = &["\n", "\r\n", "\n\n", "\r", ""];
+
+// A header name, "\n", then a value: MIME types, lists, ranges, methods.
+const FETCH_NAMES: &[&str] = &[
+    "Content-Type",
+    "accept",
+    "Accept-Language",
+    "content-language",
+    "Range",
+    "X-Custom",
+    "Authorization",
+    "X-HTTP-Method-Override",
+    "TRACE",
+    "get",
+    "patch",
+    "",
+];
+const FETCH_PIECES: &[&str] = &[
+    "text/plain",
+    "Text/HTML",
+    "multipart/form-data",
+    "application/x-www-form-urlencoded",
+    "*/*",
+    "/",
+    ";",
+    ";charset=utf-8",
+    "; charset=\"gbk\"",
+    "=",
+    "\"",
+    "\\",
+    ",",
+    ", ",
+    "\t",
+    " ",
+    "\r",
+    "\n",
+    "\0",
+    "bytes=",
+    "0",
+    "-",
+    "12",
+    "PUT",
+    "*",
+    "x-a",
+    "é",
+    "\u{ff}",
+    "a b",
+    "\u{1}",
+    "@",
+    "(",
+    ")",
+];
 
 fn header_text() -> impl Strategy<Value = String> {
     let line = prop_oneof![
@@ -237,6 +290,20 @@ proptest! {
     #[test]
     fn document_policy_structured(text in joined(POLICY_PIECES, 12)) {
         document_policy(text.as_bytes());
+    }
+
+    #[test]
+    fn fetch_headers_bytes(data in bytes(256)) {
+        fetch_headers(&data);
+    }
+
+    #[test]
+    fn fetch_headers_structured(name in select(FETCH_NAMES), value in joined(FETCH_PIECES, 16)) {
+        // The value's chars as bytes (isomorphic): what a ByteString carries.
+        let mut data: Vec<u8> = name.as_bytes().to_vec();
+        data.push(b'\n');
+        data.extend(value.chars().filter_map(|c| u8::try_from(u32::from(c)).ok()));
+        fetch_headers(&data);
     }
 
     #[test]

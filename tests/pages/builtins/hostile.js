@@ -17,8 +17,8 @@
 // Each realm prints `BUILTINS <realm> ok <check>` or `BUILTINS <realm> FAIL <check>: …`
 // per check, `BUILTINS <realm> reached <phase> <what> from <frame>` per engine call of a
 // recorder, and `BUILTINS <realm> done <n> checks <m> reached` at the end. The `fetch`
-// phase (fetch, Response, XMLHttpRequest) runs last; components/shell/tests/builtins.rs
-// decides whether its records fail the run.
+// phase (fetch, Headers, Request, Response, XMLHttpRequest; over HTTP also every request
+// body kind, through the test server's /echo) runs last.
 (function () {
   "use strict";
   const G = globalThis;
@@ -515,7 +515,21 @@
     URL.revokeObjectURL(url);
     blob.slice(1, 4, "x/y").text().then((text) => {
       same("Blob: slice, text", text, "bcd");
-      blob.text().then((all) => { same("Blob: text", all, "abcdefg"); done(); });
+      blob.text().then((all) => {
+        same("Blob: text", all, "abcdefg");
+        const utf8 = new Blob(own(["\u00e9\r\n"]), dict({ endings: "native" }));
+        same("Blob: UTF-8 bytes, native line endings", utf8.size, 3);
+        utf8.arrayBuffer().then((buffer) => {
+          resolvedWith.push(buffer);
+          const b = new Uint8Array(buffer);
+          check("Blob: arrayBuffer", b.length === 3 && b[0] === 0xc3 && b[1] === 0xa9 && b[2] === 0x0a, `${b.length}`);
+          blob.slice(-2).bytes().then((bytes) => {
+            resolvedWith.push(bytes);
+            check("Blob: bytes, a negative slice", bytes.length === 2 && bytes[0] === 0x66 && bytes[1] === 0x67, `${bytes.length}`);
+            done();
+          });
+        });
+      });
     });
   });
 
@@ -744,28 +758,189 @@
     });
   }
 
-  // ---- The fetch phase: fetch(), Response, Headers, XMLHttpRequest.
+  // ---- The fetch phase: fetch(), Headers, Request, Response, XMLHttpRequest.
   const fetchSteps = [];
+  // The test server's echo (over HTTP only): the request's body back, with its method in
+  // X-Method and its Content-Type and X-Echo request headers as they came.
+  const ECHO = BASE.startsWith("http:") ? BASE.slice(0, BASE.indexOf("/", BASE.indexOf("//") + 2)) + "/echo" : null;
+  const bytesOf = (buffer) => Array.prototype.join.call(new Uint8Array(buffer), ",");
   fetchSteps.push(["fetch", (done) => {
     fetch(BASE + "data.txt").then((response) => {
       resolvedWith.push(response);
-      check("fetch: a response", response.ok && response.status === 200 && response.headers.get("content-type") === "text/plain", response.status);
+      check("fetch: a response", response.ok && response.status === 200 && response.headers.get("content-type") === "text/plain" &&
+        response.type === "basic" && response.url === BASE + "data.txt" && !response.redirected, response.status);
       response.text().then((text) => {
         same("fetch: its text", text, "replaced built-ins\n");
-        fetch(BASE + "data.json").then((r) => {
+        same("fetch: a used body", response.bodyUsed, true);
+        fetch(new Request(BASE + "data.json", dict({ headers: own([own(["Accept", "application/json"])]) }))).then((r) => {
           resolvedWith.push(r);
           r.json().then((json) => { resolvedWith.push(json); same("fetch: json", json.k, 1); done(); });
         });
       });
     }, (e) => { check("fetch: a response", false, e.message); done(); });
   }]);
+  fetchSteps.push(["Headers", (done) => {
+    const h = new Headers(own([own(["B", "2"]), own(["a", " 1 "]), own(["Set-Cookie", "x=1"]), own(["set-cookie", "y=2"])]));
+    h.append("b", "3");
+    same("Headers: get combines, normalises", `${h.get("B")}|${h.get("a")}`, "2, 3|1");
+    const seen = [];
+    h.forEach((value, name) => seen.push(`${name}=${value}`));
+    same("Headers: forEach, sorted and combined", seen.join(";"), "a=1;b=2, 3;set-cookie=x=1;set-cookie=y=2");
+    const it = h.entries();
+    const first = it.next();
+    check("Headers: iterator", first.done === false && first.value[0] === "a" && first.value[1] === "1" &&
+      Object.prototype.toString.call(it) === "[object Headers Iterator]", "");
+    let keys = "";
+    for (const k of h.keys()) keys += k + ","; // the page's own for-of over the engine's iterator
+    same("Headers: keys", keys, "a,b,set-cookie,set-cookie,");
+    same("Headers: getSetCookie", h.getSetCookie().join(";"), "x=1;y=2");
+    h.set("a", "9");
+    h.delete("b");
+    check("Headers: set, delete, has", h.get("a") === "9" && !h.has("b") && h.has("A"), h.get("a"));
+    same("Headers: from a record", new Headers(dict({ "X-K": "v" })).get("x-k"), "v");
+    same("Headers: a bad name is a TypeError", threw(() => h.append("a b", "c")), "TypeError");
+    same("Headers: a ByteString above U+00FF is a TypeError", threw(() => h.set("x", "\u0100")), "TypeError");
+    const request = new Request(BASE, dict({ headers: dict({ "Content-Type": "text/x", "Cookie": "no" }) }));
+    check("Headers: a request's guard drops forbidden headers", request.headers.get("content-type") === "text/x" && !request.headers.has("cookie"), "");
+    same("Headers: a response's are immutable once fetched", threw(() => Response.error().headers.set("a", "b")), "TypeError");
+    done();
+  }]);
+  fetchSteps.push(["Request", (done) => {
+    const r = new Request(BASE + "x#frag", dict({ method: "post", body: new URLSearchParams("a=1&b=é"), mode: "same-origin", credentials: "omit",
+      redirect: "error", cache: "no-store", referrer: "", integrity: "sha256-x", keepalive: false }));
+    check("Request: attributes", r.method === "POST" && r.url === BASE + "x#frag" && r.mode === "same-origin" && r.credentials === "omit" &&
+      r.redirect === "error" && r.cache === "no-store" && r.referrer === "" && r.integrity === "sha256-x" && r.destination === "" &&
+      r.headers.get("content-type") === "application/x-www-form-urlencoded;charset=UTF-8" && !r.bodyUsed, `${r.method} ${r.url}`);
+    same("Request: GET with a body is a TypeError", threw(() => new Request(BASE, dict({ body: "x" }))), "TypeError");
+    same("Request: a forbidden method is a TypeError", threw(() => new Request(BASE, dict({ method: "TRACE" }))), "TypeError");
+    const copy = r.clone();
+    const again = new Request(r, dict({ method: "PUT" }));
+    check("Request: clone, a Request as input", copy.method === "POST" && again.method === "PUT" && again.url === r.url && r.bodyUsed, "");
+    again.text().then((text) => {
+      same("Request: its body, taken from the input", text, "a=1&b=%C3%A9");
+      copy.arrayBuffer().then((buffer) => {
+        resolvedWith.push(buffer);
+        same("Request: arrayBuffer", buffer.byteLength, 12);
+        done();
+      });
+    });
+  }]);
+  fetchSteps.push(["Response", (done) => {
+    const r = new Response(new Uint8Array([104, 105]), dict({ status: 201, statusText: "Made", headers: own([own(["X-A", "1"])]) }));
+    check("Response: constructed", r.status === 201 && r.statusText === "Made" && r.ok && r.type === "default" && r.headers.get("x-a") === "1" &&
+      r.headers.get("content-type") === null, `${r.status}`);
+    const e = Response.error();
+    const redirect = Response.redirect(BASE + "r", 307);
+    check("Response: error, redirect", e.type === "error" && e.status === 0 && redirect.status === 307 && redirect.headers.get("location") === BASE + "r", "");
+    same("Response: a bad status is a RangeError", threw(() => new Response("", dict({ status: 99 }))), "RangeError");
+    same("Response: a null body status takes no body", threw(() => new Response("x", dict({ status: 204 }))), "TypeError");
+    const json = Response.json(dict({ k: 1 })); // no array: JSON.stringify reads an array's toJSON, as the spec says
+    same("Response: json's Content-Type", json.headers.get("content-type"), "application/json");
+    const clone = r.clone();
+    r.text().then((text) => {
+      same("Response: text", text, "hi");
+      same("Response: a used body cannot be cloned", threw(() => r.clone()), "TypeError");
+      clone.bytes().then((bytes) => {
+        resolvedWith.push(bytes);
+        same("Response: bytes of a clone", bytesOf(bytes.buffer), "104,105");
+        json.json().then((value) => {
+          resolvedWith.push(value);
+          same("Response: json", value.k, 1);
+          new Response(new Blob(own(["b"]), dict({ type: "text/b" }))).blob().then((blob) => {
+            resolvedWith.push(blob);
+            same("Response: a Blob body, and blob()", `${blob.type} ${blob.size}`, "text/b 1");
+            done();
+          });
+        });
+      });
+    });
+  }]);
+  if (ECHO !== null) {
+    fetchSteps.push(["fetch bodies", (done) => {
+      // Each body kind POSTed to the echo: its bytes and Content-Type come back.
+      const bodies = [
+        ["a string", "h\u00e9", "104,195,169", "text/plain;charset=UTF-8"],
+        ["an ArrayBuffer", new Uint8Array([1, 2]).buffer, "1,2", null],
+        ["a typed array view", new Uint8Array([9, 1, 2, 3]).subarray(1, 3), "1,2", null],
+        ["a DataView", new DataView(new Uint8Array([5, 6]).buffer), "5,6", null],
+        ["a Blob", new Blob(own(["ok"]), dict({ type: "text/ok" })), "111,107", "text/ok"],
+        ["URLSearchParams", new URLSearchParams("q=a b"), "113,61,97,43,98", "application/x-www-form-urlencoded;charset=UTF-8"],
+      ];
+      let i = 0;
+      const next = () => {
+        if (i === bodies.length) { done(); return; }
+        const [what, body, want, type] = bodies[i++];
+        fetch(ECHO, dict({ method: "PUT", body, headers: dict({ "X-Echo": "e" }) })).then((r) => {
+          resolvedWith.push(r);
+          r.arrayBuffer().then((buffer) => {
+            resolvedWith.push(buffer);
+            same(`fetch: PUT ${what}`, `${r.headers.get("x-method")} ${bytesOf(buffer)} ${r.headers.get("content-type")} ${r.headers.get("x-echo")}`,
+              `PUT ${want} ${type} e`);
+            next();
+          });
+        }, (e) => { check(`fetch: PUT ${what}`, false, e.message); next(); });
+      };
+      next();
+    }]);
+  }
   fetchSteps.push(["XMLHttpRequest", (done) => {
     const sync = new XMLHttpRequest();
     sync.open("GET", BASE + "data.txt", false);
     sync.send();
     same("XMLHttpRequest: synchronous", sync.responseText, "replaced built-ins\n");
+    check("XMLHttpRequest: status, headers", sync.status === 200 && sync.readyState === 4 && sync.getResponseHeader("Content-Type") === "text/plain" &&
+      sync.getAllResponseHeaders().indexOf("content-type: text/plain\r\n") >= 0 && sync.responseURL === BASE + "data.txt", sync.getAllResponseHeaders());
     const x = new XMLHttpRequest();
-    x.onload = () => { same("XMLHttpRequest: asynchronous", x.responseText, "replaced built-ins\n"); done(); };
+    const events = [];
+    x.onreadystatechange = () => events.push(`rs${x.readyState}`);
+    x.addEventListener("progress", (e) => events.push(`progress ${e.loaded}/${e.total} ${e.lengthComputable}`));
+    x.onload = () => {
+      same("XMLHttpRequest: asynchronous", x.responseText, "replaced built-ins\n");
+      same("XMLHttpRequest: events", events.join(), "rs1,rs2,rs3,progress 19/19 true,progress 19/19 true,rs4");
+      const json = new XMLHttpRequest();
+      json.responseType = "json";
+      json.onload = () => {
+        resolvedWith.push(json.response);
+        same("XMLHttpRequest: responseType json", json.response.k, 1);
+        const ab = new XMLHttpRequest();
+        ab.open("GET", BASE + "data.txt");
+        ab.responseType = "arraybuffer";
+        ab.onload = () => {
+          same("XMLHttpRequest: responseType arraybuffer", ab.response.byteLength, 19);
+          const blob = new XMLHttpRequest();
+          blob.open("GET", BASE + "data.txt");
+          blob.responseType = "blob";
+          blob.onload = () => {
+            same("XMLHttpRequest: responseType blob", `${blob.response.type} ${blob.response.size}`, "text/plain 19");
+            if (ECHO === null) { done(); return; }
+            const post = new XMLHttpRequest();
+            const upload = [];
+            post.upload.onloadstart = (e) => upload.push(`${e.type} ${e.total}`);
+            post.upload.addEventListener("load", (e) => upload.push(`${e.type} ${e.loaded}`));
+            post.open("POST", ECHO);
+            post.setRequestHeader("X-Echo", "a");
+            post.setRequestHeader("x-echo", "b");
+            post.setRequestHeader("Content-Type", "text/x;charset=latin1");
+            post.onload = () => {
+              same("XMLHttpRequest: POST a string, headers, upload events",
+                `${post.getResponseHeader("x-method")} ${post.responseText} ${post.getResponseHeader("content-type")} ${post.getResponseHeader("x-echo")} ${upload.join()}`,
+                "POST \u00e9 text/x;charset=UTF-8 a, b loadstart 2,load 2");
+              const bytes = new XMLHttpRequest();
+              bytes.open("DELETE", ECHO, false);
+              bytes.send(new Uint8Array([7]));
+              same("XMLHttpRequest: a synchronous DELETE with bytes", `${bytes.getResponseHeader("x-method")} ${bytes.responseText.charCodeAt(0)}`, "DELETE 7");
+              done();
+            };
+            post.onerror = () => { check("XMLHttpRequest: POST a string, headers, upload events", false, "error"); done(); };
+            post.send("\u00e9");
+          };
+          blob.send();
+        };
+        ab.send();
+      };
+      json.open("GET", BASE + "data.json");
+      json.send();
+    };
     x.onerror = () => { check("XMLHttpRequest: asynchronous", false, "error"); done(); };
     x.open("GET", BASE + "data.txt");
     x.send();

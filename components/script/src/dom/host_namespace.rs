@@ -3,8 +3,13 @@
 //! `valueOf` throws on; a boolean is a boolean). Each operation hands its converted
 //! arguments to the embedder's [`Host`](crate::host::Host) for the caller's window.
 
-use crate::dom::bindings::generated::JsprofHostMethods;
-use crate::dom::bindings::runtime::{Fallible, Global};
+use std::time::Duration;
+
+use jsprof_net::{cors, mime, HeaderList};
+
+use crate::dom::bindings::generated::{JsprofFetchRequest, JsprofHostMethods};
+use crate::dom::bindings::runtime::{ByteString, Error, Fallible, Global};
+use crate::host::ApiRequest;
 
 /// Implements [`JsprofHostMethods`]: stateless, all state is the embedder's.
 #[derive(Debug)]
@@ -63,17 +68,61 @@ impl JsprofHostMethods for JsprofHost {
         Ok(crate::url_api::form_encode(&input))
     }
 
-    fn fetch_start(
-        global: &Global,
-        id: u32,
-        url: String,
-        mode: String,
-        credentials: String,
-    ) -> Fallible<()> {
+    fn fetch_start(global: &Global, id: u32, request: JsprofFetchRequest) -> Fallible<()> {
         global
             .host
-            .fetch_start(global.window, id, &url, &mode, &credentials);
+            .fetch_start(global.window, id, api_request(request)?);
         Ok(())
+    }
+
+    fn header_info(_global: &Global, name: ByteString, value: ByteString) -> Fallible<u32> {
+        let (name, value) = (&name.0[..], &value.0[..]);
+        let bits = [
+            cors::is_header_name(name),
+            cors::is_header_value(value),
+            cors::is_forbidden_request_header(name, value),
+            cors::is_forbidden_response_header_name(name),
+            cors::is_no_cors_safelisted_request_header(name, value),
+            cors::is_privileged_no_cors_request_header_name(name),
+        ];
+        Ok(bits
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| u32::from(b) << i)
+            .sum())
+    }
+
+    fn utf8_encode(_global: &Global, text: String) -> Fallible<ByteString> {
+        // The conversion to a Rust string already made lone surrogates U+FFFD.
+        Ok(ByteString(text.into_bytes()))
+    }
+
+    fn utf8_decode(_global: &Global, bytes: ByteString) -> Fallible<String> {
+        // https://encoding.spec.whatwg.org/#utf-8-decode: a BOM is removed first.
+        let bytes = bytes.0;
+        let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        Ok(String::from_utf8_lossy(body).into_owned())
+    }
+
+    fn charset_to_utf8(_global: &Global, content_type: ByteString) -> Fallible<String> {
+        let decoded: String = content_type.0.iter().map(|&b| char::from(b)).collect();
+        let Some(mut mime) = mime::parse_mime_type(&decoded) else {
+            return Ok(String::new());
+        };
+        match mime.parameter("charset") {
+            Some(c) if !c.eq_ignore_ascii_case("UTF-8") => {
+                mime.set_parameter("charset", "UTF-8");
+                Ok(mime.serialize())
+            }
+            _ => Ok(String::new()),
+        }
+    }
+
+    fn extract_mime_type(_global: &Global, content_type: ByteString) -> Fallible<String> {
+        let decoded: String = content_type.0.iter().map(|&b| char::from(b)).collect();
+        Ok(mime::extract_mime_type(Some(&decoded))
+            .map(|m| m.serialize())
+            .unwrap_or_default())
     }
 
     fn load_frame(global: &Global, index: u32, url: String, sandboxed: bool) -> Fallible<()> {
@@ -88,8 +137,8 @@ impl JsprofHostMethods for JsprofHost {
         Ok(())
     }
 
-    fn fetch_sync(global: &Global, url: String, credentials: String) -> Fallible<String> {
-        Ok(global.host.fetch_sync(global.window, &url, &credentials))
+    fn fetch_sync(global: &Global, request: JsprofFetchRequest) -> Fallible<String> {
+        Ok(global.host.fetch_sync(global.window, api_request(request)?))
     }
 
     fn same_origin(global: &Global, url: String) -> Fallible<bool> {
@@ -188,4 +237,25 @@ impl JsprofHostMethods for JsprofHost {
             .webdriver_reply(global.window, id, &error, &value);
         Ok(())
     }
+}
+
+/// The request the prelude described, its header lines parsed (a malformed one is a
+/// `TypeError`: the prelude never makes one).
+fn api_request(r: JsprofFetchRequest) -> Fallible<ApiRequest> {
+    let headers = HeaderList::from_lines(&r.headers.0).map_err(Error::Type)?;
+    Ok(ApiRequest {
+        // A method is a token (the prelude checked it): ASCII, so this is lossless.
+        method: String::from_utf8_lossy(&r.method.0).into_owned(),
+        url: r.url,
+        headers,
+        body: r.body.map(|b| b.0),
+        mode: r.mode,
+        credentials: r.credentials,
+        redirect: r.redirect,
+        use_cors_preflight: r.use_cors_preflight,
+        timeout: r
+            .timeout
+            .filter(|&ms| ms > 0)
+            .map(|ms| Duration::from_millis(u64::from(ms))),
+    })
 }

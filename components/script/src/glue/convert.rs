@@ -8,7 +8,7 @@ use mozjs::jsapi::{self, HandleValueArray, JSContext};
 use mozjs::jsval::{BooleanValue, DoubleValue, ObjectValue, UndefinedValue};
 use mozjs::rooted;
 
-use super::new_string;
+use super::{new_latin1_string, new_string};
 use crate::dom::bindings::runtime::{Dict, Error, Fallible, Out, Val};
 
 /// `obj[name]` into `out`; `Err(Thrown)` if a getter threw.
@@ -265,6 +265,8 @@ pub(super) unsafe fn out_to_js(
         Out::Number(n) => out.set(DoubleValue(*n)),
         // SAFETY: per the contract, `cx` is live and in a realm; `out` is rooted.
         Out::String(s) => unsafe { new_string(cx, s, out) },
+        // SAFETY: per the contract, `cx` is live and in a realm; `out` is rooted.
+        Out::Latin1(bytes) => unsafe { new_latin1_string(cx, bytes, out) },
         Out::Json(json) => {
             rooted!(in(cx) let mut text = UndefinedValue());
             // SAFETY: per the contract, `cx` is live and in a realm; `text` is rooted.

@@ -177,6 +177,8 @@ struct Window {
 pub(crate) enum Arg<'a> {
     Num(f64),
     Str(&'a str),
+    /// Bytes, as a JS string of Latin-1 code units (a `ByteString`).
+    Bytes(&'a [u8]),
 }
 
 /// A runtime and the realms of its windows. Not `Send`: it lives on its event loop's thread.

@@ -325,6 +325,13 @@ impl Js {
                             // SAFETY: `slot` is one of `argv`'s six rooted slots.
                             unsafe { *slot = v.get() };
                         }
+                        Arg::Bytes(b) => {
+                            rooted!(in(cx) let mut v = UndefinedValue());
+                            // SAFETY: `cx` is this thread's context, in window `w`'s realm.
+                            unsafe { new_latin1_string(cx, b, v.handle_mut()) };
+                            // SAFETY: `slot` is one of `argv`'s six rooted slots.
+                            unsafe { *slot = v.get() };
+                        }
                     }
                     n += 1;
                 }

@@ -25,6 +25,28 @@ pub(super) unsafe fn new_string(cx: *mut JSContext, s: &str, out: mozjs::rust::M
     });
 }
 
+/// Makes a JS string of `bytes`, one Latin-1 code unit each (a `ByteString`), into `out`
+/// (undefined if the string could not be made).
+///
+/// # Safety
+/// `cx` must be the live context of this thread, in a realm.
+pub(super) unsafe fn new_latin1_string(
+    cx: *mut JSContext,
+    bytes: &[u8],
+    out: mozjs::rust::MutableHandleValue,
+) {
+    // SAFETY: the pointer and length describe `bytes`, which outlives the call; the chars
+    // are copied as Latin-1.
+    let js = unsafe { jsapi::JS_NewStringCopyN(cx, bytes.as_ptr().cast(), bytes.len()) };
+    let mut out = out;
+    out.set(if js.is_null() {
+        UndefinedValue()
+    } else {
+        // SAFETY: `js` is non-null in this branch, a fresh string.
+        StringValue(unsafe { &*js })
+    });
+}
+
 /// Converts a JS value to a Rust string with ToString.
 ///
 /// # Safety

@@ -76,69 +76,35 @@ impl Host for PageHost {
         self.imports_pending.set(true);
     }
 
-    fn fetch_sync(&self, window: usize, url: &str, credentials: &str) -> String {
-        let credentials = credentials_of(credentials);
+    fn fetch_sync(&self, window: usize, request: crate::host::ApiRequest) -> String {
         let origin = self.doc(window).origin.clone();
-        let outcome = jsprof_net::parse_url(url).and_then(|u| {
-            let request = Request::new(u, origin, Mode::Cors, credentials);
-            self.options.loader.fetch_request(&request)
-        });
-        match outcome {
-            Ok(r) => {
-                let (kind, headers, status, url, body) = filtered_response(&r, credentials);
-                serde_json::json!({
-                    "type": kind, "status": status, "url": url, "headers": headers, "body": body,
-                })
-            }
-            Err(e) => serde_json::json!({ "error": e.to_string() }),
+        let loader = match request.timeout {
+            Some(t) => self.options.loader.with_timeout(t),
+            None => self.options.loader.clone(),
+        };
+        let credentials = request.credentials;
+        let (mut meta, body) = api_response(api_fetch(&loader, origin, request), credentials);
+        if meta.get("error").is_none() {
+            meta["body"] = serde_json::Value::String(body.iter().map(|&b| char::from(b)).collect());
         }
-        .to_string()
+        meta.to_string()
     }
 
-    fn fetch_start(&self, window: usize, id: u32, url: &str, mode: &str, credentials: &str) {
+    fn fetch_start(&self, window: usize, id: u32, request: crate::host::ApiRequest) {
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
-        // https://fetch.spec.whatwg.org/#dom-request: mode "cors" and credentials
-        // "same-origin" unless the page asks otherwise.
-        let mode = match mode {
-            "no-cors" => Mode::NoCors,
-            "same-origin" => Mode::SameOrigin,
-            _ => Mode::Cors,
-        };
-        let credentials = credentials_of(credentials);
         let origin = self.doc(window).origin.clone();
-        let url = url.to_owned();
         std::thread::spawn(move || {
-            let outcome = jsprof_net::parse_url(&url)
-                .and_then(|u| loader.fetch_request(&Request::new(u, origin, mode, credentials)))
-                .map_err(|e| e.to_string());
+            let credentials = request.credentials;
+            let (meta, body) = api_response(api_fetch(&loader, origin, request), credentials);
             pending.queue(Box::new(move |js| {
-                // What the page may see of the response: its filtered response
-                // (https://fetch.spec.whatwg.org/#concept-filtered-response).
-                let (status, final_url, meta, body, error) = match outcome {
-                    Ok(r) => {
-                        let (kind, headers, status, url, body) = filtered_response(&r, credentials);
-                        let meta = serde_json::json!({ "type": kind, "headers": headers });
-                        (
-                            f64::from(status),
-                            url,
-                            meta.to_string(),
-                            body,
-                            String::new(),
-                        )
-                    }
-                    Err(e) => (0.0, String::new(), "{}".into(), String::new(), e),
-                };
                 js.call_hook(
                     window,
                     c"fetchDone",
                     &[
                         Arg::Num(f64::from(id)),
-                        Arg::Num(status),
-                        Arg::Str(&final_url),
-                        Arg::Str(&meta),
-                        Arg::Str(&body),
-                        Arg::Str(&error),
+                        Arg::Str(&meta.to_string()),
+                        Arg::Bytes(&body),
                     ],
                 );
             }));
@@ -277,9 +243,11 @@ impl Host for PageHost {
                     url: u.clone(),
                     url_list: vec![u],
                     status: 200,
+                    status_text: String::new(),
                     headers: Default::default(),
                     body: text.into_bytes(),
                     tainting: jsprof_net::Tainting::Basic,
+                    opaque_redirect: false,
                 }),
                 None => loader.fetch_request(&script_request(
                     u,
@@ -546,12 +514,52 @@ impl Host for PageHost {
     }
 }
 
-/// A request's credentials mode as a page names it (<https://fetch.spec.whatwg.org/#requestcredentials>);
-/// "same-origin" unless it says otherwise.
-fn credentials_of(name: &str) -> Credentials {
-    match name {
-        "include" => Credentials::Include,
-        "omit" => Credentials::Omit,
-        _ => Credentials::SameOrigin,
+/// Fetches what a page's `fetch()` or `XMLHttpRequest` asked for, as a request of the
+/// window's origin with the unsafe-request flag (so that it is preflighted when it goes
+/// beyond the CORS safelists).
+fn api_fetch(
+    loader: &Loader,
+    origin: Origin,
+    api: crate::host::ApiRequest,
+) -> Result<Response, LoadError> {
+    let url = jsprof_net::parse_url(&api.url)?;
+    // A page cannot navigate through fetch (the Request constructor refused "navigate").
+    let mode = match api.mode {
+        Mode::Navigate => Mode::SameOrigin,
+        m => m,
+    };
+    let mut request = Request::new(url, origin, mode, api.credentials);
+    request.method = api.method;
+    request.headers = api.headers;
+    request.body = api.body;
+    request.redirect = api.redirect;
+    request.unsafe_request = true;
+    request.use_cors_preflight = api.use_cors_preflight;
+    loader.fetch_request(&request)
+}
+
+/// The response a page's `fetch()` or `XMLHttpRequest` sees: its filtered response's
+/// metadata as JSON (`type`, `status`, `statusText`, `url`, `redirected`, `headers`), and its
+/// body; or `{"error": message, "timedOut": bool}` for a network error.
+fn api_response(
+    outcome: Result<Response, LoadError>,
+    credentials: Credentials,
+) -> (serde_json::Value, Vec<u8>) {
+    match outcome {
+        Ok(r) => {
+            let f = filtered_response(&r, credentials);
+            let meta = serde_json::json!({
+                "type": f.kind, "status": f.status, "statusText": f.status_text, "url": f.url,
+                "redirected": f.redirected, "headers": f.headers,
+            });
+            (meta, f.body)
+        }
+        Err(e) => {
+            let timed_out = matches!(e, LoadError::TimedOut { .. });
+            (
+                serde_json::json!({ "error": e.to_string(), "timedOut": timed_out }),
+                Vec::new(),
+            )
+        }
     }
 }

@@ -149,28 +149,44 @@ pub(super) fn script_request(
     Request::new(url, origin.clone(), mode, credentials)
 }
 
+/// What a page may see of a response (<https://fetch.spec.whatwg.org/#concept-filtered-response>).
+pub(super) struct Filtered {
+    /// `basic`, `cors`, `opaque` or `opaqueredirect`.
+    pub kind: &'static str,
+    pub headers: Vec<(String, String)>,
+    pub status: u16,
+    pub status_text: String,
+    pub url: String,
+    pub redirected: bool,
+    pub body: Vec<u8>,
+}
+
 /// The response a page's `fetch()` may see (<https://fetch.spec.whatwg.org/#concept-filtered-response>):
-/// its type, headers, status, URL and body. An opaque response shows nothing; a CORS one
-/// only the safelisted headers and those `Access-Control-Expose-Headers` names.
-pub(super) fn filtered_response(
-    r: &Response,
-    credentials: Credentials,
-) -> (&'static str, Vec<(String, String)>, u16, String, String) {
+/// an opaque or opaque-redirect one shows nothing (an opaque-redirect one its URL); a basic
+/// one every header but `Set-Cookie`; a CORS one only the safelisted headers and those
+/// `Access-Control-Expose-Headers` names.
+pub(super) fn filtered_response(r: &Response, credentials: Credentials) -> Filtered {
     let all = || {
         r.headers
             .iter()
-            .filter(|(n, _)| !n.eq_ignore_ascii_case("set-cookie"))
+            .filter(|(n, _)| !jsprof_net::cors::is_forbidden_response_header_name(n.as_bytes()))
             .map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned()))
     };
-    match r.tainting {
-        jsprof_net::Tainting::Opaque => ("opaque", Vec::new(), 0, String::new(), String::new()),
-        jsprof_net::Tainting::Basic => (
-            "basic",
-            all().collect(),
-            r.status,
-            r.url.to_string(),
-            r.text(),
-        ),
+    let nothing = |kind: &'static str, url: String| Filtered {
+        kind,
+        headers: Vec::new(),
+        status: 0,
+        status_text: String::new(),
+        url,
+        redirected: false,
+        body: Vec::new(),
+    };
+    if r.opaque_redirect {
+        return nothing("opaqueredirect", r.url.to_string());
+    }
+    let (kind, headers) = match r.tainting {
+        jsprof_net::Tainting::Opaque => return nothing("opaque", String::new()),
+        jsprof_net::Tainting::Basic => ("basic", all().collect()),
         jsprof_net::Tainting::Cors => {
             const SAFELISTED: [&str; 7] = [
                 "cache-control",
@@ -193,7 +209,16 @@ pub(super) fn filtered_response(
             let headers = all()
                 .filter(|(n, _)| SAFELISTED.contains(&n.as_str()) || star || exposed.contains(n))
                 .collect();
-            ("cors", headers, r.status, r.url.to_string(), r.text())
+            ("cors", headers)
         }
+    };
+    Filtered {
+        kind,
+        headers,
+        status: r.status,
+        status_text: r.status_text.clone(),
+        url: r.url.to_string(),
+        redirected: r.redirected(),
+        body: r.body.clone(),
     }
 }

@@ -39,6 +39,8 @@
   const ReflectConstruct = Reflect.construct;
   const ReflectGetPrototypeOf = Reflect.getPrototypeOf;
   const ReflectGetOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+  const ReflectOwnKeys = Reflect.ownKeys;
+  const ReflectDeleteProperty = Reflect.deleteProperty;
   const FunctionPrototypeCall = Function.prototype.call;
   const FunctionPrototypeBind = Function.prototype.bind;
   // uncurryThis(f)(self, ...args) is f.call(self, ...args), with nothing looked up when it
@@ -78,6 +80,7 @@
   const SymbolIsConcatSpreadable = Symbol.isConcatSpreadable;
   const MathRandom = Math.random;
   const MathMin = Math.min;
+  const MathTrunc = Math.trunc;
 
   const StringFromCharCode = String.fromCharCode;
   const StringPrototypeCharCodeAt = uncurryThis(String.prototype.charCodeAt);
@@ -96,6 +99,7 @@
   // prototype says.
   const ErrorIsError = Error.isError;
   const TypeErrorCtor = TypeError;
+  const RangeErrorCtor = RangeError;
 
   const MapCtor = Map;
   const MapGet = uncurryThis(Map.prototype.get);
@@ -133,8 +137,6 @@
   const Uint8ArrayCtor = Uint8Array;
 
   const IndirectEval = eval;
-  const encodeURIComponentFn = encodeURIComponent;
-  const unescapeFn = unescape;
 
   // An internal list: a null-prototype array, so that no getter or setter planted on
   // Array.prototype runs when it is read or grows. Filled by index; never iterated with
@@ -205,6 +207,15 @@
     if (typeof value !== "object" && typeof value !== "function") throw new TypeErrorCtor(`${what} is not an object`);
     return value;
   }
+
+  // WebIDL's DOMString (https://webidl.spec.whatwg.org/#es-DOMString): ToString, which
+  // throws for a Symbol (String(symbol) does not).
+  const toDOMString = (v) => {
+    if (typeof v === "symbol") throw new TypeErrorCtor("Cannot convert a Symbol value to a string");
+    return StringCtor(v);
+  };
+  // USVString (https://webidl.spec.whatwg.org/#es-USVString): lone surrogates become U+FFFD.
+  const toUSVString = (v) => StringPrototypeToWellFormed(toDOMString(v));
 
   // Strings without String.prototype.split/replace (which consult Symbol.split and
   // Symbol.replace, and RegExp.prototype.exec, on their argument).
@@ -277,9 +288,6 @@
   // `then`, `constructor` or Symbol.species is looked up.
   const resolvedPromise = (v) => new PromiseCtor((resolve) => resolve(v));
   const whenSettled = (promise, onFulfilled, onRejected) => host.whenSettled(promise, onFulfilled, onRejected);
-  // What 12-fetch.js calls `PromisePrototypeThen`: reactions added without a derived promise
-  // (it never used one), so without the species lookup `then` makes.
-  const PromisePrototypeThen = whenSettled;
 
   // JSON the engine hands over (init, URL parts, responses), parsed into null-prototype
   // objects and lists: reading a key that is absent never reaches Object.prototype.

@@ -11,8 +11,6 @@
     if (parts.error !== undefined) throw new TypeErrorCtor(parts.error);
     return parts;
   }
-  // USVString (https://webidl.spec.whatwg.org/#es-USVString): lone surrogates become U+FFFD.
-  const toUSVString = (v) => StringPrototypeToWellFormed(StringCtor(v));
   const urlState = new WeakMapCtor(); // URL -> {parts, params}
   const paramsState = new WeakMapCtor(); // URLSearchParams -> {list of {name, value}, url}
   const urlOf = (u) => {
@@ -93,6 +91,8 @@
     WeakMapSet(iteratorState, it, { __proto__: null, params: s, kind, index: 0 });
     return it;
   }
+  // A brand check, for fetch() and XMLHttpRequest bodies (12-fetch.js).
+  const isURLSearchParams = (v) => v !== null && typeof v === "object" && WeakMapHas(paramsState, v);
   class URLSearchParams {
     // https://url.spec.whatwg.org/#dom-urlsearchparams-urlsearchparams
     constructor(init = "") {

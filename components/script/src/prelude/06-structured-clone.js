@@ -14,13 +14,13 @@
     const name = dataProperty(obj, SymbolToStringTag);
     return typeof name === "string" ? name : "platform";
   };
-  // A platform object's serialised form: "b<type>\n<text>" for a Blob, "p<index>" for a
+  // A platform object's serialised form: "b<type>\n<bytes>" for a Blob, "p<index>" for a
   // MessagePort in the transfer list. By the engine's own records (its native state), not
   // by anything the page can redefine.
   function platformWriter(transfer) {
     return (obj) => {
       const blob = platformStateOf(obj, PLATFORM_BLOB);
-      if (blob !== undefined) return "b" + blob.type + "\n" + blob.text;
+      if (blob !== undefined) return "b" + blob.type + "\n" + blob.bytes;
       if (platformStateOf(obj, PLATFORM_PORT) !== undefined) {
         const i = listIndexOf(transfer, obj);
         if (i < 0) throw new DOMException("A MessagePort must be transferred, not cloned.", "DataCloneError");

@@ -28,7 +28,7 @@
       if (url.protocol === "blob:") {
         const blob = MapGet(blobURLs, url.href);
         if (blob === undefined) throw new DOMException(`${url.href} is not a live blob URL`, "SecurityError");
-        source = blobOf(blob).text;
+        source = host.utf8Decode(blobBytes(blob));
       }
       const self = makeEventTarget(new.target.prototype);
       const id = nextWorker++;

@@ -2,8 +2,7 @@
   // ---------------------------------------------------------------------------------------
   // The global scope's own operations (https://html.spec.whatwg.org/#windoworworkerglobalscope-mixin,
   // https://html.spec.whatwg.org/#dedicated-workers-and-the-dedicatedworkerglobalscope-interface),
-  // installed after 12-fetch.js's `api` object (the other globals) and replacing its copies
-  // of these, which are to be removed from that file.
+  // installed after 12-fetch.js's `api` object (the global's attributes and interfaces).
   const RESOLVED = resolvedPromise(undefined);
   const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const invalidCharacter = (what) => new DOMException(`${what}: invalid character`, "InvalidCharacterError");

@@ -52,18 +52,9 @@
       const all = descendants(document);
       for (let i = 0; i < all.length; i++) if (isElementNamed(all[i], "iframe")) loadFrame(all[i]);
     },
-    // The response as the page may see it: `meta` is {type, headers} of the filtered
-    // response (an opaque one has status 0, no headers and no body).
-    fetchDone(id, status, url, metaJSON, body, error) {
-      const f = MapGet(fetches, id);
-      MapDelete(fetches, id);
-      if (f === undefined) return;
-      const resolve = f.resolve, reject = f.reject;
-      if (error) { reject(new TypeErrorCtor(`Failed to fetch: ${error}`)); return; }
-      // Ordinary objects and arrays: what 12-fetch.js's Response and Headers take.
-      const meta = JSONParse(metaJSON);
-      resolve(new Response(body, { __proto__: null, status, url, headers: meta.headers, type: meta.type }));
-    },
+    // Request `id` of fetch() or XMLHttpRequest is answered (12-fetch.js): `meta` is the
+    // filtered response's metadata as JSON, or a network error; `body` its bytes.
+    fetchDone: finishFetch,
     fireTimer(id) {
       const t = MapGet(timerTable, id);
       if (t === undefined) return;

@@ -76,6 +76,185 @@ impl FromJs for jsprof_profiler::ProfilerMarker {
         Ok(all[index])
     }
 }
+/// `enum RequestCredentials` (webidl/internal/host.webidl:117).
+impl ToJs for jsprof_net::Credentials {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                jsprof_net::Credentials::Omit => "omit",
+                jsprof_net::Credentials::SameOrigin => "same-origin",
+                jsprof_net::Credentials::Include => "include",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for jsprof_net::Credentials {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `RequestCredentials`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [
+            jsprof_net::Credentials::Omit,
+            jsprof_net::Credentials::SameOrigin,
+            jsprof_net::Credentials::Include,
+        ];
+        let index = convert::enumeration(
+            value,
+            "RequestCredentials",
+            &["omit", "same-origin", "include"],
+        )?;
+        Ok(all[index])
+    }
+}
+/// `enum RequestMode` (webidl/internal/host.webidl:116).
+impl ToJs for jsprof_net::Mode {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                jsprof_net::Mode::Navigate => "navigate",
+                jsprof_net::Mode::SameOrigin => "same-origin",
+                jsprof_net::Mode::NoCors => "no-cors",
+                jsprof_net::Mode::Cors => "cors",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for jsprof_net::Mode {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `RequestMode`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [
+            jsprof_net::Mode::Navigate,
+            jsprof_net::Mode::SameOrigin,
+            jsprof_net::Mode::NoCors,
+            jsprof_net::Mode::Cors,
+        ];
+        let index = convert::enumeration(
+            value,
+            "RequestMode",
+            &["navigate", "same-origin", "no-cors", "cors"],
+        )?;
+        Ok(all[index])
+    }
+}
+/// `enum RequestRedirect` (webidl/internal/host.webidl:118).
+impl ToJs for jsprof_net::Redirect {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                jsprof_net::Redirect::Follow => "follow",
+                jsprof_net::Redirect::Error => "error",
+                jsprof_net::Redirect::Manual => "manual",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for jsprof_net::Redirect {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `RequestRedirect`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [
+            jsprof_net::Redirect::Follow,
+            jsprof_net::Redirect::Error,
+            jsprof_net::Redirect::Manual,
+        ];
+        let index = convert::enumeration(
+            value,
+            "RequestRedirect",
+            &["follow", "error", "manual"],
+        )?;
+        Ok(all[index])
+    }
+}
+/// `dictionary JsprofFetchRequest` (webidl/internal/host.webidl:100).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsprofFetchRequest {
+    /// `body`
+    pub body: Option<ByteString>,
+    /// `required credentials`
+    pub credentials: jsprof_net::Credentials,
+    /// `required headers`
+    pub headers: ByteString,
+    /// `required method`
+    pub method: ByteString,
+    /// `required mode`
+    pub mode: jsprof_net::Mode,
+    /// `required redirect`
+    pub redirect: jsprof_net::Redirect,
+    /// `timeout`
+    pub timeout: Option<u32>,
+    /// `required url`
+    pub url: String,
+    /// `required useCorsPreflight`
+    pub use_cors_preflight: bool,
+}
+impl FromJs for JsprofFetchRequest {
+    /// <https://webidl.spec.whatwg.org/#js-dictionary>: members in lexicographic order; a missing required member is a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let dict = value.dictionary("JsprofFetchRequest")?;
+        let body = dict.member("body", |value| convert::byte_string(value))?;
+        let credentials = dict
+            .member(
+                "credentials",
+                |value| <jsprof_net::Credentials as FromJs>::from_js(value),
+            )?
+            .ok_or_else(|| Error::missing_member("JsprofFetchRequest", "credentials"))?;
+        let headers = dict
+            .member("headers", |value| convert::byte_string(value))?
+            .ok_or_else(|| Error::missing_member("JsprofFetchRequest", "headers"))?;
+        let method = dict
+            .member("method", |value| convert::byte_string(value))?
+            .ok_or_else(|| Error::missing_member("JsprofFetchRequest", "method"))?;
+        let mode = dict
+            .member("mode", |value| <jsprof_net::Mode as FromJs>::from_js(value))?
+            .ok_or_else(|| Error::missing_member("JsprofFetchRequest", "mode"))?;
+        let redirect = dict
+            .member(
+                "redirect",
+                |value| <jsprof_net::Redirect as FromJs>::from_js(value),
+            )?
+            .ok_or_else(|| Error::missing_member("JsprofFetchRequest", "redirect"))?;
+        let timeout = dict.member("timeout", |value| convert::unsigned_long(value))?;
+        let url = dict
+            .member("url", |value| convert::dom_string(value))?
+            .ok_or_else(|| Error::missing_member("JsprofFetchRequest", "url"))?;
+        let use_cors_preflight = dict
+            .member("useCorsPreflight", |value| convert::boolean(value))?
+            .ok_or_else(|| Error::missing_member(
+                "JsprofFetchRequest",
+                "useCorsPreflight",
+            ))?;
+        Ok(Self {
+            body,
+            credentials,
+            headers,
+            method,
+            mode,
+            redirect,
+            timeout,
+            url,
+            use_cors_preflight,
+        })
+    }
+}
+impl ToJs for JsprofFetchRequest {
+    fn to_js(&self) -> Out {
+        let mut members = Vec::new();
+        if let Some(v) = &self.body {
+            members.push(("body", v.to_js()));
+        }
+        members.push(("credentials", self.credentials.to_js()));
+        members.push(("headers", self.headers.to_js()));
+        members.push(("method", self.method.to_js()));
+        members.push(("mode", self.mode.to_js()));
+        members.push(("redirect", self.redirect.to_js()));
+        if let Some(v) = &self.timeout {
+            members.push(("timeout", v.to_js()));
+        }
+        members.push(("url", self.url.to_js()));
+        members.push(("useCorsPreflight", self.use_cors_preflight.to_js()));
+        Out::Object(members)
+    }
+}
 /// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:18).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofTestEcho {
@@ -256,16 +435,28 @@ pub trait JsprofHostMethods {
     fn form_parse(global: &Global, input: String) -> Fallible<String>;
     /// `DOMString formEncode(DOMString input)`
     fn form_encode(global: &Global, input: String) -> Fallible<String>;
-    /// `undefined fetchStart(unsigned long id, DOMString url, DOMString mode, DOMString credentials)`
+    /// `undefined fetchStart(unsigned long id, JsprofFetchRequest request)`
     fn fetch_start(
         global: &Global,
         id: u32,
-        url: String,
-        mode: String,
-        credentials: String,
+        request: JsprofFetchRequest,
     ) -> Fallible<()>;
-    /// `DOMString fetchSync(DOMString url, DOMString credentials)`
-    fn fetch_sync(global: &Global, url: String, credentials: String) -> Fallible<String>;
+    /// `DOMString fetchSync(JsprofFetchRequest request)`
+    fn fetch_sync(global: &Global, request: JsprofFetchRequest) -> Fallible<String>;
+    /// `unsigned long headerInfo(ByteString name, ByteString value)`
+    fn header_info(
+        global: &Global,
+        name: ByteString,
+        value: ByteString,
+    ) -> Fallible<u32>;
+    /// `ByteString utf8Encode(DOMString text)`
+    fn utf8_encode(global: &Global, text: String) -> Fallible<ByteString>;
+    /// `DOMString utf8Decode(ByteString bytes)`
+    fn utf8_decode(global: &Global, bytes: ByteString) -> Fallible<String>;
+    /// `DOMString extractMimeType(ByteString contentType)`
+    fn extract_mime_type(global: &Global, content_type: ByteString) -> Fallible<String>;
+    /// `DOMString charsetToUTF8(ByteString contentType)`
+    fn charset_to_utf8(global: &Global, content_type: ByteString) -> Fallible<String>;
     /// `undefined loadFrame(unsigned long index, DOMString url, boolean sandboxed)`
     fn load_frame(
         global: &Global,
@@ -457,42 +648,97 @@ fn jsprof_host_fetch_start(cx: &mut CallCtx<'_>) -> Fallible<()> {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
     };
-    let url = {
+    let request = {
         let value = cx.arg(1);
-        convert::dom_string(value)?
-    };
-    let mode = {
-        let value = cx.arg(2);
-        convert::dom_string(value)?
-    };
-    let credentials = {
-        let value = cx.arg(3);
-        convert::dom_string(value)?
+        <JsprofFetchRequest as FromJs>::from_js(value)?
     };
     let global = cx.global();
     <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::fetch_start(
         &global,
         id,
-        url,
-        mode,
-        credentials,
+        request,
     )?;
     Ok(())
 }
 fn jsprof_host_fetch_sync(cx: &mut CallCtx<'_>) -> Fallible<()> {
-    let url = {
+    let request = {
         let value = cx.arg(0);
-        convert::dom_string(value)?
-    };
-    let credentials = {
-        let value = cx.arg(1);
-        convert::dom_string(value)?
+        <JsprofFetchRequest as FromJs>::from_js(value)?
     };
     let global = cx.global();
     let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::fetch_sync(
         &global,
-        url,
-        credentials,
+        request,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_header_info(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let name = {
+        let value = cx.arg(0);
+        convert::byte_string(value)?
+    };
+    let value = {
+        let value = cx.arg(1);
+        convert::byte_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::header_info(
+        &global,
+        name,
+        value,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_utf8_encode(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let text = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::utf8_encode(
+        &global,
+        text,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_utf8_decode(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let bytes = {
+        let value = cx.arg(0);
+        convert::byte_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::utf8_decode(
+        &global,
+        bytes,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_extract_mime_type(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let content_type = {
+        let value = cx.arg(0);
+        convert::byte_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::extract_mime_type(
+        &global,
+        content_type,
+    )?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn jsprof_host_charset_to_utf8(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let content_type = {
+        let value = cx.arg(0);
+        convert::byte_string(value)?
+    };
+    let global = cx.global();
+    let value = <crate::dom::host_namespace::JsprofHost as JsprofHostMethods>::charset_to_utf8(
+        &global,
+        content_type,
     )?;
     cx.set_return(value.to_js());
     Ok(())
@@ -834,13 +1080,38 @@ pub static JSPROF_HOST: InterfaceDef = InterfaceDef {
         },
         OperationDef {
             name: "fetchStart",
-            length: 4,
+            length: 2,
             call: jsprof_host_fetch_start,
         },
         OperationDef {
             name: "fetchSync",
-            length: 2,
+            length: 1,
             call: jsprof_host_fetch_sync,
+        },
+        OperationDef {
+            name: "headerInfo",
+            length: 2,
+            call: jsprof_host_header_info,
+        },
+        OperationDef {
+            name: "utf8Encode",
+            length: 1,
+            call: jsprof_host_utf8_encode,
+        },
+        OperationDef {
+            name: "utf8Decode",
+            length: 1,
+            call: jsprof_host_utf8_decode,
+        },
+        OperationDef {
+            name: "extractMimeType",
+            length: 1,
+            call: jsprof_host_extract_mime_type,
+        },
+        OperationDef {
+            name: "charsetToUTF8",
+            length: 1,
+            call: jsprof_host_charset_to_utf8,
         },
         OperationDef {
             name: "loadFrame",

@@ -175,6 +175,8 @@ pub enum Out {
     Bool(bool),
     Number(f64),
     String(String),
+    /// A `ByteString`: a JS string of one code unit per byte (U+0000-U+00FF).
+    Latin1(Vec<u8>),
     /// JSON text, parsed into a JS value with `JSON.parse` semantics.
     Json(String),
     /// A plain object with these enumerable data properties, in order.
@@ -224,6 +226,18 @@ number_to_js!(i32, u32, i64, u64, f64);
 impl ToJs for String {
     fn to_js(&self) -> Out {
         Out::String(self.clone())
+    }
+}
+
+/// A WebIDL `ByteString` (<https://webidl.spec.whatwg.org/#idl-ByteString>): bytes, which
+/// JS holds as a string of code units up to U+00FF. How the prelude and the engine pass
+/// bodies and header values without a round trip through UTF-8.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ByteString(pub Vec<u8>);
+
+impl ToJs for ByteString {
+    fn to_js(&self) -> Out {
+        Out::Latin1(self.0.clone())
     }
 }
 
@@ -311,6 +325,21 @@ pub mod convert {
     /// <https://webidl.spec.whatwg.org/#es-DOMString>
     pub fn dom_string(v: Val<'_>) -> Fallible<String> {
         v.to_string()
+    }
+
+    /// <https://webidl.spec.whatwg.org/#es-ByteString>: ToString, then a `TypeError` if a
+    /// code unit is above U+00FF; each code unit is one byte.
+    pub fn byte_string(v: Val<'_>) -> Fallible<super::ByteString> {
+        // Step 1. Let x be ? ToString(V).
+        let x = v.to_string()?;
+        // Step 2. If the value of any element of x is greater than 255, then throw a
+        // TypeError. (A lone surrogate became U+FFFD in the conversion: above 255 too.)
+        // Step 3. Return the IDL ByteString whose bytes are x's code units.
+        x.chars()
+            .map(|c| u8::try_from(u32::from(c)).ok())
+            .collect::<Option<Vec<u8>>>()
+            .map(super::ByteString)
+            .ok_or_else(|| Error::Type("Value is not a valid ByteString.".into()))
     }
 
     /// <https://webidl.spec.whatwg.org/#es-enumeration>: the index in `values` of
