@@ -166,13 +166,21 @@ impl PageHost {
         };
         let build_by = self.options.loader.deadline().map(|d| d + BUILD_GRACE);
         let (tx, rx) = mpsc::channel();
+        // The traces taken into the sink, per window; once `closed` (the wait is over), a
+        // trace that comes later is dropped, so that what is counted is what the sink holds.
+        let taken: Arc<Mutex<(bool, HashMap<usize, usize>)>> = Arc::default();
         // The windows whose traces are awaited, one entry per session.
         let mut waiting: Vec<usize> = Vec::new();
         for (window, session) in live {
-            let (tx, sink) = (tx.clone(), sink.clone());
+            let (tx, sink, taken) = (tx.clone(), sink.clone(), taken.clone());
             let done = move |trace| {
+                let mut taken = taken.lock().unwrap_or_else(|e| e.into_inner());
+                if taken.0 {
+                    return;
+                }
                 sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
-                let _ = tx.send(window);
+                *taken.1.entry(window).or_default() += 1;
+                let _ = tx.send(());
             };
             let stopped = match build_by {
                 Some(by) => session.stop_within(by.saturating_duration_since(Instant::now()), done),
@@ -183,7 +191,6 @@ impl PageHost {
             }
         }
         drop(tx);
-        let mut built: HashMap<usize, usize> = HashMap::new();
         for _ in 0..waiting.len() {
             // An abandoned build drops its sender: once all are in or dropped, recv fails.
             let next = match build_by {
@@ -192,9 +199,15 @@ impl PageHost {
                     .ok(),
                 None => rx.recv().ok(),
             };
-            let Some(window) = next else { break };
-            *built.entry(window).or_default() += 1;
+            if next.is_none() {
+                break;
+            }
         }
+        let mut built = {
+            let mut taken = taken.lock().unwrap_or_else(|e| e.into_inner());
+            taken.0 = true;
+            std::mem::take(&mut taken.1)
+        };
         // What was not built in time, per document.
         let mut missing: BTreeMap<String, usize> = BTreeMap::new();
         for window in waiting {
