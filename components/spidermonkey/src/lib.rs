@@ -110,9 +110,11 @@
 //!
 //! # Safety
 //!
-//! `unsafe` lives here and in jsprof-script's `glue/` only; every block says why it is sound
+//! `unsafe` lives here and in jsprof-script's `glue/` (and in `examples/embed`, an
+//! embedder's own JSAPI calls); every block says why it is sound
 //! (`// SAFETY:`) and holds one unsafe operation (the workspace's lints). Every callback
-//! SpiderMonkey makes into this crate runs in [`guarded`]: a panic never unwinds into C++.
+//! SpiderMonkey makes into this crate runs in `guarded`: a panic never unwinds into C++
+//! (it goes to [`set_panic_handler`]'s handler).
 
 mod agent;
 mod capture;
@@ -171,5 +173,41 @@ pub(crate) fn guarded<T>(failed: T, body: impl FnOnce() -> T) -> T {
             }
             failed
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn record(payload: &(dyn Any + Send)) {
+        let message = payload.downcast_ref::<&str>().copied().unwrap_or("?");
+        SEEN.lock().unwrap().push(message.to_owned());
+    }
+
+    #[test]
+    fn a_panic_in_a_callback_goes_to_the_handler_and_the_callback_fails() {
+        set_panic_handler(record);
+        assert_eq!(guarded(-1, || 7), 7);
+        assert_eq!(guarded(-1, || -> i32 { panic!("a bug") }), -1);
+        assert_eq!(*SEEN.lock().unwrap(), ["a bug"]);
+    }
+
+    #[test]
+    fn without_a_runtime_or_an_agent_nothing_happens() {
+        let (guards, _) = guard_time();
+        {
+            let _in_script = InScript::enter();
+        }
+        assert_eq!(guard_time().0, guards, "no agent: the guard counts nothing");
+        assert_eq!(waiting(|| 7), 7);
+        assert!(sampling_stats().is_none());
+        uninstall_agent();
+        release_runtime();
+        assert_eq!(prepare_runtime(), Err(AgentError::NoRuntime));
+        collect_garbage();
     }
 }
