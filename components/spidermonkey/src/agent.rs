@@ -57,7 +57,9 @@ fn this_context() -> Result<*mut JSContext, AgentError> {
 ///
 /// - an interrupt callback (`JS_AddInterruptCallback`: SpiderMonkey calls every callback in
 ///   its list, and stops the script if any returns false, so the embedder's own, such as a
-///   watchdog's, keeps working; the agent's always returns true unless it panicked);
+///   watchdog's, keeps working; the agent's always returns true unless it panicked). The
+///   embedder's callbacks therefore also run at every sample the interrupt serves (up to
+///   one a millisecond at a 1 ms base): they must be cheap;
 /// - a GC slice callback, which calls the one installed before it, and a nursery collection
 ///   callback (a list too);
 /// - Baseline Interpreter warm-up 0: every script starts in the Baseline Interpreter, whose

@@ -32,7 +32,7 @@
 //! | when | call |
 //! |---|---|
 //! | process start | [`set_panic_handler`] (optional); `GroupConfig::on_sampler_thread = Some(`[`setup_sampler_thread`]`)` for the process's one `ProfilerGroup` |
-//! | runtime creation (`Runtime::new`, for the script thread and each worker) | [`prepare_runtime`] |
+//! | runtime creation (`Runtime::new`, for the script thread and each worker) | [`prepare_runtime`] (the embedder's own interrupt callbacks then also run at every sample the interrupt serves: keep them cheap) |
 //! | realm creation (`JS_NewGlobalObject`) | choose the realm's [`RealmId`]; if its principals carry it, map them back in [`AgentConfig::realm_of_principals`] |
 //! | script compilation (`JS::Compile*`, `JS::CompileModule`) | [`script_source_id`] / [`module_source_id`], then [`ScriptRegistry::register`] with the realm, URL, text, start position and muted flag, before the script runs |
 //! | sampling support (a document that allows profiling: eagerly, or at its first `Profiler`) | [`install_agent`], which gives the `AgentHandle` sessions start with |

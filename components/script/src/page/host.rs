@@ -51,7 +51,7 @@ pub(super) struct PageHost {
     /// that its creator's page does not end before the worker has said what it had to say.
     pub(super) busy: RefCell<Option<crate::dom::PendingTask>>,
     /// Main-thread time spent on profiling support: initialising it, registering scripts
-    /// (the in-script guards are counted by the glue).
+    /// (the in-script guards are counted by the agent, `jsprof_spidermonkey::guard_time`).
     pub(super) support: Cell<Duration>,
     /// Whether the page's documents are hidden (https://html.spec.whatwg.org/#page-visibility):
     /// their `Profiler` sessions are paused meanwhile (decision 8). Set by the WebDriver
