@@ -51,7 +51,7 @@ pub(super) struct PageHost {
     /// that its creator's page does not end before the worker has said what it had to say.
     pub(super) busy: RefCell<Option<crate::dom::PendingTask>>,
     /// Main-thread time spent on profiling support: initialising it, registering scripts
-    /// (the in-script guards are counted by the glue).
+    /// (the in-script guards are counted by the agent, `jsprof_spidermonkey::guard_time`).
     pub(super) support: Cell<Duration>,
     /// Whether the page's documents are hidden (https://html.spec.whatwg.org/#page-visibility):
     /// their `Profiler` sessions are paused meanwhile (decision 8). Set by the WebDriver
@@ -293,29 +293,17 @@ impl PageHost {
             .get()
             .cloned()
             .ok_or("the page has no runtime yet")?;
-        let max_frames = self
-            .options
-            .prefs
-            .int("js.stack_capture_max_frames")
-            .clamp(1, 4096) as u32;
-        let signal = self
-            .options
-            .prefs
-            .get_bool("profiler.signal_sampling")
-            .unwrap_or(true);
-        let config = crate::glue::AgentConfig {
+        let prefs = &self.options.prefs;
+        let config = jsprof_spidermonkey::AgentConfig {
             realm: realm_of(window),
-            max_frames,
-            signal_sampling: signal,
-            read_slots: self.options.prefs.bool("js.stack_capture_slots"),
+            max_frames: prefs.int("js.stack_capture_max_frames").clamp(1, 4096) as u32,
+            signal_sampling: prefs.get_bool("profiler.signal_sampling").unwrap_or(true),
+            read_slots: prefs.bool("js.stack_capture_slots"),
+            realm_of_principals: Some(crate::glue::realm_of_principals),
         };
-        let agent = crate::glue::install_agent(config, self.registry.clone(), |sampler| {
-            let requester = move || interrupter.request_interrupt_callback();
-            match sampler {
-                Some(sampler) => group.register_sampled_agent(requester, sampler),
-                None => group.register_agent(requester),
-            }
-        });
+        let agent =
+            jsprof_spidermonkey::install_agent(interrupter, group, self.registry.clone(), config)
+                .map_err(|e| e.to_string())?;
         *self.agent.borrow_mut() = Some(agent.clone());
         Ok(agent)
     }

@@ -28,11 +28,11 @@ use jsprof_profiler::{
 use crate::document::{self, ScriptElement, ScriptKind};
 use crate::dom::bindings::runtime::GlobalKind;
 use crate::dom::{Task, TaskSender};
-use crate::glue::{realm_of, Arg, Host, Js, SamplingStats};
+use crate::glue::{realm_of, Arg, Host, Js};
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
-use crate::symbols::ScriptRegistry;
 use crate::watchdog::{Stop, Watchdog};
+use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
 
 mod browser;
 mod event_loop;
@@ -156,7 +156,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
     let base = prefs.int("profiler.base_interval_ms");
     let group = ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(base.max(0) as u64),
-        on_sampler_thread: Some(crate::glue::setup_sampler_thread),
+        on_sampler_thread: Some(jsprof_spidermonkey::setup_sampler_thread),
         max_buffered_samples: prefs.count("profiler.max_buffered_samples") as u64,
         ..GroupConfig::default()
     })
@@ -491,7 +491,7 @@ impl Page {
             _ => None,
         };
         let elapsed = Duration::from_nanos(MonotonicClock.now() - started.0);
-        let sampling = self.js.sampling_stats();
+        let sampling = jsprof_spidermonkey::sampling_stats();
         let build_by = self.deadline.map(|d| d + BUILD_GRACE);
         let (trace, stop_time) = match session {
             Some(session) => {
@@ -532,8 +532,8 @@ impl Page {
                 .unwrap_or_default(),
             page_stops: crate::dom::profiler::main_thread_stop_cost(),
             sampler: GROUP.get().map(ProfilerGroup::total_stats),
-            support: self.host.support.get() + crate::glue::guard_time().1,
-            guards: crate::glue::guard_time().0,
+            support: self.host.support.get() + jsprof_spidermonkey::guard_time().1,
+            guards: jsprof_spidermonkey::guard_time().0,
             url: self.url,
             unbuilt,
             write_by: self.deadline.map(|d| d + WRITE_GRACE),
