@@ -7,7 +7,6 @@
 //! - [`prefs`]: the `--pref` registry;
 //! - [`prelude_lint`]: the check that the prelude's functions reach nothing a page can
 //!   replace;
-//! - [`symbols`]: the script registry and the resolution of positions to spec names;
 //! - [`url_api`]: the URL standard's API (parse, setters, getters) for `URL` and `Location`.
 
 #![forbid(unsafe_code)]
@@ -16,5 +15,4 @@ pub mod document;
 pub mod policy;
 pub mod prefs;
 pub mod prelude_lint;
-pub mod symbols;
 pub mod url_api;

@@ -38,7 +38,7 @@ pub(crate) trait Host {
     fn register_script(
         &self,
         window: usize,
-        source_id: u32,
+        source_id: jsprof_symbolizer::SourceId,
         url: &str,
         source: &str,
         line: u32,

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use jsprof_page_model::symbols::{functions, FunctionSpan, ScriptRegistry};
-use jsprof_profiler::{ResolvedSite, ScriptId, Symbolizer};
+use jsprof_profiler::{RealmId, ResolvedSite, ScriptId, Symbolizer};
+use jsprof_symbolizer::{
+    functions, FunctionSpan, Registered as Known, ScriptInfo, ScriptRegistry, SourceId,
+};
 
 /// The stack the trace builder thread resolves on (`BUILDER_STACK` in the profiler crate):
 /// oxc recurses over nested syntax.
@@ -60,8 +62,24 @@ fn check(source: &str, seed: u64) {
     ];
     let mut visible = Vec::new();
     for (source_id, url, line, column, module, hidden) in scripts {
-        let id = registry.register(source_id, 0, url, source, line, column, module, hidden);
-        assert_eq!(registry.lookup(source_id), Some((id, hidden)));
+        let id = registry.register(&ScriptInfo {
+            source_id: SourceId(source_id),
+            realm: RealmId(1),
+            url,
+            source,
+            line,
+            column,
+            module,
+            muted: hidden,
+        });
+        assert_eq!(
+            registry.lookup(SourceId(source_id)),
+            Some(Known {
+                script: id,
+                hidden,
+                realm: RealmId(1)
+            })
+        );
         assert_eq!(registry.resource(id).as_deref(), Some(url));
         if hidden {
             // A muted script's text never names anything.
@@ -77,7 +95,11 @@ fn check(source: &str, seed: u64) {
             });
         }
     }
-    assert_eq!(registry.lookup(4), None, "unregistered sources are unknown");
+    assert_eq!(
+        registry.lookup(SourceId(4)),
+        None,
+        "unregistered sources are unknown"
+    );
     for script in &visible {
         check_script(&registry, source, script);
     }

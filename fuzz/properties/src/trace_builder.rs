@@ -8,11 +8,11 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use jsprof_page_model::symbols::ScriptRegistry;
 use jsprof_profiler::{
     Added, FrameInfo, FrameSite, MarkerSet, Nanos, ProfilerMarker, ProfilerTrace, RawFrame,
     RawStack, RealmId, Recorder, Resolution, ScriptId, Symbolizer,
 };
+use jsprof_symbolizer::{ScriptInfo, ScriptRegistry, SourceId};
 
 /// The session's realm; frames of the others must never reach its trace.
 pub const MINE: RealmId = RealmId(1);
@@ -59,7 +59,16 @@ fn registry() -> &'static ScriptRegistry {
     REGISTRY.get_or_init(|| {
         let reg = ScriptRegistry::default();
         for (i, &(url, source, line, column, module, hidden)) in SCRIPTS.iter().enumerate() {
-            let id = reg.register(100 + i as u32, 0, url, source, line, column, module, hidden);
+            let id = reg.register(&ScriptInfo {
+                source_id: SourceId(100 + i as u32),
+                realm: MINE,
+                url,
+                source,
+                line,
+                column,
+                module,
+                muted: hidden,
+            });
             assert_eq!(id, ScriptId(i as u32));
         }
         reg

@@ -42,7 +42,7 @@ impl JsprofTestBindingsMethods for JsprofTestBindings {
     }
 
     fn gc(&self, _global: &Global) -> Fallible<()> {
-        crate::glue::collect_garbage();
+        jsprof_spidermonkey::collect_garbage();
         Ok(())
     }
 

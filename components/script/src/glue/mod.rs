@@ -1,4 +1,5 @@
-//! The SpiderMonkey glue: the only module of jsprof with `unsafe`.
+//! The SpiderMonkey glue: with `jsprof-spidermonkey` (the profiler's agent, which it uses),
+//! the only code of jsprof with `unsafe`.
 //!
 //! It owns the runtime of one event loop and the globals of its windows, and offers the rest
 //! of the crate a safe interface: create a window realm (running the prelude that builds its
@@ -14,15 +15,13 @@ use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use jsprof_profiler::{AgentHandle, FrameSite, RawFrame, RealmId};
+use jsprof_profiler::RealmId;
+use jsprof_spidermonkey::InScript;
 use mozjs::gc::RootedTraceableBox;
-use rustc_hash::FxHashMap;
 
 use crate::dom::bindings::runtime::{GlobalKind, RootRef, Settlement};
-use crate::symbols::ScriptRegistry;
 use jsprof_net::Origin;
 
-mod agent;
 pub(crate) mod bindings;
 mod clone;
 mod convert;
@@ -33,14 +32,10 @@ mod natives;
 mod realm;
 mod roots;
 mod run;
-mod sampling;
 mod security;
 mod strings;
-pub use self::agent::SamplingStats;
-pub(crate) use self::agent::{
-    collect_garbage, enable_sampling, install_agent, waiting, AgentConfig,
-};
-use self::{agent::*, clone::*, jobs::*, modules::*, natives::*, security::*, strings::*};
+pub(crate) use self::security::realm_of_principals;
+use self::{clone::*, jobs::*, modules::*, natives::*, security::*, strings::*};
 pub(crate) use crate::host::Host;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
@@ -54,8 +49,6 @@ use mozjs::rust::{
     transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, RealmOptions,
     Runtime, SIMPLE_GLOBAL_CLASS,
 };
-pub(crate) use sampling::setup_sampler_thread;
-pub use sampling::GcWalks;
 
 thread_local! {
     static HOST: RefCell<Option<Rc<dyn Host>>> = const { RefCell::new(None) };
@@ -63,60 +56,6 @@ thread_local! {
     static REJECTIONS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
     /// Dynamic imports waiting for the event loop: (window, referrer URL, specifier, request, payload).
     static IMPORTS: RefCell<Vec<PendingImport>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Marks the agent "in script" for the life of the guard (every entry into JS takes one).
-/// Its cost is part of what profiling support costs a page: one guard in
-/// [`GUARD_SAMPLE`] is timed (both halves) and counted for all of them ([`guard_time`]).
-struct InScript(Option<AgentHandle>, bool);
-
-/// One guard in this many is timed.
-const GUARD_SAMPLE: u32 = 32;
-
-thread_local! {
-    /// Guards taken while an agent was installed, and the estimated time in them.
-    static GUARDS: std::cell::Cell<(u64, std::time::Duration)> = const { std::cell::Cell::new((0, std::time::Duration::ZERO)) };
-}
-
-impl InScript {
-    fn enter() -> Self {
-        let timed = GUARDS.with(|g| g.get().0.is_multiple_of(u64::from(GUARD_SAMPLE)));
-        let start = timed.then(std::time::Instant::now);
-        let handle = AGENT.with(|a| a.borrow().as_ref().map(|a| a.handle.clone()));
-        let Some(h) = &handle else {
-            return InScript(None, false);
-        };
-        h.enter();
-        GUARDS.with(|g| {
-            let (n, mut t) = g.get();
-            if let Some(start) = start {
-                t += start.elapsed() * GUARD_SAMPLE;
-            }
-            g.set((n + 1, t));
-        });
-        InScript(handle, timed)
-    }
-}
-
-impl Drop for InScript {
-    fn drop(&mut self) {
-        let start = self.1.then(std::time::Instant::now);
-        if let Some(h) = self.0.take() {
-            h.leave();
-        }
-        if let Some(start) = start {
-            GUARDS.with(|g| {
-                let (n, t) = g.get();
-                g.set((n, t + start.elapsed() * GUARD_SAMPLE));
-            });
-        }
-    }
-}
-
-/// How many in-script guards this thread took with an agent installed, and an estimate of
-/// their time (one in [`GUARD_SAMPLE`] timed).
-pub fn guard_time() -> (u64, std::time::Duration) {
-    GUARDS.with(|g| g.get())
 }
 
 struct PendingImport {
@@ -241,13 +180,6 @@ fn compile_options(
     opts
 }
 
-extern "C" {
-    // src/glue/shim.cpp
-    fn jsprof_script_source_id(script: *mut JSScript) -> u32;
-    fn jsprof_module_source_id(module: *mut JSObject) -> u32;
-    fn jsprof_is_scripted_proxy(obj: *mut JSObject) -> bool;
-}
-
 thread_local! {
     /// URLs of scripts compiled with muted errors, for reporting their exceptions (which
     /// reveal nothing: https://html.spec.whatwg.org/#report-an-exception).
@@ -290,7 +222,7 @@ unsafe fn compile_and_run_classic(
         return false;
     }
     // SAFETY: `script` is a non-null, rooted script just compiled on this thread.
-    let id = unsafe { jsprof_script_source_id(script.get()) };
+    let id = unsafe { jsprof_spidermonkey::script_source_id(script.get()) };
     host().register_script(
         current_window(cx),
         id,
@@ -344,7 +276,8 @@ pub fn internal_error() -> Option<String> {
 /// Runs the body of a callback SpiderMonkey calls. A panic must not unwind into C++ (Rust
 /// would abort the process): it is caught, recorded as the run's internal error, and the
 /// callback returns `failed`, which for a native (false, no exception pending) terminates
-/// the running script. The event loop then ends the run (see `page.rs`).
+/// the running script. The event loop then ends the run (see `page/mod.rs`). The agent's
+/// callbacks (`jsprof-spidermonkey`) do the same through its panic handler.
 fn guarded<T>(failed: T, body: impl FnOnce() -> T) -> T {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(value) => value,
@@ -353,6 +286,25 @@ fn guarded<T>(failed: T, body: impl FnOnce() -> T) -> T {
             failed
         }
     }
+}
+
+thread_local! {
+    /// Set by [`Js::terminate_on_interrupt`]: the next interrupt stops the running script.
+    static TERMINATE: RefCell<Option<Arc<std::sync::atomic::AtomicBool>>> = const { RefCell::new(None) };
+}
+
+/// The runtime's interrupt callback: false (an uncatchable termination of the running
+/// script) once the flag given to [`Js::terminate_on_interrupt`] is set (`--timeout`, a
+/// worker's `terminate()`), else true. The profiler agent's own callback sits beside it.
+unsafe extern "C" fn on_interrupt(_cx: *mut JSContext) -> bool {
+    guarded(false, || {
+        let terminate = TERMINATE.with(|t| {
+            t.borrow()
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire))
+        });
+        !terminate
+    })
 }
 
 /// The profiler's realm id of window `window` (windows are numbered from 0, realms from 1).
@@ -381,6 +333,14 @@ impl Js {
     pub fn new(host: Rc<dyn Host>) -> Js {
         let mut rt = Runtime::new(engine());
         HOST.with(|h| *h.borrow_mut() = Some(host));
+        // The profiler agent's callbacks (interrupt, GC slices, nursery collections) and
+        // every script starting in the Baseline Interpreter, whose frames its walk sees.
+        jsprof_spidermonkey::set_panic_handler(record_internal_error);
+        #[allow(
+            clippy::expect_used,
+            reason = "the runtime was just made on this thread; adding a callback fails only out of memory"
+        )]
+        jsprof_spidermonkey::prepare_runtime().expect("the agent's runtime callbacks");
         // SAFETY: the pointer is only passed straight to SpiderMonkey calls on this thread,
         // while `rt` (which owns the context) lives.
         let cx = unsafe { rt.cx().raw_cx() };
@@ -392,21 +352,6 @@ impl Js {
         // SAFETY: `cx` was just created on this thread and runs no script yet; `queue` is
         // the job queue just created, which the runtime uses for its whole life.
         unsafe { jsapi::SetJobQueue(cx, queue as *mut jsapi::JS::JobQueue) };
-        // GC slices: the profiler's walk keeps each slice's stack (and later listeners
-        // chain here, never registering twice).
-        // SAFETY: `cx` is this thread's new context; `on_gc_slice` is an `extern "C"`
-        // function with the signature SpiderMonkey expects.
-        let previous = unsafe { jsapi::JS::SetGCSliceCallback(cx, Some(on_gc_slice)) };
-        PREVIOUS_GC_SLICE.with(|p| p.set(previous));
-        // SAFETY: `cx` is this thread's new context; `on_nursery_collection` has the
-        // expected signature and ignores its (null) data pointer.
-        unsafe {
-            jsapi::JS::AddGCNurseryCollectionCallback(
-                cx,
-                Some(on_nursery_collection),
-                ptr::null_mut(),
-            )
-        };
         // SAFETY: `cx` is this thread's new context; `track_rejection` has the expected
         // signature and ignores its (null) data pointer.
         unsafe {
@@ -421,6 +366,8 @@ impl Js {
         // SAFETY: `runtime` is this thread's live runtime; `load_imported_module` has the
         // signature SpiderMonkey expects of a module load hook.
         unsafe { jsapi::JS::SetModuleLoadHook(runtime, Some(load_imported_module)) };
+        // Ours stops a runaway script (`terminate_on_interrupt`); the agent's, beside it,
+        // takes samples (SpiderMonkey calls every callback of its list).
         // SAFETY: `cx` is this thread's new context; `on_interrupt` has the expected
         // signature.
         let added = unsafe { jsapi::JS_AddInterruptCallback(cx, Some(on_interrupt)) };
@@ -439,18 +386,6 @@ impl Js {
         // SAFETY: `cx` is this thread's new context; `SECURITY_CALLBACKS` is a static table
         // of `extern "C"` functions with the expected signatures, living for the process.
         unsafe { jsapi::JS_SetSecurityCallbacks(cx, &SECURITY_CALLBACKS) };
-        // Every script starts in the Baseline Interpreter, whose frames the profiler's
-        // walk sees even when it starts later (C++ interpreter frames entered before it
-        // would stay invisible).
-        // SAFETY: `cx` is this thread's new context, no script running; the option and
-        // value are plain integers.
-        unsafe {
-            jsapi::JS_SetGlobalJitCompilerOption(
-                cx,
-                jsapi::JSJitCompilerOption::JSJITCOMPILER_BASELINE_INTERPRETER_WARMUP_TRIGGER,
-                0,
-            )
-        };
         Js {
             windows: Vec::new(),
             rt,
@@ -509,42 +444,6 @@ impl Js {
         unsafe { self.rt.cx().raw_cx() }
     }
 
-    /// What sampling has cost this runtime's thread so far.
-    pub fn sampling_stats(&self) -> Option<SamplingStats> {
-        AGENT.with(|a| {
-            a.borrow().as_ref().map(|a| {
-                let cost = |depth| {
-                    a.signal
-                        .as_ref()
-                        .map_or_else(Default::default, |s| s.cost(depth))
-                };
-                let (walk_time, walks) = cost(None);
-                let mean = |depth| {
-                    let (t, n): (std::time::Duration, u64) = cost(Some(depth));
-                    (n > 0).then(|| t / n as u32)
-                };
-                let (signalled, signal_cost) = a
-                    .signal
-                    .as_ref()
-                    .map_or_else(Default::default, |s| s.signalled());
-                let gc = a
-                    .signal
-                    .as_ref()
-                    .map_or_else(Default::default, |s| s.gc_walks());
-                SamplingStats {
-                    walks,
-                    gc,
-                    signalled,
-                    signal_cost,
-                    walk_time,
-                    walk_at_depth5: mean(5),
-                    walk_at_depth20: mean(20),
-                    ..a.stats.clone()
-                }
-            })
-        })
-    }
-
     /// Makes the interrupt callback terminate the running script (uncatchably) once `flag` is
     /// set; whoever sets it then requests an interrupt (a watchdog enforcing `--timeout`).
     pub fn terminate_on_interrupt(&mut self, flag: Arc<std::sync::atomic::AtomicBool>) {
@@ -564,13 +463,8 @@ impl Drop for Js {
         IMPORTS.with(|i| i.borrow_mut().clear());
         MODULE_MAPS.with(|m| m.borrow_mut().clear());
         GLOBALS.with(|g| g.borrow_mut().clear());
-        // The walk's agent goes before the runtime (no sample can be running once closed).
-        if let Some(agent) = AGENT.with(|a| a.borrow_mut().take()) {
-            if let Some(signal) = &agent.signal {
-                signal.close();
-            }
-        }
-        MARKS.with(|m| m.borrow_mut().take());
+        // The agent goes before the runtime (no walk can be running once it is released).
+        jsprof_spidermonkey::release_runtime();
         TERMINATE.with(|t| t.borrow_mut().take());
         self.windows.clear();
         HOST.with(|h| *h.borrow_mut() = None);

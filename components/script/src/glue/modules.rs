@@ -28,7 +28,7 @@ pub(super) unsafe fn compile_module(
         return ptr::null_mut();
     }
     // SAFETY: `module` is a non-null, rooted module record just compiled on this thread.
-    let id = unsafe { jsprof_module_source_id(module.get()) };
+    let id = unsafe { jsprof_spidermonkey::module_source_id(module.get()) };
     host().register_script(
         current_window(cx),
         id,

@@ -124,13 +124,21 @@ pub(super) unsafe extern "C" fn native_caller_window(
             rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
             // SAFETY: `cx` is this thread's context, in a native (where it may GC); `stack`
             // is rooted.
-            let captured = unsafe { capture_current_stack(cx, 2, stack.handle_mut()) };
+            let captured =
+                unsafe { jsprof_spidermonkey::capture_current_stack(cx, 2, stack.handle_mut()) };
             // SAFETY: `stack` is null or the rooted, live youngest frame just captured.
-            if captured && unsafe { is_saved_frame(stack.get()) } {
+            if captured && unsafe { jsprof_spidermonkey::is_saved_frame(stack.get()) } {
                 // SAFETY: `stack` is a live SavedFrame (class-checked just above).
-                let parent = unsafe { saved_frame_slot(stack.get(), SLOT_PARENT) };
-                // SAFETY: an object in the parent slot is live, reachable from `stack`.
-                if parent.is_object() && unsafe { is_saved_frame(parent.to_object()) } {
+                let parent = unsafe {
+                    jsprof_spidermonkey::saved_frame_slot(
+                        stack.get(),
+                        jsprof_spidermonkey::slot::PARENT,
+                    )
+                };
+                let parent_frame = parent.is_object()
+                    // SAFETY: an object in the parent slot is live, reachable from `stack`.
+                    && unsafe { jsprof_spidermonkey::is_saved_frame(parent.to_object()) };
+                if parent_frame {
                     // SAFETY: the parent is a live SavedFrame (class-checked just above).
                     if let Some(w) = unsafe { saved_frame_window(parent.to_object()) } {
                         window = w as f64;
@@ -315,7 +323,8 @@ pub(super) unsafe extern "C" fn native_is_proxy(
         let v = args.get(0).get();
         // SAFETY: `v` is an object rooted by the call's arguments; the shim only reads it
         // and its wrappers' targets.
-        let proxy = v.is_object() && unsafe { jsprof_is_scripted_proxy(v.to_object()) };
+        let proxy =
+            v.is_object() && unsafe { jsprof_spidermonkey::is_scripted_proxy(v.to_object()) };
         args.rval().set(BooleanValue(proxy));
         true
     };

@@ -91,6 +91,28 @@ pub(super) unsafe fn realm_info<'a>(p: *mut jsapi::JSPrincipals) -> Option<&'a R
     unsafe { info.as_ref() }
 }
 
+/// The window of a SavedFrame's realm, from its principals.
+///
+/// # Safety
+/// `frame` must be a live SavedFrame.
+pub(super) unsafe fn saved_frame_window(frame: *mut JSObject) -> Option<usize> {
+    // SAFETY: per the contract.
+    let (principals, _muted) = unsafe { jsprof_spidermonkey::saved_frame_principals(frame) };
+    // SAFETY: a frame's principals are null or its realm's, made by `new_window_of_kind`
+    // (or `read_principals`) with a RealmInfo, kept alive by the frame.
+    unsafe { realm_info(principals) }.map(|r| r.window)
+}
+
+/// The profiler agent's map from principals to realm ids (`AgentConfig::realm_of_principals`):
+/// the realm of the principals' window.
+///
+/// # Safety
+/// `p` must be null or principals made by this crate (every realm's are).
+pub(crate) unsafe fn realm_of_principals(p: *mut jsapi::JSPrincipals) -> Option<RealmId> {
+    // SAFETY: per the contract.
+    unsafe { realm_info(p) }.map(|r| realm_of(r.window))
+}
+
 /// The RealmInfo of the realm `obj` lives in.
 ///
 /// # Safety

@@ -191,7 +191,7 @@ impl Page {
         // Blocking waits are marked as such: a sample taken in one has no marker, where any
         // other work of the loop outside script is `other` (markers extension).
         let message = match wake {
-            Some(at) => crate::glue::waiting(|| {
+            Some(at) => jsprof_spidermonkey::waiting(|| {
                 self.messages
                     .recv_timeout(at.saturating_duration_since(now))
                     .ok()
@@ -203,7 +203,7 @@ impl Page {
                 if idle {
                     self.host.set_busy(false);
                 }
-                crate::glue::waiting(|| self.messages.recv().ok())
+                jsprof_spidermonkey::waiting(|| self.messages.recv().ok())
             }
         };
         if let Some(m) = message {

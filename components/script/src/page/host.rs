@@ -51,7 +51,7 @@ pub(super) struct PageHost {
     /// that its creator's page does not end before the worker has said what it had to say.
     pub(super) busy: RefCell<Option<crate::dom::PendingTask>>,
     /// Main-thread time spent on profiling support: initialising it, registering scripts
-    /// (the in-script guards are counted by the glue).
+    /// (the in-script guards are counted by the agent, `jsprof_spidermonkey::guard_time`).
     pub(super) support: Cell<Duration>,
     /// Whether the page's documents are hidden (https://html.spec.whatwg.org/#page-visibility):
     /// their `Profiler` sessions are paused meanwhile (decision 8). Set by the WebDriver
@@ -177,13 +177,21 @@ impl PageHost {
         };
         let build_by = self.options.loader.deadline().map(|d| d + BUILD_GRACE);
         let (tx, rx) = mpsc::channel();
+        // The traces taken into the sink, per window; once `closed` (the wait is over), a
+        // trace that comes later is dropped, so that what is counted is what the sink holds.
+        let taken: Arc<Mutex<(bool, HashMap<usize, usize>)>> = Arc::default();
         // The windows whose traces are awaited, one entry per session.
         let mut waiting: Vec<usize> = Vec::new();
         for (window, session) in live {
-            let (tx, sink) = (tx.clone(), sink.clone());
+            let (tx, sink, taken) = (tx.clone(), sink.clone(), taken.clone());
             let done = move |trace| {
+                let mut taken = taken.lock().unwrap_or_else(|e| e.into_inner());
+                if taken.0 {
+                    return;
+                }
                 sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
-                let _ = tx.send(window);
+                *taken.1.entry(window).or_default() += 1;
+                let _ = tx.send(());
             };
             let stopped = match build_by {
                 Some(by) => session.stop_within(by.saturating_duration_since(Instant::now()), done),
@@ -194,7 +202,6 @@ impl PageHost {
             }
         }
         drop(tx);
-        let mut built: HashMap<usize, usize> = HashMap::new();
         for _ in 0..waiting.len() {
             // An abandoned build drops its sender: once all are in or dropped, recv fails.
             let next = match build_by {
@@ -203,9 +210,15 @@ impl PageHost {
                     .ok(),
                 None => rx.recv().ok(),
             };
-            let Some(window) = next else { break };
-            *built.entry(window).or_default() += 1;
+            if next.is_none() {
+                break;
+            }
         }
+        let mut built = {
+            let mut taken = taken.lock().unwrap_or_else(|e| e.into_inner());
+            taken.0 = true;
+            std::mem::take(&mut taken.1)
+        };
         // What was not built in time, per document.
         let mut missing: BTreeMap<String, usize> = BTreeMap::new();
         for window in waiting {
@@ -291,29 +304,17 @@ impl PageHost {
             .get()
             .cloned()
             .ok_or("the page has no runtime yet")?;
-        let max_frames = self
-            .options
-            .prefs
-            .int("js.stack_capture_max_frames")
-            .clamp(1, 4096) as u32;
-        let signal = self
-            .options
-            .prefs
-            .get_bool("profiler.signal_sampling")
-            .unwrap_or(true);
-        let config = crate::glue::AgentConfig {
+        let prefs = &self.options.prefs;
+        let config = jsprof_spidermonkey::AgentConfig {
             realm: realm_of(window),
-            max_frames,
-            signal_sampling: signal,
-            read_slots: self.options.prefs.bool("js.stack_capture_slots"),
+            max_frames: prefs.int("js.stack_capture_max_frames").clamp(1, 4096) as u32,
+            signal_sampling: prefs.get_bool("profiler.signal_sampling").unwrap_or(true),
+            read_slots: prefs.bool("js.stack_capture_slots"),
+            realm_of_principals: Some(crate::glue::realm_of_principals),
         };
-        let agent = crate::glue::install_agent(config, self.registry.clone(), |sampler| {
-            let requester = move || interrupter.request_interrupt_callback();
-            match sampler {
-                Some(sampler) => group.register_sampled_agent(requester, sampler),
-                None => group.register_agent(requester),
-            }
-        });
+        let agent =
+            jsprof_spidermonkey::install_agent(interrupter, group, self.registry.clone(), config)
+                .map_err(|e| e.to_string())?;
         *self.agent.borrow_mut() = Some(agent.clone());
         Ok(agent)
     }

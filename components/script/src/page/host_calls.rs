@@ -179,7 +179,7 @@ impl Host for PageHost {
     fn register_script(
         &self,
         window: usize,
-        source_id: u32,
+        source_id: SourceId,
         url: &str,
         source: &str,
         line: u32,
@@ -196,8 +196,16 @@ impl Host for PageHost {
             return;
         }
         let start = Instant::now();
-        self.registry
-            .register(source_id, window, url, source, line, column, module, muted);
+        self.registry.register(&ScriptInfo {
+            source_id,
+            realm: realm_of(window),
+            url,
+            source,
+            line,
+            column,
+            module,
+            muted,
+        });
         self.support.set(self.support.get() + start.elapsed());
     }
 
@@ -426,7 +434,7 @@ impl Host for PageHost {
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String> {
         let agent = self.sampling_agent(window)?;
-        crate::glue::enable_sampling();
+        jsprof_spidermonkey::enable_sampling();
         let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
         let doc = self.doc(window);
         group

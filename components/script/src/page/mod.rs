@@ -27,11 +27,11 @@ use jsprof_profiler::{
 use crate::document::{self, ScriptElement, ScriptKind};
 use crate::dom::bindings::runtime::GlobalKind;
 use crate::dom::{Task, TaskSender};
-use crate::glue::{realm_of, Arg, Host, Js, SamplingStats};
+use crate::glue::{realm_of, Arg, Host, Js};
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
-use crate::symbols::ScriptRegistry;
 use crate::watchdog::{Stop, Watchdog};
+use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
 
 mod browser;
 mod console;
@@ -173,7 +173,7 @@ fn on_sampler_thread() {
     if me.is_some() {
         *SAMPLER_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = me;
     }
-    crate::glue::setup_sampler_thread();
+    jsprof_spidermonkey::setup_sampler_thread();
 }
 
 /// How long after the run's deadline its traces may still be written (building them had
@@ -527,7 +527,7 @@ impl Page {
             _ => None,
         };
         let elapsed = Duration::from_nanos(MonotonicClock.now() - started.0);
-        let sampling = self.js.sampling_stats();
+        let sampling = jsprof_spidermonkey::sampling_stats();
         let build_by = self.deadline.map(|d| d + BUILD_GRACE);
         let (trace, stop_time) = match session {
             Some(session) => {
@@ -568,8 +568,8 @@ impl Page {
                 .unwrap_or_default(),
             page_stops: crate::dom::profiler::main_thread_stop_cost(),
             sampler: GROUP.get().map(ProfilerGroup::total_stats),
-            support: self.host.support.get() + crate::glue::guard_time().1,
-            guards: crate::glue::guard_time().0,
+            support: self.host.support.get() + jsprof_spidermonkey::guard_time().1,
+            guards: jsprof_spidermonkey::guard_time().0,
             url: self.url,
             unbuilt,
             write_by: self.deadline.map(|d| d + WRITE_GRACE),

@@ -1,18 +1,19 @@
-//! Builds `src/glue/shim.cpp`, the few lines of C++ that reach what SpiderMonkey's public
-//! Rust bindings do not (a script's ScriptSource id), against the headers of the very
-//! SpiderMonkey build `mozjs_sys` made.
+//! Builds `src/shim.cpp`, the C++ that reaches what SpiderMonkey's public Rust bindings do
+//! not (a script's ScriptSource id, the stack walk, the SIGPROF handler), against the
+//! headers of the very SpiderMonkey build `mozjs_sys` made, whichever mozjs_sys 153.x that is.
 //!
 //! `mozjs_sys` does not export its build directory, so this script finds it next to its own
 //! output directory (`<target>/<profile>/build/mozjs_sys-*/out/build`, the newest one with
 //! `dist/include/jsapi.h`), and the SpiderMonkey source tree from that build's
 //! `config.status` (`topsrcdir`). Internal headers are used for inline accessors only; the
-//! same `js-confdefs.h` makes their layout the library's.
+//! same `js-confdefs.h` makes their layout the library's. A prebuilt SpiderMonkey archive has
+//! no headers: mozjs_sys must build from source (`MOZJS_FROM_SOURCE=1`).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/glue/shim.cpp");
+    println!("cargo:rerun-if-changed=src/shim.cpp");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let build_root = out
@@ -21,7 +22,8 @@ fn main() {
         .expect("OUT_DIR is <target>/<profile>/build/<crate>/out");
     let mozjs = newest_mozjs_build(build_root).unwrap_or_else(|| {
         panic!(
-            "no SpiderMonkey build under {}: mozjs_sys must be built first",
+            "no SpiderMonkey build under {}: mozjs_sys must be built from source first \
+             (MOZJS_FROM_SOURCE=1; a prebuilt archive has no headers)",
             build_root.display()
         )
     });
@@ -50,7 +52,7 @@ fn main() {
     );
     cc::Build::new()
         .cpp(true)
-        .file("src/glue/shim.cpp")
+        .file("src/shim.cpp")
         .std("c++20")
         .flag("-include")
         .flag(
@@ -68,7 +70,7 @@ fn main() {
         .flag("-fno-exceptions")
         .flag("-fno-rtti")
         .flag("-w")
-        .compile("jsprof_shim");
+        .compile("jsprof_spidermonkey_shim");
 }
 
 /// The newest `mozjs_sys-*/out/build` under `build_root` that holds a finished build.

@@ -1,5 +1,11 @@
-//! Symbolizing samples: the registry of a page's scripts, and the resolution of a position in
-//! a script to the enclosing function's ECMAScript name and definition position.
+//! The scripts a JS thread compiled, and the resolution of a position in one of them to the
+//! enclosing function's ECMAScript name and definition position: the [`Symbolizer`] of the
+//! profiler's sessions.
+//!
+//! No JavaScript engine here (and no `unsafe`): the SpiderMonkey agent
+//! (`jsprof-spidermonkey`) keys its frames by the engine's ScriptSource ids and hands them to
+//! a [`ScriptRegistry`], and the fuzz targets check this crate without ever building
+//! SpiderMonkey (13 minutes on 2 cores).
 //!
 //! "Sample cheap, symbolise late": a capture records only (script, line, column) per frame;
 //! when a trace is built (off the agent's thread) each distinct position is resolved here by
@@ -11,9 +17,11 @@
 //! The position is that of the `(` opening the parameter list, 1-based, counted from the top
 //! of the document for inline scripts.
 
+#![forbid(unsafe_code)]
+
 use std::sync::{Arc, OnceLock, RwLock};
 
-use jsprof_profiler::{ResolvedSite, ScriptId, Symbolizer};
+use jsprof_profiler::{RealmId, ResolvedSite, ScriptId, Symbolizer};
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     ArrowFunctionExpression, AssignmentExpression, AssignmentTarget, Class,
@@ -24,13 +32,51 @@ use oxc_ast_visit::{walk, Visit};
 use oxc_span::SourceType;
 use rustc_hash::FxHashMap;
 
+/// A SpiderMonkey ScriptSource id: the identity of one compilation of one script's text,
+/// which every frame the engine reports carries (a SavedFrame's source id slot, a profiling
+/// frame's source). Two compilations of one URL have two ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceId(pub u32);
+
+/// What the host says of a script it compiled ([`ScriptRegistry::register`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ScriptInfo<'a> {
+    /// The ScriptSource id the compilation got.
+    pub source_id: SourceId,
+    /// The realm whose global it was compiled in: its frames belong to that realm.
+    pub realm: RealmId,
+    /// Its URL (the resource a trace names), and its text.
+    pub url: &'a str,
+    pub source: &'a str,
+    /// Where the text starts in its resource (1-based; an inline script's position in its
+    /// document), so that frames have the resource's positions.
+    pub line: u32,
+    pub column: u32,
+    /// A module (parsed as one).
+    pub module: bool,
+    /// Its errors are muted (<https://html.spec.whatwg.org/#muted-errors>: a classic script
+    /// from an opaque response): its frames never reach a page, and its text names nothing.
+    pub muted: bool,
+}
+
+/// What the registry knows of a source ([`ScriptRegistry::lookup`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Registered {
+    /// The script, as frames and sessions name it.
+    pub script: ScriptId,
+    /// Whether its frames are hidden from pages (muted errors).
+    pub hidden: bool,
+    /// The realm that compiled it.
+    pub realm: RealmId,
+}
+
 /// One compiled script: one fetch and one compilation (two fetches of one URL are two
 /// scripts, whatever the URL).
 #[derive(Debug)]
 struct Script {
     url: String,
-    /// The window (realm) that compiled it: its frames belong to that realm.
-    window: usize,
+    /// The realm that compiled it: its frames belong to that realm.
+    realm: RealmId,
     source: Arc<str>,
     /// Where the source starts in its resource (1-based; an inline script's text position).
     line: u32,
@@ -55,7 +101,7 @@ pub struct FunctionSpan {
 #[derive(Debug, Default)]
 struct Inner {
     /// SpiderMonkey ScriptSource id -> index in `scripts`.
-    by_source: FxHashMap<u32, u32>,
+    by_source: FxHashMap<SourceId, u32>,
     scripts: Vec<Arc<Script>>,
 }
 
@@ -72,48 +118,36 @@ impl ScriptRegistry {
         Arc::new(ScriptRegistry::default())
     }
 
-    /// The script of a SpiderMonkey source id, and whether its frames are hidden from pages
-    /// (`None`: a source the host never registered, hidden).
-    pub fn lookup(&self, source_id: u32) -> Option<(ScriptId, bool)> {
-        self.lookup_with_window(source_id).map(|(s, h, _)| (s, h))
-    }
-
-    /// [`ScriptRegistry::lookup`], with the window whose realm compiled the script.
-    pub fn lookup_with_window(&self, source_id: u32) -> Option<(ScriptId, bool, usize)> {
+    /// The script of a SpiderMonkey source id, whether its frames are hidden from pages, and
+    /// the realm that compiled it (`None`: a source the host never registered, such as `eval`
+    /// code, whose frames are hidden).
+    pub fn lookup(&self, source_id: SourceId) -> Option<Registered> {
         let inner = self.0.read().unwrap_or_else(|e| e.into_inner());
         let &index = inner.by_source.get(&source_id)?;
         let script = &inner.scripts[index as usize];
-        Some((ScriptId(index), script.hidden, script.window))
+        Some(Registered {
+            script: ScriptId(index),
+            hidden: script.hidden,
+            realm: script.realm,
+        })
     }
 
-    /// Records a script that window `window` compiled: its ScriptSource id, URL, text and
-    /// where the text starts in its resource. `hidden`: its frames never reach a page (muted
-    /// errors).
-    #[allow(clippy::too_many_arguments)]
-    pub fn register(
-        &self,
-        source_id: u32,
-        window: usize,
-        url: &str,
-        source: &str,
-        line: u32,
-        column: u32,
-        module: bool,
-        hidden: bool,
-    ) -> ScriptId {
+    /// Records a script the host compiled (see [`ScriptInfo`]), right after compiling it and
+    /// before it runs, so that every frame of it can be named.
+    pub fn register(&self, info: &ScriptInfo<'_>) -> ScriptId {
         let mut inner = self.0.write().unwrap_or_else(|e| e.into_inner());
         let index = inner.scripts.len() as u32;
         inner.scripts.push(Arc::new(Script {
-            url: url.to_owned(),
-            window,
-            source: source.into(),
-            line,
-            column,
-            module,
-            hidden,
+            url: info.url.to_owned(),
+            realm: info.realm,
+            source: info.source.into(),
+            line: info.line,
+            column: info.column,
+            module: info.module,
+            hidden: info.muted,
             functions: OnceLock::new(),
         }));
-        inner.by_source.insert(source_id, index);
+        inner.by_source.insert(info.source_id, index);
         ScriptId(index)
     }
 
@@ -383,6 +417,33 @@ impl<'a> Visit<'a> for Names {
 mod tests {
     use super::*;
 
+    /// A script of realm 1 (the window realm of the tests).
+    fn info<'a>(
+        source_id: u32,
+        url: &'a str,
+        source: &'a str,
+        (line, column): (u32, u32),
+        module: bool,
+        muted: bool,
+    ) -> ScriptInfo<'a> {
+        ScriptInfo {
+            source_id: SourceId(source_id),
+            realm: RealmId(1),
+            url,
+            source,
+            line,
+            column,
+            module,
+            muted,
+        }
+    }
+
+    /// The registered script of `source_id`, with its hidden flag.
+    fn lookup(reg: &ScriptRegistry, source_id: u32) -> Option<(ScriptId, bool)> {
+        reg.lookup(SourceId(source_id))
+            .map(|r| (r.script, r.hidden))
+    }
+
     fn names(src: &str) -> Vec<(String, u32)> {
         functions(src, false)
             .into_iter()
@@ -430,9 +491,11 @@ const called = (function () { return 1; })();
         let reg = ScriptRegistry::default();
         // An inline script whose text starts at line 3, column 9 of its document.
         let src = "function f() {\n  return g();\n}\nconst g = () =>\n  1;\nf();";
-        reg.register(7, 0, "https://a.test/", src, 3, 9, false, false);
-        let (id, hidden) = reg.lookup(7).unwrap();
+        reg.register(&info(7, "https://a.test/", src, (3, 9), false, false));
+        let (id, hidden) = lookup(&reg, 7).unwrap();
         assert!(!hidden);
+        // Its frames belong to the realm that compiled it.
+        assert_eq!(reg.lookup(SourceId(7)).unwrap().realm, RealmId(1));
         // Inside f's body (document line 4).
         let r = reg.resolve(id, 4, 5).unwrap();
         assert_eq!((r.name.as_str(), r.line, r.column), ("f", 3, 19));
@@ -444,7 +507,7 @@ const called = (function () { return 1; })();
         assert_eq!((r.name.as_str(), r.line, r.column), ("", 3, 9));
         assert_eq!(reg.resource(id).as_deref(), Some("https://a.test/"));
         // Unknown sources (eval code) are not registered.
-        assert!(reg.lookup(8).is_none());
+        assert!(reg.lookup(SourceId(8)).is_none());
         // By definition position (the `(` the engine reports): f at 3:19, g at 6:11; and
         // the top level.
         let r = reg.resolve_definition(id, 3, 19).unwrap();
@@ -460,8 +523,8 @@ const called = (function () { return 1; })();
         // CR LF, a lone CR, U+2028 and U+2029 each end a line (an external script: line 1).
         let reg = ScriptRegistry::default();
         let src = "// a\r\n// b\r// c\u{2028}// d\u{2029}function h() {\n  x();\n}";
-        reg.register(9, 0, "https://a.test/h.js", src, 1, 1, false, false);
-        let (id, _) = reg.lookup(9).unwrap();
+        reg.register(&info(9, "https://a.test/h.js", src, (1, 1), false, false));
+        let (id, _) = lookup(&reg, 9).unwrap();
         let r = reg.resolve(id, 6, 3).unwrap();
         assert_eq!((r.name.as_str(), r.line, r.column), ("h", 5, 11));
         let r = reg.resolve_definition(id, 5, 11).unwrap();
@@ -480,8 +543,15 @@ const called = (function () { return 1; })();
             ")".repeat(n)
         );
         let reg = std::sync::Arc::new(ScriptRegistry::default());
-        reg.register(1, 0, "https://a.test/deep.js", &src, 1, 1, false, false);
-        let (id, _) = reg.lookup(1).unwrap();
+        reg.register(&info(
+            1,
+            "https://a.test/deep.js",
+            &src,
+            (1, 1),
+            false,
+            false,
+        ));
+        let (id, _) = lookup(&reg, 1).unwrap();
         let column = (n + 23) as u32;
         let r2 = reg.clone();
         let name = std::thread::Builder::new()
@@ -499,8 +569,8 @@ const called = (function () { return 1; })();
         // `inner`'s `(` is inside `outer`; a declaration at the very start of the script is
         // not the script's top level.
         let src = "function outer() {\n  function inner(a) { return a; }\n}\nouter();";
-        reg.register(1, 0, "https://a.test/s.js", src, 1, 1, false, false);
-        let (id, _) = reg.lookup(1).unwrap();
+        reg.register(&info(1, "https://a.test/s.js", src, (1, 1), false, false));
+        let (id, _) = lookup(&reg, 1).unwrap();
         assert_eq!(reg.resolve_definition(id, 2, 17).unwrap().name, "inner");
         assert_eq!(reg.resolve_definition(id, 1, 15).unwrap().name, "outer");
         assert_eq!(reg.resolve_top_level(id).unwrap().name, "");
@@ -512,30 +582,26 @@ const called = (function () { return 1; })();
         // other contents: each source id keeps its own flag and its own text.
         let reg = ScriptRegistry::default();
         let url = "https://b.test/work.js";
-        reg.register(
+        reg.register(&info(
             10,
-            0,
             url,
             "function visible() {\n  1;\n}",
-            1,
-            1,
+            (1, 1),
             true,
             false,
-        );
-        reg.register(
+        ));
+        reg.register(&info(
             11,
-            0,
             url,
             "function secret() {\n  2;\n}",
-            1,
-            1,
+            (1, 1),
             false,
             true,
-        );
-        let (visible, hidden) = reg.lookup(10).unwrap();
+        ));
+        let (visible, hidden) = lookup(&reg, 10).unwrap();
         assert!(!hidden);
         assert_eq!(reg.resolve(visible, 2, 3).unwrap().name, "visible");
-        let (secret, hidden) = reg.lookup(11).unwrap();
+        let (secret, hidden) = lookup(&reg, 11).unwrap();
         assert!(hidden);
         // A hidden script's text never names anything.
         assert!(reg.resolve(secret, 2, 3).is_none());

@@ -1,8 +1,9 @@
-// The C++ side of jsprof's SpiderMonkey glue: what the public Rust bindings do not reach.
-// Built by build.rs against the same SpiderMonkey build mozjs_sys made.
+// The C++ side of jsprof's SpiderMonkey agent (jsprof-spidermonkey): what the public Rust
+// bindings do not reach. Built by build.rs against the same SpiderMonkey build mozjs_sys
+// made; uses only what SpiderMonkey 153.3 (Servo 0.7) and 153.6 both declare (lib.rs).
 //
 // 1. A compiled script's ScriptSource id (the identity every captured frame carries), and
-//    whether an object is a page's Proxy (the prelude never opens one).
+//    whether an object is a scripted Proxy (jsprof's prelude never opens one).
 // 2. The sampler's stack walk. The profiler takes a sample *at the tick*, whatever the
 //    agent's thread is doing (JIT code, the interpreter, a long native call such as
 //    JSON.parse). The sampler thread first asks for an interrupt: JIT and interpreter code
