@@ -11,10 +11,10 @@ use std::sync::Arc;
 /// Which of the two streams a line belongs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
-    /// `console.log`, `info` and `debug`.
+    /// The page's console (every method of it, `error` and `warn` too).
     Stdout,
-    /// `console.error` and `warn`, uncaught exceptions, unhandled rejections, and the
-    /// engine's lines about the page.
+    /// Uncaught exceptions (`reportError` too), unhandled rejections, and the engine's
+    /// lines about the page.
     Stderr,
 }
 
