@@ -160,15 +160,18 @@ impl RemoteBrowser {
         }
     }
 
-    /// The content ended: the commands it did not answer.
+    /// The content ended: the commands it did not answer, in the order they came (those
+    /// kept for the next content go to it in that order).
     fn detach(&self) -> Vec<(u64, Pending, Responder)> {
         let mut state = self.lock();
         state.current = None;
-        state
+        let mut unanswered: Vec<_> = state
             .in_flight
             .drain()
             .map(|(id, (pending, respond))| (id, pending, respond))
-            .collect()
+            .collect();
+        unanswered.sort_by_key(|(id, _, _)| *id);
+        unanswered
     }
 
     /// Command `id` is answered.
