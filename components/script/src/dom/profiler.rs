@@ -88,6 +88,7 @@ impl ProfilerMethods for Profiler {
                 global.window,
                 options.sample_interval,
                 options.max_buffer_size,
+                jsprof_profiler::BufferPolicy::Stop,
                 Some(on_buffer_full),
             )
             .map_err(|e| Error::Type(format!("Failed to construct 'Profiler': {e}")))?;
