@@ -99,28 +99,38 @@ fn add_sample(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
-    // A ring buffer of 1,000 that is already full: every sample drops the oldest (and the
-    // tables are compacted as they outgrow the buffer).
-    g.bench_function("add_sample_20_frames_90pct_repeated_ring_full", |b| {
-        b.iter_batched(
-            || {
-                seed += 1;
-                let mut rec = Recorder::new(REALM, 0, Resolution::Coarse, 1000)
-                    .with_policy(BufferPolicy::Ring);
-                for (i, s) in workload(seed + 1_000_000).iter().enumerate() {
-                    rec.add(i as u64 * 1_000_000, Some(s), None);
-                }
-                (rec, workload(seed))
-            },
-            |(mut rec, stacks)| {
-                for (i, s) in stacks.iter().enumerate() {
-                    rec.add((1000 + i) as u64 * 1_000_000, Some(s), None);
-                }
-                rec
-            },
-            BatchSize::SmallInput,
-        )
-    });
+    // Against each other, after the same 1,000 samples: the default buffer (room for all)
+    // and a ring buffer of 1,000 that is full, so that every sample drops the oldest (and
+    // the tables are compacted as they outgrow the buffer).
+    for (name, policy, max) in [
+        (
+            "add_sample_after_1000_default",
+            BufferPolicy::Stop,
+            u32::MAX,
+        ),
+        ("add_sample_after_1000_ring_full", BufferPolicy::Ring, 1000),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    seed += 1;
+                    let mut rec =
+                        Recorder::new(REALM, 0, Resolution::Coarse, max).with_policy(policy);
+                    for (i, s) in workload(seed + 1_000_000).iter().enumerate() {
+                        rec.add(i as u64 * 1_000_000, Some(s), None);
+                    }
+                    (rec, workload(seed))
+                },
+                |(mut rec, stacks)| {
+                    for (i, s) in stacks.iter().enumerate() {
+                        rec.add((1000 + i) as u64 * 1_000_000, Some(s), None);
+                    }
+                    rec
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
     g.finish();
 }
 
