@@ -34,7 +34,8 @@ pub struct GroupConfig {
     pub on_sampler_thread: Option<fn()>,
     /// How many samples the unstopped sessions may hold between them (12 bytes each, besides
     /// their interned stacks). A session that would take one more is full: it stops
-    /// sampling and its host is told, as when its own `maxBufferSize` is reached.
+    /// sampling and its host is told, as when its own `maxBufferSize` is reached (a ring
+    /// buffer that holds samples drops its own oldest instead).
     pub max_buffered_samples: u64,
 }
 
