@@ -42,7 +42,9 @@ const FIRST_CHUNK: usize = 16;
 const MEMO_LIMIT: usize = 8192;
 
 /// The stack-node table of a ring buffer is compacted once it holds more than this many
-/// nodes per buffered sample (and at least [`MIN_COMPACT`]).
+/// nodes per sample it holds, at least [`MIN_COMPACT`] and twice what the last compaction
+/// kept (so that compacting is amortised O(1) a sample, however deep the stacks). The
+/// samples held, not `maxBufferSize`: a ring over the process's budget holds fewer.
 const COMPACT_FACTOR: usize = 4;
 const MIN_COMPACT: usize = 4096;
 
@@ -248,7 +250,8 @@ pub struct Recorder {
     resolution: Resolution,
     max_samples: u32,
     policy: BufferPolicy,
-    /// A ring buffer compacts its tables when `nodes` grows past this.
+    /// A ring buffer compacts its tables when `nodes` grows past this (and past
+    /// [`COMPACT_FACTOR`] a sample held).
     compact_at: usize,
     markers: MarkerSet,
     frames: Vec<RawFrame>,
@@ -292,15 +295,9 @@ impl Recorder {
         self.policy = policy;
         self.compact_at = match policy {
             BufferPolicy::Stop => usize::MAX,
-            BufferPolicy::Ring => Self::min_compact(self.max_samples),
+            BufferPolicy::Ring => MIN_COMPACT,
         };
         self
-    }
-
-    fn min_compact(max_samples: u32) -> usize {
-        (max_samples as usize)
-            .saturating_mul(COMPACT_FACTOR)
-            .max(MIN_COMPACT)
     }
 
     /// The buffer policy.
@@ -366,7 +363,7 @@ impl Recorder {
         let kept = (self.markers != MarkerSet::NONE)
             .then(|| ProfilerMarker::to_byte(self.markers.filter(marker)));
         self.samples.push(timestamp, node, kept);
-        if self.nodes.len() > self.compact_at {
+        if self.nodes.len() > self.compact_at.max(COMPACT_FACTOR * self.samples.len) {
             self.compact();
         }
         if replaced {
@@ -431,7 +428,7 @@ impl Recorder {
         }
         // The memo's nodes are the old ones.
         self.memo.clear();
-        self.compact_at = Self::min_compact(self.max_samples).max(2 * self.nodes.len());
+        self.compact_at = MIN_COMPACT.max(2 * self.nodes.len());
     }
 
     /// The node of a captured stack after filtering (decision 6): frames of other realms and

@@ -112,6 +112,26 @@ fn a_ring_buffers_memory_stays_bounded_on_a_long_run() {
 }
 
 #[test]
+fn a_ring_held_down_by_the_budget_stays_bounded_too() {
+    // A ring with room for u32::MAX samples that the process's budget holds at 500 (the
+    // sampler drops its oldest before each add): its tables follow the samples it holds.
+    let mut ring =
+        Recorder::new(REALM, 0, Resolution::Isolated, u32::MAX).with_policy(BufferPolicy::Ring);
+    let mut most_nodes = 0;
+    for i in 0..200_000u32 {
+        if ring.len() == 500 {
+            ring.drop_oldest();
+        }
+        ring.add(u64::from(i) * MS, Some(&changing_stack(i)), None);
+        most_nodes = most_nodes.max(ring.interned_nodes());
+    }
+    assert_eq!(ring.len(), 500);
+    // 4 nodes of its own a sample: 2,000 live; compacted past max(4,096, 2 x live).
+    assert!(most_nodes <= 4096 + 8, "{most_nodes} nodes");
+    all_used_and_valid(&ring.build(&Symbols));
+}
+
+#[test]
 fn a_ring_session_never_fills_and_its_trace_is_the_last_samples() {
     let mut h = Harness::new();
     let n = Arc::new(AtomicU32::new(0));
