@@ -2,7 +2,7 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use super::runtime::*;
-/// `enum WidgetGrade` (test_data/shapes.webidl:29).
+/// `enum WidgetGrade` (test_data/shapes.webidl:39).
 impl ToJs for crate::WidgetGrade {
     fn to_js(&self) -> Out {
         Out::String(
@@ -65,6 +65,8 @@ pub struct WidgetOptions {
     pub visible: Option<bool>,
     /// `required weight`
     pub weight: f64,
+    /// `[Pref="widget.extras.enabled"] wobbly`
+    pub wobbly: Option<bool>,
 }
 impl FromJs for WidgetOptions {
     /// <https://webidl.spec.whatwg.org/#js-dictionary>: members in lexicographic order; a missing required member is a `TypeError`.
@@ -81,11 +83,17 @@ impl FromJs for WidgetOptions {
         let weight = dict
             .member("weight", |value| convert::restricted_double(value))?
             .ok_or_else(|| Error::missing_member("WidgetOptions", "weight"))?;
+        let wobbly = if dict.pref_enabled("widget.extras.enabled") {
+            dict.member("wobbly", |value| convert::boolean(value))?
+        } else {
+            None
+        };
         Ok(Self {
             marks,
             shape,
             visible,
             weight,
+            wobbly,
         })
     }
 }
@@ -102,10 +110,13 @@ impl ToJs for WidgetOptions {
             members.push(("visible", v.to_js()));
         }
         members.push(("weight", self.weight.to_js()));
+        if let Some(v) = &self.wobbly {
+            members.push(("wobbly", v.to_js()));
+        }
         Out::Object(members)
     }
 }
-/// `dictionary WidgetReport` (test_data/shapes.webidl:31). Mapped to `crate::WidgetReport` in Bindings.toml: returned to JS as its JSON.
+/// `dictionary WidgetReport` (test_data/shapes.webidl:41). Mapped to `crate::WidgetReport` in Bindings.toml: returned to JS as its JSON.
 impl ToJs for crate::WidgetReport {
     fn to_js(&self) -> Out {
         Out::json(self)
@@ -136,6 +147,8 @@ pub trait WidgetMethods: DomObject + Sized {
         options: WidgetOptions,
         promise: Promise<crate::WidgetReport>,
     ) -> Fallible<()>;
+    /// `undefined spin()`
+    fn spin(&self, global: &Global) -> Fallible<()>;
 }
 /// <https://webidl.spec.whatwg.org/#js-constructors> for `Widget`.
 fn widget_constructor(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -220,6 +233,11 @@ fn widget_report_steps(
         this.report(&global, options, promise)
     })?
 }
+fn widget_spin(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &crate::dom::widget::Widget| this.spin(&global))??;
+    Ok(())
+}
 /// The interface object, prototype and members of `Widget`.
 pub static WIDGET: InterfaceDef = InterfaceDef {
     name: "Widget",
@@ -247,25 +265,35 @@ pub static WIDGET: InterfaceDef = InterfaceDef {
             name: "poke",
             length: 0,
             call: widget_poke,
+            pref: None,
         },
         OperationDef {
             name: "resize",
             length: 1,
             call: widget_resize,
+            pref: None,
         },
         OperationDef {
             name: "tags",
             length: 1,
             call: widget_tags,
+            pref: None,
         },
         OperationDef {
             name: "report",
             length: 1,
             call: widget_report,
+            pref: None,
+        },
+        OperationDef {
+            name: "spin",
+            length: 0,
+            call: widget_spin,
+            pref: Some("widget.extras.enabled"),
         },
     ],
 };
-/// `namespace WidgetHost` (test_data/shapes.webidl:40): what `crate::dom::widget::WidgetHost` implements.
+/// `namespace WidgetHost` (test_data/shapes.webidl:50): what `crate::dom::widget::WidgetHost` implements.
 pub trait WidgetHostMethods {
     /// `undefined report(octet level, DOMString? note, optional DOMString? detail)`
     fn report(
@@ -344,16 +372,19 @@ pub static WIDGET_HOST: InterfaceDef = InterfaceDef {
             name: "report",
             length: 2,
             call: widget_host_report,
+            pref: None,
         },
         OperationDef {
             name: "ready",
             length: 0,
             call: widget_host_ready,
+            pref: None,
         },
         OperationDef {
             name: "checksum",
             length: 2,
             call: widget_host_checksum,
+            pref: None,
         },
     ],
 };

@@ -207,7 +207,11 @@ pub(super) fn interface(
                 }
             });
         }
-        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f }));
+        let pref = match &op.pref {
+            Some(p) => quote!(Some(#p)),
+            None => quote!(None),
+        };
+        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f, pref: #pref }));
     }
 
     let mut exposed = Vec::new();
