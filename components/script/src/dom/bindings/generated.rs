@@ -1468,6 +1468,7 @@ pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
             name: "abortForTesting",
             length: 0,
             call: jsprof_test_bindings_abort_for_testing,
+            pref: None,
         },
         OperationDef {
             name: "gc",
