@@ -4,12 +4,12 @@ use super::*;
 
 impl Host for PageHost {
     fn print(&self, _window: usize, to_stderr: bool, text: &str) {
-        if to_stderr {
-            let _ = std::io::stdout().flush();
-            let _ = writeln!(std::io::stderr(), "{text}");
+        let stream = if to_stderr {
+            Stream::Stderr
         } else {
-            let _ = writeln!(std::io::stdout(), "{text}");
-        }
+            Stream::Stdout
+        };
+        self.options.console.print(stream, text);
     }
 
     fn now(&self, window: usize) -> f64 {

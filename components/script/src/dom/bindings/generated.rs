@@ -2,7 +2,7 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use super::runtime::*;
-/// `enum JsprofTestMood` (webidl/internal/testing.webidl:32).
+/// `enum JsprofTestMood` (webidl/internal/testing.webidl:35).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JsprofTestMood {
     /// `"calm"`
@@ -12,7 +12,7 @@ pub enum JsprofTestMood {
     /// `""`
     Empty,
 }
-/// `enum JsprofTestMood` (webidl/internal/testing.webidl:32).
+/// `enum JsprofTestMood` (webidl/internal/testing.webidl:35).
 impl ToJs for JsprofTestMood {
     fn to_js(&self) -> Out {
         Out::String(
@@ -314,7 +314,7 @@ impl ToJs for JsprofFetchRequest {
         Out::Object(members)
     }
 }
-/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:18).
+/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:21).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofTestEcho {
     /// `anyNumber`
@@ -1326,6 +1326,8 @@ pub trait JsprofTestBindingsMethods: DomObject + Sized {
     fn later(&self, global: &Global, value: i64, promise: Promise<i64>) -> Fallible<()>;
     /// `undefined crashForTesting()`
     fn crash_for_testing(&self, global: &Global) -> Fallible<()>;
+    /// `undefined abortForTesting()`
+    fn abort_for_testing(&self, global: &Global) -> Fallible<()>;
     /// `undefined gc()`
     fn gc(&self, global: &Global) -> Fallible<()>;
 }
@@ -1407,6 +1409,13 @@ fn jsprof_test_bindings_crash_for_testing(cx: &mut CallCtx<'_>) -> Fallible<()> 
     })??;
     Ok(())
 }
+fn jsprof_test_bindings_abort_for_testing(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &crate::dom::testing::JsprofTestBindings| {
+        this.abort_for_testing(&global)
+    })??;
+    Ok(())
+}
 fn jsprof_test_bindings_gc(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let global = cx.global();
     cx.with_this(|this: &crate::dom::testing::JsprofTestBindings| this.gc(&global))??;
@@ -1453,6 +1462,12 @@ pub static JSPROF_TEST_BINDINGS: InterfaceDef = InterfaceDef {
             name: "crashForTesting",
             length: 0,
             call: jsprof_test_bindings_crash_for_testing,
+            pref: None,
+        },
+        OperationDef {
+            name: "abortForTesting",
+            length: 0,
+            call: jsprof_test_bindings_abort_for_testing,
             pref: None,
         },
         OperationDef {
