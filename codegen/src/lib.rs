@@ -2,9 +2,12 @@
 //!
 //! `webidl/*.webidl` (the specs' IDL, unchanged) and `webidl/internal/*.webidl` (IDL of the DOM
 //! the engine has) are parsed with weedle2; `webidl/Bindings.toml` says which interfaces get
-//! generated bindings and which Rust type implements each. The output is one Rust file,
-//! formatted with prettyplease and checked in (`generated_bindings_are_fresh` fails when it is
-//! stale; `./mach codegen` rewrites it).
+//! generated bindings and which Rust type implements each. The output is one Rust file of
+//! `jsprof-script-bindings` (`components/script_bindings/src/generated.rs`), formatted with
+//! prettyplease and checked in (`generated_bindings_are_fresh` fails when it is stale;
+//! `./mach codegen` rewrites it). It never names the implementing types: its binding
+//! functions and tables are generic over a generated `DomTypes` trait, which the script
+//! crate implements (so the bindings crate does not depend on it).
 //!
 //! - [`model`]: the syntax tree to a small model; unsupported constructs are errors with their
 //!   file and line.

@@ -87,11 +87,21 @@ fn snapshot_shapes() {
         "convert::enumeration(value, \"WidgetGrade\", &[\"good\", \"bad\"])",
         "impl ToJs for crate::WidgetGrade",
         "crate::WidgetGrade::Bad => \"bad\"",
+        // The bindings name the embedder's types only through `DomTypes`.
+        "pub trait DomTypes: 'static {",
+        "type Widget: WidgetMethods;",
+        "<D::Widget as WidgetMethods>::constructor(&global, name, options)?",
+        "call: widget_poke::<D>",
+        "pub const INTERFACES: &'static [&'static InterfaceDef] = &[",
     ] {
         assert!(out.contains(needle), "missing `{needle}` in:\n{out}");
     }
     // A mapped enum is not defined again.
     assert!(!out.contains("pub enum WidgetGrade"), "{out}");
+    // ...and no `native` path of Bindings.toml reaches code (only docs).
+    for line in out.lines().filter(|l| l.contains("crate::dom::widget")) {
+        assert!(line.trim_start().starts_with("///"), "{line}");
+    }
 }
 
 /// Generates `idl` (as `bad.webidl`) with bindings for `Thing`; returns the error text.

@@ -5,8 +5,8 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{from_js, ident, path, rust_type, snake, table_ident};
-use crate::model::{Definitions, Interface, Operation, Ty};
+use super::{from_js, ident, rust_type, snake, table_ident};
+use crate::model::{self, Definitions, Operation, Ty};
 use crate::{Conf, Error};
 
 fn arguments(
@@ -60,17 +60,31 @@ fn required_args(op: &Operation) -> u32 {
     op.args.iter().take_while(|a| !a.optional).count() as u32
 }
 
+/// What one interface or namespace adds to the generated file.
+pub(super) struct Interface {
+    /// Its `{Interface}Methods` trait and binding functions (generic over `D: DomTypes`).
+    pub items: TokenStream,
+    /// Its `InterfaceDef` table, an associated const of `Tables<D>`.
+    pub table: TokenStream,
+    /// Its associated type in `DomTypes`.
+    pub dom_type: TokenStream,
+}
+
 pub(super) fn interface(
-    iface: &Interface,
+    iface: &model::Interface,
     defs: &Definitions,
     conf: &Conf,
-) -> Result<TokenStream, Error> {
+) -> Result<Interface, Error> {
     let name = &iface.name;
     let settings = &conf.interfaces[name];
-    let native = path(settings.native.as_deref().ok_or_else(|| Error {
+    let native_path = settings.native.as_deref().ok_or_else(|| Error {
         at: iface.at.clone(),
         message: format!("interface `{name}` needs `native` in Bindings.toml"),
-    })?);
+    })?;
+    // The embedder's type for this interface: `D::{Interface}`, where `D` is its
+    // `DomTypes` (the bindings never name the embedder's crate).
+    let type_name = Ident::new(name, Span::call_site());
+    let native = quote!(D::#type_name);
     let methods = format_ident!("{}Methods", name);
     let table = table_ident(name);
     let prefix = snake(name);
@@ -90,7 +104,7 @@ pub(super) fn interface(
             let fdoc = format!(" <https://webidl.spec.whatwg.org/#js-constructors> for `{name}`.");
             fns.push(quote! {
                 #[doc = #fdoc]
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     let object = <#native as #methods>::constructor(&global, #(#names),*)?;
@@ -98,7 +112,7 @@ pub(super) fn interface(
                 }
             });
             let length = proc_macro2::Literal::u32_unsuffixed(required_args(op));
-            quote!(Some(ConstructorDef { length: #length, call: #f }))
+            quote!(Some(ConstructorDef { length: #length, call: #f::<D> }))
         }
         None => quote!(None),
     };
@@ -114,14 +128,14 @@ pub(super) fn interface(
         });
         let f = format_ident!("{}_get_{}", prefix, snake(&a.name));
         fns.push(quote! {
-            fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+            fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                 let value = cx.with_this(|this: &#native| this.#m())?;
                 cx.set_return(value.to_js());
                 Ok(())
             }
         });
         let js = &a.name;
-        attributes.push(quote!(AttributeDef { name: #js, get: #f }));
+        attributes.push(quote!(AttributeDef { name: #js, get: #f::<D> }));
     }
 
     let mut operations = Vec::new();
@@ -155,15 +169,15 @@ pub(super) fn interface(
             fns.push(quote! {
                 /// <https://webidl.spec.whatwg.org/#js-operations>: an operation returning a
                 /// promise turns its exceptions into a rejected promise.
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                     let promise = cx.return_new_promise()?;
-                    if let Err(error) = #steps(cx, promise) {
+                    if let Err(error) = #steps::<D>(cx, promise) {
                         cx.reject_returned_promise(error)?;
                     }
                     Ok(())
                 }
 
-                fn #steps(cx: &mut CallCtx<'_>, promise: Promise<#inner>) -> Fallible<()> {
+                fn #steps<D: DomTypes>(cx: &mut CallCtx<'_>, promise: Promise<#inner>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     cx.with_this(|this: &#native| this.#m(&global, #(#names,)* promise))?
@@ -199,7 +213,7 @@ pub(super) fn interface(
                 }
             };
             fns.push(quote! {
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     #ret
@@ -207,7 +221,7 @@ pub(super) fn interface(
                 }
             });
         }
-        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f }));
+        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f::<D> }));
     }
 
     let mut exposed = Vec::new();
@@ -249,7 +263,7 @@ pub(super) fn interface(
         None => quote!(None),
     };
     let trait_doc = format!(
-        " `{} {name}{}` ({}): what `{}` implements.",
+        " `{} {name}{}` ({}): what `DomTypes::{name}` implements (`{}` in Bindings.toml).",
         if iface.namespace {
             "namespace"
         } else {
@@ -261,7 +275,7 @@ pub(super) fn interface(
             .map(|p| format!(" : {p}"))
             .unwrap_or_default(),
         iface.at,
-        settings.native.as_deref().unwrap_or_default()
+        native_path
     );
     let pref = match &settings.pref {
         Some(p) => quote!(Some(#p)),
@@ -279,25 +293,33 @@ pub(super) fn interface(
     };
     let namespace = iface.namespace;
     let hidden = settings.hidden;
-    Ok(quote! {
-        #[doc = #trait_doc]
-        pub trait #methods #bound {
-            #(#trait_items)*
-        }
+    let type_doc = format!(" `{name}`: `{native_path}` in Bindings.toml.");
+    Ok(Interface {
+        items: quote! {
+            #[doc = #trait_doc]
+            pub trait #methods #bound {
+                #(#trait_items)*
+            }
 
-        #(#fns)*
-
-        #[doc = #table_doc]
-        pub static #table: InterfaceDef = InterfaceDef {
-            name: #name,
-            parent: #parent,
-            exposed: &[#(#exposed),*],
-            pref: #pref,
-            namespace: #namespace,
-            hidden: #hidden,
-            constructor: #constructor,
-            attributes: &[#(#attributes),*],
-            operations: &[#(#operations),*],
-        };
+            #(#fns)*
+        },
+        table: quote! {
+            #[doc = #table_doc]
+            pub const #table: InterfaceDef = InterfaceDef {
+                name: #name,
+                parent: #parent,
+                exposed: &[#(#exposed),*],
+                pref: #pref,
+                namespace: #namespace,
+                hidden: #hidden,
+                constructor: #constructor,
+                attributes: &[#(#attributes),*],
+                operations: &[#(#operations),*],
+            };
+        },
+        dom_type: quote! {
+            #[doc = #type_doc]
+            type #type_name: #methods;
+        },
     })
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use jsprof_net::{cors, mime, HeaderList};
 
-use crate::dom::bindings::generated::{JsprofFetchRequest, JsprofHostMethods};
-use crate::dom::bindings::runtime::{ByteString, Error, Fallible, Global};
-use crate::host::ApiRequest;
+use jsprof_script_bindings::generated::{JsprofFetchRequest, JsprofHostMethods};
+use jsprof_script_bindings::host::ApiRequest;
+use jsprof_script_bindings::runtime::{ByteString, Error, Fallible, Global};
 
 /// Implements [`JsprofHostMethods`]: stateless, all state is the embedder's.
 #[derive(Debug)]

@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 
 use jsprof_profiler::{ProfilerTrace, Session};
 
-use crate::dom::bindings::generated::{ProfilerInitOptions, ProfilerMethods};
-use crate::dom::bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector, ToJs};
 use crate::policy::ProfilingPolicy;
+use jsprof_script_bindings::generated::{ProfilerInitOptions, ProfilerMethods};
+use jsprof_script_bindings::runtime::{
+    DomObject, Error, Fallible, Global, Promise, Reflector, ToJs,
+};
 
 thread_local! {
     /// Main-thread time spent stopping this thread's profilers: `stop()` itself and the

@@ -260,7 +260,7 @@ pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) 
             continue;
         };
         report.traces.extend(traces);
-        if let Some(e) = crate::glue::internal_error() {
+        if let Some(e) = jsprof_script_bindings::glue::internal_error() {
             report.internal_error = Some(e);
             break;
         }

@@ -109,7 +109,7 @@ impl Page {
     pub(super) fn expired(&mut self) -> bool {
         if self.deadline.is_some_and(|d| Instant::now() >= d)
             || self.halt.load(std::sync::atomic::Ordering::Acquire)
-            || crate::glue::internal_error().is_some()
+            || jsprof_script_bindings::glue::internal_error().is_some()
         {
             self.timed_out = true;
         }

@@ -49,7 +49,7 @@ pub(super) struct PageHost {
     pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
     /// For a worker's loop: held while it has work (its script, timers, loads, tasks), so
     /// that its creator's page does not end before the worker has said what it had to say.
-    pub(super) busy: RefCell<Option<crate::dom::PendingTask>>,
+    pub(super) busy: RefCell<Option<jsprof_script_bindings::task::PendingTask>>,
     /// Main-thread time spent on profiling support: initialising it, registering scripts
     /// (the in-script guards are counted by the agent, `jsprof_spidermonkey::guard_time`).
     pub(super) support: Cell<Duration>,
@@ -299,7 +299,7 @@ impl PageHost {
             max_frames: prefs.int("js.stack_capture_max_frames").clamp(1, 4096) as u32,
             signal_sampling: prefs.get_bool("profiler.signal_sampling").unwrap_or(true),
             read_slots: prefs.bool("js.stack_capture_slots"),
-            realm_of_principals: Some(crate::glue::realm_of_principals),
+            realm_of_principals: Some(jsprof_script_bindings::glue::realm_of_principals),
         };
         let agent =
             jsprof_spidermonkey::install_agent(interrupter, group, self.registry.clone(), config)

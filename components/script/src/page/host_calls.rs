@@ -76,7 +76,11 @@ impl Host for PageHost {
         self.imports_pending.set(true);
     }
 
-    fn fetch_sync(&self, window: usize, request: crate::host::ApiRequest) -> String {
+    fn fetch_sync(
+        &self,
+        window: usize,
+        request: jsprof_script_bindings::host::ApiRequest,
+    ) -> String {
         let origin = self.doc(window).origin.clone();
         let loader = match request.timeout {
             Some(t) => self.options.loader.with_timeout(t),
@@ -90,7 +94,12 @@ impl Host for PageHost {
         meta.to_string()
     }
 
-    fn fetch_start(&self, window: usize, id: u32, request: crate::host::ApiRequest) {
+    fn fetch_start(
+        &self,
+        window: usize,
+        id: u32,
+        request: jsprof_script_bindings::host::ApiRequest,
+    ) {
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
         let origin = self.doc(window).origin.clone();
@@ -528,7 +537,7 @@ impl Host for PageHost {
 fn api_fetch(
     loader: &Loader,
     origin: Origin,
-    api: crate::host::ApiRequest,
+    api: jsprof_script_bindings::host::ApiRequest,
 ) -> Result<Response, LoadError> {
     let url = jsprof_net::parse_url(&api.url)?;
     // A page cannot navigate through fetch (the Request constructor refused "navigate").

@@ -26,12 +26,14 @@ use jsprof_profiler::{
 };
 
 use crate::document::{self, ScriptElement, ScriptKind};
-use crate::dom::bindings::runtime::GlobalKind;
-use crate::dom::{Task, TaskSender};
-use crate::glue::{realm_of, Arg, Host, Js};
+use crate::dom::DomTypeHolder;
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::watchdog::{Stop, Watchdog};
+use jsprof_script_bindings::glue::{realm_of, Arg, Js};
+use jsprof_script_bindings::host::{FetchedScript, Host};
+use jsprof_script_bindings::runtime::GlobalKind;
+use jsprof_script_bindings::task::{Task, TaskSender};
 use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
 
 mod browser;
@@ -250,7 +252,7 @@ enum Message {
         element: ScriptElement,
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
-        _pending: crate::dom::PendingTask,
+        _pending: jsprof_script_bindings::task::PendingTask,
     },
     /// The document of `parent`'s iframe number `index`.
     Frame {
@@ -262,20 +264,10 @@ enum Message {
         started: (Nanos, f64),
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
-        _pending: crate::dom::PendingTask,
+        _pending: jsprof_script_bindings::task::PendingTask,
     },
     /// A command of the WebDriver server for this page (see [`webdriver`]).
     WebDriver(jsprof_webdriver::Command, jsprof_webdriver::Responder),
-}
-
-/// A script a module import or `importScripts` fetched.
-#[derive(Debug)]
-pub(crate) struct FetchedScript {
-    pub source: String,
-    /// Its final URL.
-    pub url: String,
-    /// True for a classic script from an opaque response.
-    pub muted: bool,
 }
 
 /// A script ready to run.
@@ -381,7 +373,7 @@ impl Page {
         // is reported; the profilers' traces are still written.
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run()))
         {
-            crate::glue::record_internal_error(&*payload);
+            jsprof_script_bindings::glue::record_internal_error(&*payload);
         }
         self.host.terminate_workers();
         self.host.stop_running_profilers();
@@ -402,7 +394,7 @@ impl Page {
         let (tx, messages) = mpsc::channel();
         let top_doc = Doc::of(&response, started, false);
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
-        let mut js = Js::new(host.clone());
+        let mut js = Js::new::<DomTypeHolder>(host.clone());
         let _ = host.interrupter.set(js.interrupter());
         let init = host.init_json(&doc, &top_doc, 0);
         let window = js
@@ -485,7 +477,7 @@ impl Page {
         session: Option<Session>,
     ) -> RunReport {
         self.timed_out |= stop.is_some();
-        let internal_error = crate::glue::internal_error();
+        let internal_error = jsprof_script_bindings::glue::internal_error();
         let out_of_memory = match stop {
             Some(Stop::OutOfMemory { resident, limit }) => Some((resident, limit)),
             _ => None,

@@ -117,7 +117,7 @@ pub(super) fn run_worker(
     };
     let (tx, messages) = mpsc::channel();
     let host = PageHost::new(&options, doc.clone(), tx, Some(parent));
-    let mut js = Js::new(host.clone());
+    let mut js = Js::new::<DomTypeHolder>(host.clone());
     let _ = host.interrupter.set(js.interrupter());
     js.terminate_on_interrupt(host.closed.clone());
     if ready
@@ -189,7 +189,7 @@ pub(super) fn run_worker(
     };
     let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while page.turn() {}));
     if let Err(payload) = turned {
-        crate::glue::record_internal_error(&*payload);
+        jsprof_script_bindings::glue::record_internal_error(&*payload);
     }
     page.host.terminate_workers();
     page.host.stop_running_profilers();

@@ -1,10 +1,11 @@
 //! The SpiderMonkey glue: with `jsprof-spidermonkey` (the profiler's agent, which it uses),
 //! the only code of jsprof with `unsafe`.
 //!
-//! It owns the runtime of one event loop and the globals of its windows, and offers the rest
-//! of the crate a safe interface: create a window realm (running the prelude that builds its
-//! DOM), run classic and module scripts, call the prelude's hooks, run microtasks. Natives the
-//! prelude calls reach the host through the [`Host`] trait object of the current thread.
+//! It owns the runtime of one event loop and the globals of its windows, and offers the
+//! engine (the `jsprof-script` crate) a safe interface: create a window realm (running the
+//! prelude that builds its DOM), run classic and module scripts, call the prelude's hooks,
+//! run microtasks. Natives the prelude calls reach the host through the [`Host`] trait
+//! object of the current thread.
 //!
 //! Rooting: globals, hook objects and module maps live in `RootedTraceableBox<Heap<_>>`s for
 //! the life of the [`Js`]; everything else is `rooted!` on the stack for one call.
@@ -19,7 +20,8 @@ use jsprof_profiler::RealmId;
 use jsprof_spidermonkey::InScript;
 use mozjs::gc::RootedTraceableBox;
 
-use crate::dom::bindings::runtime::{GlobalKind, RootRef, Settlement};
+use crate::generated::{DomTypes, Tables};
+use crate::runtime::{GlobalKind, InterfaceDef, RootRef, Settlement};
 use jsprof_net::Origin;
 
 pub(crate) mod bindings;
@@ -34,9 +36,9 @@ mod roots;
 mod run;
 mod security;
 mod strings;
-pub(crate) use self::security::realm_of_principals;
+pub use self::security::realm_of_principals;
 use self::{clone::*, jobs::*, modules::*, natives::*, security::*, strings::*};
-pub(crate) use crate::host::Host;
+use crate::host::Host;
 use mozjs::jsapi::{
     self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
     PromiseRejectionHandlingState, Value,
@@ -52,6 +54,8 @@ use mozjs::rust::{
 
 thread_local! {
     static HOST: RefCell<Option<Rc<dyn Host>>> = const { RefCell::new(None) };
+    /// The generated interface tables for the embedder's `DomTypes`, set with [`HOST`].
+    static INTERFACES: std::cell::Cell<&'static [&'static InterfaceDef]> = const { std::cell::Cell::new(&[]) };
     /// Promises rejected without a handler, waiting for the next microtask checkpoint.
     static REJECTIONS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
     /// Dynamic imports waiting for the event loop: (window, referrer URL, specifier, request, payload).
@@ -72,6 +76,11 @@ fn host() -> Rc<dyn Host> {
         reason = "natives only run inside a Js, which set HOST"
     )]
     HOST.with(|h| h.borrow().clone().expect("a Js is alive on this thread"))
+}
+
+/// The generated interfaces of this thread's [`Js`], in the order their members' codes use.
+fn generated_interfaces() -> &'static [&'static InterfaceDef] {
+    INTERFACES.with(std::cell::Cell::get)
 }
 
 static ENGINE: Mutex<Option<JSEngineHandle>> = Mutex::new(None);
@@ -113,7 +122,7 @@ struct Window {
 
 /// An argument for a prelude hook.
 #[derive(Debug, Clone)]
-pub(crate) enum Arg<'a> {
+pub enum Arg<'a> {
     Num(f64),
     Str(&'a str),
     /// Bytes, as a JS string of Latin-1 code units (a `ByteString`).
@@ -121,7 +130,7 @@ pub(crate) enum Arg<'a> {
 }
 
 /// A runtime and the realms of its windows. Not `Send`: it lives on its event loop's thread.
-pub(crate) struct Js {
+pub struct Js {
     windows: Vec<Window>,
     // Dropped last: every root above is released before the runtime goes.
     rt: Runtime,
@@ -301,7 +310,7 @@ unsafe extern "C" fn on_interrupt(_cx: *mut JSContext) -> bool {
 }
 
 /// The profiler's realm id of window `window` (windows are numbered from 0, realms from 1).
-pub(crate) fn realm_of(window: usize) -> RealmId {
+pub fn realm_of(window: usize) -> RealmId {
     // Saturating: principals of no window (`NO_WINDOW`, from a structured clone) get a
     // realm no session has.
     RealmId(u32::try_from(window).unwrap_or(u32::MAX).saturating_add(1))
@@ -322,10 +331,12 @@ unsafe fn wrap_cx(cx: *mut JSContext) -> mozjs::context::JSContext {
 }
 
 impl Js {
-    /// A runtime on this thread, whose natives call `host`.
-    pub fn new(host: Rc<dyn Host>) -> Js {
+    /// A runtime on this thread, whose natives call `host` and whose generated interfaces
+    /// are implemented by the types of `D`.
+    pub fn new<D: DomTypes>(host: Rc<dyn Host>) -> Js {
         let mut rt = Runtime::new(engine());
         HOST.with(|h| *h.borrow_mut() = Some(host));
+        INTERFACES.with(|i| i.set(Tables::<D>::INTERFACES));
         // The profiler agent's callbacks (interrupt, GC slices, nursery collections) and
         // every script starting in the Baseline Interpreter, whose frames its walk sees.
         jsprof_spidermonkey::set_panic_handler(record_internal_error);

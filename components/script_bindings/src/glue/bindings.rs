@@ -1,4 +1,4 @@
-//! The JSAPI side of the generated WebIDL bindings (`crate::dom::bindings`).
+//! The JSAPI side of the generated WebIDL bindings (`crate::generated`, `crate::runtime`).
 //!
 //! Generated code is safe Rust: it describes each interface with a static
 //! [`InterfaceDef`] of plain `fn(&mut CallCtx) -> Fallible<()>` members and converts values
@@ -23,9 +23,8 @@ use mozjs::rooted;
 
 use super::convert::{get_property, out_to_js};
 use super::roots::rooted_object;
-use super::{current_window, host, new_string};
-use crate::dom::bindings::generated::INTERFACES;
-use crate::dom::bindings::runtime::{
+use super::{current_window, generated_interfaces, host, new_string};
+use crate::runtime::{
     CallCtx, DomObject, Error, Fallible, Global, ObjectRoot, Out, Promise, RootRef, Settlement, Val,
 };
 
@@ -283,7 +282,7 @@ pub(super) unsafe extern "C" fn binding_native(
             // SAFETY: `cx` is the live context, in the call's realm; `dom_exception` is
             // rooted for the whole call.
             let throw = |e: &Error| unsafe { throw(cx, dom_exception.handle().into(), e) };
-            let iface = INTERFACES[(code >> 16) as usize];
+            let iface = generated_interfaces()[(code >> 16) as usize];
             let member = code & 0xffff;
             let (name, call, required) = if member == MEMBER_CONSTRUCTOR {
                 let Some(ctor) = &iface.constructor else {

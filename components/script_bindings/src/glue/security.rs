@@ -108,7 +108,7 @@ pub(super) unsafe fn saved_frame_window(frame: *mut JSObject) -> Option<usize> {
 ///
 /// # Safety
 /// `p` must be null or principals made by this crate (every realm's are).
-pub(crate) unsafe fn realm_of_principals(p: *mut jsapi::JSPrincipals) -> Option<RealmId> {
+pub unsafe fn realm_of_principals(p: *mut jsapi::JSPrincipals) -> Option<RealmId> {
     // SAFETY: per the contract.
     unsafe { realm_info(p) }.map(|r| realm_of(r.window))
 }

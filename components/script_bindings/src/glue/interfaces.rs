@@ -11,9 +11,8 @@ use mozjs::rooted;
 use super::bindings::{
     binding_native, MEMBER_CONSTRUCTOR, MEMBER_OPERATIONS, SLOT_DOM_EXCEPTION, SLOT_MEMBER,
 };
-use super::{host, new_string, InScript};
-use crate::dom::bindings::generated::INTERFACES;
-use crate::dom::bindings::runtime::GlobalKind;
+use super::{generated_interfaces, host, new_string, InScript};
+use crate::runtime::GlobalKind;
 
 /// Makes a binding function for member `code` of interface `index`.
 ///
@@ -67,7 +66,7 @@ pub(super) unsafe fn define_interfaces(
     let enumerable = jsapi::JSPROP_ENUMERATE as u32;
     let readonly_permanent = (jsapi::JSPROP_READONLY | jsapi::JSPROP_PERMANENT) as u32;
     let _in_script = InScript::enter();
-    for (index, iface) in INTERFACES.iter().enumerate() {
+    for (index, iface) in generated_interfaces().iter().enumerate() {
         // A hidden namespace is on a global only under its pref (for tests).
         let pref_on = iface.pref.map(|p| host().pref_enabled(p));
         let shown = if iface.hidden {
@@ -257,7 +256,7 @@ unsafe fn define_operations(
     index: usize,
     dom_exception: jsapi::HandleValue,
 ) -> Result<(), String> {
-    let iface = INTERFACES[index];
+    let iface = generated_interfaces()[index];
     for (i, op) in iface.operations.iter().enumerate() {
         let op_code = ((index as i32) << 16) | (MEMBER_OPERATIONS + i as i32);
         // SAFETY: per the contract, `cx` is live and in the realm; `dom_exception` is
@@ -334,16 +333,19 @@ pub(super) unsafe fn namespace_object(
     // rooted `out` at once, before anything can GC.
     let object = unsafe { jsapi::JS_NewPlainObject(cx) };
     if object.is_null() {
-        return Err(format!("cannot create {}", INTERFACES[index].name));
+        return Err(format!(
+            "cannot create {}",
+            generated_interfaces()[index].name
+        ));
     }
     out.set(object);
     // SAFETY: per the contract; `out` is rooted and now holds the object.
     unsafe { define_operations(cx, out.handle().into(), index, dom_exception) }?;
     // SAFETY: as above.
-    unsafe { define_to_string_tag(cx, out.handle().into(), INTERFACES[index].name) }
+    unsafe { define_to_string_tag(cx, out.handle().into(), generated_interfaces()[index].name) }
 }
 
 /// The index in the generated tables of the namespace or interface called `name`.
 pub(super) fn generated_index(name: &str) -> Option<usize> {
-    INTERFACES.iter().position(|i| i.name == name)
+    generated_interfaces().iter().position(|i| i.name == name)
 }

@@ -9,7 +9,7 @@ use mozjs::jsval::{BooleanValue, DoubleValue, ObjectValue, UndefinedValue};
 use mozjs::rooted;
 
 use super::{new_latin1_string, new_string};
-use crate::dom::bindings::runtime::{Dict, Error, Fallible, Out, Val};
+use crate::runtime::{Dict, Error, Fallible, Out, Val};
 
 /// `obj[name]` into `out`; `Err(Thrown)` if a getter threw.
 ///

@@ -48,6 +48,30 @@ pub struct CallCtx<'a> {
     pub(crate) member: &'static str,
 }
 
+// Debug without the JSAPI handles (which have none): what a log line can use.
+impl std::fmt::Debug for Val<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Val").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Dict<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dict")
+            .field("present", &self.v.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for CallCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallCtx")
+            .field("interface", &self.iface.name)
+            .field("member", &self.member)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A strong root of a JS object (a promise to settle, a reflector with pending work), held
 /// until dropped on the thread that made it. It can be moved to other threads and back
 /// (tasks carry it); dropped elsewhere, it stays rooted until the runtime ends.

@@ -1,6 +1,6 @@
 //! The embedder's side of the natives: the safe [`Host`] trait a realm's natives (and the
-//! generated bindings) call. It knows nothing of SpiderMonkey: `glue` calls it, `page`
-//! implements it, and `dom::bindings::runtime` hands it to DOM objects.
+//! generated bindings) call. It knows nothing of SpiderMonkey: `glue` calls it, the script
+//! crate's `page` implements it, and [`runtime`](crate::runtime) hands it to DOM objects.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,12 +8,13 @@ use std::time::Duration;
 use jsprof_net::{Credentials, HeaderList, Mode, Redirect};
 use jsprof_profiler::{ProfilerTrace, Session};
 
-use crate::dom::TaskSender;
-use crate::policy::ProfilingPolicy;
+use jsprof_page_model::policy::ProfilingPolicy;
+
+use crate::task::TaskSender;
 
 /// What the natives of a realm ask of the embedder. Called re-entrantly from inside script:
 /// implementations use interior mutability and never call back into JS.
-pub(crate) trait Host {
+pub trait Host {
     /// Writes console output (`stderr`: errors and warnings go to standard error).
     fn print(&self, window: usize, to_stderr: bool, text: &str);
     /// `performance.now()` for the window, in ms.
@@ -26,12 +27,8 @@ pub(crate) trait Host {
     fn clear_timer(&self, window: usize, id: u32);
     /// Fetches a script synchronously (a module's import in CORS mode, or a classic script
     /// for a worker's `importScripts` in no-cors mode), or says why it could not be had.
-    fn fetch_script(
-        &self,
-        window: usize,
-        url: &str,
-        module: bool,
-    ) -> Result<crate::page::FetchedScript, String>;
+    fn fetch_script(&self, window: usize, url: &str, module: bool)
+        -> Result<FetchedScript, String>;
     /// Records a script window `window` just compiled, under its SpiderMonkey ScriptSource
     /// id, for the profiler (names, positions, realm, and whether its frames are hidden).
     #[allow(clippy::too_many_arguments)]
@@ -71,7 +68,7 @@ pub(crate) trait Host {
         inline: Option<String>,
     );
     /// A dynamic `import()` is waiting: the event loop should call
-    /// [`Js::finish_dynamic_imports`] soon.
+    /// [`Js::finish_dynamic_imports`](crate::glue::Js::finish_dynamic_imports) soon.
     fn dynamic_import_pending(&self, window: usize);
     /// Opens a pair of message-port ends across threads; this window holds end 0.
     fn port_open(&self, window: usize) -> u64;
@@ -130,7 +127,7 @@ pub(crate) trait Host {
 /// A request a page's `fetch()` or `XMLHttpRequest` makes, as the prelude checked it (method,
 /// URL, header list through its guard, body bytes): the client's origin is the window's.
 #[derive(Debug, Clone)]
-pub(crate) struct ApiRequest {
+pub struct ApiRequest {
     pub method: String,
     pub url: String,
     pub headers: HeaderList,
@@ -141,4 +138,14 @@ pub(crate) struct ApiRequest {
     pub use_cors_preflight: bool,
     /// A synchronous request's timeout.
     pub timeout: Option<Duration>,
+}
+
+/// A script a module import or `importScripts` fetched.
+#[derive(Debug)]
+pub struct FetchedScript {
+    pub source: String,
+    /// Its final URL.
+    pub url: String,
+    /// True for a classic script from an opaque response.
+    pub muted: bool,
 }
