@@ -76,6 +76,12 @@ pub struct InterfaceConf {
     /// only while its `pref` is true (for tests).
     #[serde(default)]
     pub hidden: bool,
+    /// A namespace that is the embedder's host interface: its `{Namespace}Methods` trait
+    /// takes `&self` and the caller's window, is a supertrait of the bindings' `Host`, and
+    /// each operation calls the realm's host (no `native` type: the host is the
+    /// implementation).
+    #[serde(default)]
+    pub host: bool,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -104,7 +110,7 @@ pub fn generate(files: &[(String, String)], conf: &Conf) -> Result<String, Error
     let wanted: Vec<&str> = conf
         .interfaces
         .iter()
-        .filter(|(_, c)| c.native.is_some())
+        .filter(|(_, c)| c.native.is_some() || c.host)
         .map(|(n, _)| n.as_str())
         .collect();
     let defs = model::model(files, &wanted)?;

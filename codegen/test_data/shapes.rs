@@ -210,6 +210,41 @@ fn widget_report_steps<D: DomTypes>(
     let global = cx.global();
     cx.with_this(|this: &D::Widget| this.report(&global, options, promise))?
 }
+/// `namespace WidgetEmbedder` (test_data/shapes.webidl:49): the embedder's host interface, which `Host` extends; each operation is a call on the realm's host for the caller's `window`.
+pub trait WidgetEmbedderMethods {
+    /// `unsigned long long open(DOMString url, optional boolean background)`
+    fn open(
+        &self,
+        window: usize,
+        url: String,
+        background: Option<bool>,
+    ) -> Fallible<u64>;
+    /// `undefined close(unsigned long long id)`
+    fn close(&self, window: usize, id: u64) -> Fallible<()>;
+}
+fn widget_embedder_open(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let url = {
+        let value = cx.arg(0);
+        convert::dom_string(value)?
+    };
+    let background = match cx.arg(1) {
+        value if value.is_undefined() => None,
+        value => Some(convert::boolean(value)?),
+    };
+    let global = cx.global();
+    let value = global.host.open(global.window, url, background)?;
+    cx.set_return(value.to_js());
+    Ok(())
+}
+fn widget_embedder_close(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let id = {
+        let value = cx.arg(0);
+        convert::unsigned_long_long(value)?
+    };
+    let global = cx.global();
+    global.host.close(global.window, id)?;
+    Ok(())
+}
 /// `namespace WidgetHost` (test_data/shapes.webidl:40): what `DomTypes::WidgetHost` implements (`crate::dom::widget::WidgetHost` in Bindings.toml).
 pub trait WidgetHostMethods {
     /// `undefined report(octet level, DOMString? note, optional DOMString? detail)`
@@ -325,6 +360,29 @@ impl<D: DomTypes> Tables<D> {
             },
         ],
     };
+    /// The namespace object and operations of `WidgetEmbedder`.
+    pub const WIDGET_EMBEDDER: InterfaceDef = InterfaceDef {
+        name: "WidgetEmbedder",
+        parent: None,
+        exposed: &[GlobalKind::Window],
+        pref: None,
+        namespace: true,
+        hidden: true,
+        constructor: None,
+        attributes: &[],
+        operations: &[
+            OperationDef {
+                name: "open",
+                length: 1,
+                call: widget_embedder_open,
+            },
+            OperationDef {
+                name: "close",
+                length: 1,
+                call: widget_embedder_close,
+            },
+        ],
+    };
     /// The namespace object and operations of `WidgetHost`.
     pub const WIDGET_HOST: InterfaceDef = InterfaceDef {
         name: "WidgetHost",
@@ -356,6 +414,7 @@ impl<D: DomTypes> Tables<D> {
     /// Every interface with generated bindings, in name order.
     pub const INTERFACES: &'static [&'static InterfaceDef] = &[
         &Self::WIDGET,
+        &Self::WIDGET_EMBEDDER,
         &Self::WIDGET_HOST,
     ];
 }

@@ -77,10 +77,24 @@ pub(super) fn interface(
 ) -> Result<Interface, Error> {
     let name = &iface.name;
     let settings = &conf.interfaces[name];
-    let native_path = settings.native.as_deref().ok_or_else(|| Error {
-        at: iface.at.clone(),
-        message: format!("interface `{name}` needs `native` in Bindings.toml"),
-    })?;
+    if settings.host && (!iface.namespace || settings.native.is_some()) {
+        return Err(Error {
+            at: iface.at.clone(),
+            message: format!(
+                "`host = true` is for a namespace without `native` (the host implements `{name}`)"
+            ),
+        });
+    }
+    let native_path = match (&settings.native, settings.host) {
+        (Some(native), _) => native.as_str(),
+        (None, true) => "the embedder's `Host`",
+        (None, false) => {
+            return Err(Error {
+                at: iface.at.clone(),
+                message: format!("interface `{name}` needs `native` in Bindings.toml"),
+            })
+        }
+    };
     // The embedder's type for this interface: `D::{Interface}`, where `D` is its
     // `DomTypes` (the bindings never name the embedder's crate).
     let type_name = Ident::new(name, Span::call_site());
@@ -139,6 +153,12 @@ pub(super) fn interface(
     }
 
     let mut operations = Vec::new();
+    // The host interface's operations call the realm's host, no type of `D`.
+    let (generics, turbofish) = if settings.host {
+        (quote!(), quote!())
+    } else {
+        (quote!(<D: DomTypes>), quote!(::<D>))
+    };
     for op in &iface.operations {
         let m = ident(&op.name);
         let (lets, names) = arguments(op, conf, &iface.at)?;
@@ -188,7 +208,22 @@ pub(super) fn interface(
             let doc = format!(" `{}`", op.idl);
             // A namespace's operations are called without a `this`
             // (<https://webidl.spec.whatwg.org/#namespace-object>).
-            let (receiver, call) = if iface.namespace {
+            let (receiver, call) = if settings.host {
+                // The host interface: the realm's host, for the caller's window.
+                if let Some(a) = op.args.iter().find(|a| a.name == "window") {
+                    return Err(Error {
+                        at: iface.at.clone(),
+                        message: format!(
+                            "argument `{}` of host operation `{}`: `window` is the caller's",
+                            a.name, op.name
+                        ),
+                    });
+                }
+                (
+                    quote!(&self, window: usize,),
+                    quote!(global.host.#m(global.window, #(#names),*)),
+                )
+            } else if iface.namespace {
                 (
                     quote!(),
                     quote!(<#native as #methods>::#m(&global, #(#names),*)),
@@ -199,9 +234,14 @@ pub(super) fn interface(
                     quote!(cx.with_this(|this: &#native| this.#m(&global, #(#names),*))?),
                 )
             };
+            let global_param = if settings.host {
+                quote!()
+            } else {
+                quote!(global: &Global,)
+            };
             trait_items.push(quote! {
                 #[doc = #doc]
-                fn #m(#receiver global: &Global, #(#params),*) -> Fallible<#t>;
+                fn #m(#receiver #global_param #(#params),*) -> Fallible<#t>;
             });
             // An `undefined` operation leaves the return value as it is (undefined).
             let ret = if op.ret == Ty::Undefined {
@@ -213,7 +253,7 @@ pub(super) fn interface(
                 }
             };
             fns.push(quote! {
-                fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f #generics (cx: &mut CallCtx<'_>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     #ret
@@ -221,7 +261,7 @@ pub(super) fn interface(
                 }
             });
         }
-        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f::<D> }));
+        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f #turbofish }));
     }
 
     let mut exposed = Vec::new();
@@ -262,21 +302,29 @@ pub(super) fn interface(
         }
         None => quote!(None),
     };
-    let trait_doc = format!(
-        " `{} {name}{}` ({}): what `DomTypes::{name}` implements (`{}` in Bindings.toml).",
-        if iface.namespace {
-            "namespace"
-        } else {
-            "interface"
-        },
-        iface
-            .parent
-            .as_ref()
-            .map(|p| format!(" : {p}"))
-            .unwrap_or_default(),
-        iface.at,
-        native_path
-    );
+    let trait_doc = if settings.host {
+        format!(
+            " `namespace {name}` ({}): the embedder's host interface, which `Host` extends; \
+             each operation is a call on the realm's host for the caller's `window`.",
+            iface.at
+        )
+    } else {
+        format!(
+            " `{} {name}{}` ({}): what `DomTypes::{name}` implements (`{}` in Bindings.toml).",
+            if iface.namespace {
+                "namespace"
+            } else {
+                "interface"
+            },
+            iface
+                .parent
+                .as_ref()
+                .map(|p| format!(" : {p}"))
+                .unwrap_or_default(),
+            iface.at,
+            native_path
+        )
+    };
     let pref = match &settings.pref {
         Some(p) => quote!(Some(#p)),
         None => quote!(None),
@@ -317,9 +365,14 @@ pub(super) fn interface(
                 operations: &[#(#operations),*],
             };
         },
-        dom_type: quote! {
-            #[doc = #type_doc]
-            type #type_name: #methods;
+        // The host interface is implemented by the host, not by a type of `DomTypes`.
+        dom_type: if settings.host {
+            quote!()
+        } else {
+            quote! {
+                #[doc = #type_doc]
+                type #type_name: #methods;
+            }
         },
     })
 }

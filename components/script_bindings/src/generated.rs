@@ -76,7 +76,7 @@ impl FromJs for jsprof_profiler::ProfilerMarker {
         Ok(all[index])
     }
 }
-/// `enum RequestCredentials` (webidl/internal/host.webidl:117).
+/// `enum RequestCredentials` (webidl/internal/host.webidl:118).
 impl ToJs for jsprof_net::Credentials {
     fn to_js(&self) -> Out {
         Out::String(
@@ -105,7 +105,7 @@ impl FromJs for jsprof_net::Credentials {
         Ok(all[index])
     }
 }
-/// `enum RequestMode` (webidl/internal/host.webidl:116).
+/// `enum RequestMode` (webidl/internal/host.webidl:117).
 impl ToJs for jsprof_net::Mode {
     fn to_js(&self) -> Out {
         Out::String(
@@ -136,7 +136,7 @@ impl FromJs for jsprof_net::Mode {
         Ok(all[index])
     }
 }
-/// `enum RequestRedirect` (webidl/internal/host.webidl:118).
+/// `enum RequestRedirect` (webidl/internal/host.webidl:119).
 impl ToJs for jsprof_net::Redirect {
     fn to_js(&self) -> Out {
         Out::String(
@@ -165,7 +165,7 @@ impl FromJs for jsprof_net::Redirect {
         Ok(all[index])
     }
 }
-/// `dictionary JsprofFetchRequest` (webidl/internal/host.webidl:100).
+/// `dictionary JsprofFetchRequest` (webidl/internal/host.webidl:101).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofFetchRequest {
     /// `body`
@@ -411,70 +411,89 @@ impl ToJs for jsprof_profiler::ProfilerTrace {
         Out::json(self)
     }
 }
-/// `namespace JsprofHost` (webidl/internal/host.webidl:12): what `DomTypes::JsprofHost` implements (`crate::dom::host_namespace::JsprofHost` in Bindings.toml).
+/// `namespace JsprofHost` (webidl/internal/host.webidl:13): the embedder's host interface, which `Host` extends; each operation is a call on the realm's host for the caller's `window`.
 pub trait JsprofHostMethods {
     /// `undefined print(boolean toStderr, DOMString text)`
-    fn print(global: &Global, to_stderr: bool, text: String) -> Fallible<()>;
+    fn print(&self, window: usize, to_stderr: bool, text: String) -> Fallible<()>;
     /// `double now()`
-    fn now(global: &Global) -> Fallible<f64>;
+    fn now(&self, window: usize) -> Fallible<f64>;
     /// `double timeOrigin()`
-    fn time_origin(global: &Global) -> Fallible<f64>;
+    fn time_origin(&self, window: usize) -> Fallible<f64>;
     /// `undefined setTimer(unsigned long id, unrestricted double delay, boolean repeat)`
-    fn set_timer(global: &Global, id: u32, delay: f64, repeat: bool) -> Fallible<()>;
+    fn set_timer(
+        &self,
+        window: usize,
+        id: u32,
+        delay: f64,
+        repeat: bool,
+    ) -> Fallible<()>;
     /// `undefined clearTimer(unsigned long id)`
-    fn clear_timer(global: &Global, id: u32) -> Fallible<()>;
+    fn clear_timer(&self, window: usize, id: u32) -> Fallible<()>;
     /// `DOMString parseURL(DOMString input, optional DOMString? base, optional DOMString? setter, optional DOMString? value)`
     fn parse_url(
-        global: &Global,
+        &self,
+        window: usize,
         input: String,
         base: Option<Option<String>>,
         setter: Option<Option<String>>,
         value: Option<Option<String>>,
     ) -> Fallible<String>;
     /// `DOMString formParse(DOMString input)`
-    fn form_parse(global: &Global, input: String) -> Fallible<String>;
+    fn form_parse(&self, window: usize, input: String) -> Fallible<String>;
     /// `DOMString formEncode(DOMString input)`
-    fn form_encode(global: &Global, input: String) -> Fallible<String>;
+    fn form_encode(&self, window: usize, input: String) -> Fallible<String>;
     /// `undefined fetchStart(unsigned long id, JsprofFetchRequest request)`
     fn fetch_start(
-        global: &Global,
+        &self,
+        window: usize,
         id: u32,
         request: JsprofFetchRequest,
     ) -> Fallible<()>;
     /// `DOMString fetchSync(JsprofFetchRequest request)`
-    fn fetch_sync(global: &Global, request: JsprofFetchRequest) -> Fallible<String>;
+    fn fetch_sync(&self, window: usize, request: JsprofFetchRequest) -> Fallible<String>;
     /// `unsigned long headerInfo(ByteString name, ByteString value)`
     fn header_info(
-        global: &Global,
+        &self,
+        window: usize,
         name: ByteString,
         value: ByteString,
     ) -> Fallible<u32>;
     /// `ByteString utf8Encode(DOMString text)`
-    fn utf8_encode(global: &Global, text: String) -> Fallible<ByteString>;
+    fn utf8_encode(&self, window: usize, text: String) -> Fallible<ByteString>;
     /// `DOMString utf8Decode(ByteString bytes)`
-    fn utf8_decode(global: &Global, bytes: ByteString) -> Fallible<String>;
+    fn utf8_decode(&self, window: usize, bytes: ByteString) -> Fallible<String>;
     /// `DOMString extractMimeType(ByteString contentType)`
-    fn extract_mime_type(global: &Global, content_type: ByteString) -> Fallible<String>;
+    fn extract_mime_type(
+        &self,
+        window: usize,
+        content_type: ByteString,
+    ) -> Fallible<String>;
     /// `DOMString charsetToUTF8(ByteString contentType)`
-    fn charset_to_utf8(global: &Global, content_type: ByteString) -> Fallible<String>;
+    fn charset_to_utf8(
+        &self,
+        window: usize,
+        content_type: ByteString,
+    ) -> Fallible<String>;
     /// `undefined loadFrame(unsigned long index, DOMString url, boolean sandboxed)`
     fn load_frame(
-        global: &Global,
+        &self,
+        window: usize,
         index: u32,
         url: String,
         sandboxed: bool,
     ) -> Fallible<()>;
     /// `undefined discardFrame(unsigned long index)`
-    fn discard_frame(global: &Global, index: u32) -> Fallible<()>;
+    fn discard_frame(&self, window: usize, index: u32) -> Fallible<()>;
     /// `boolean sameOrigin(DOMString url)`
-    fn same_origin(global: &Global, url: String) -> Fallible<bool>;
-    /// `long long frameTree(unsigned long window, unrestricted double what)`
-    fn frame_tree(global: &Global, window: u32, what: f64) -> Fallible<i64>;
-    /// `DOMString windowOrigin(unsigned long window)`
-    fn window_origin(global: &Global, window: u32) -> Fallible<String>;
+    fn same_origin(&self, window: usize, url: String) -> Fallible<bool>;
+    /// `long long frameTree(unsigned long target, unrestricted double what)`
+    fn frame_tree(&self, window: usize, target: u32, what: f64) -> Fallible<i64>;
+    /// `DOMString windowOrigin(unsigned long target)`
+    fn window_origin(&self, window: usize, target: u32) -> Fallible<String>;
     /// `undefined windowPost(long long to, DOMString data, DOMString targetOrigin, long long from)`
     fn window_post(
-        global: &Global,
+        &self,
+        window: usize,
         to: i64,
         data: String,
         target_origin: String,
@@ -482,7 +501,8 @@ pub trait JsprofHostMethods {
     ) -> Fallible<()>;
     /// `undefined loadScript(unsigned long index, DOMString url, boolean module, DOMString? crossorigin, optional DOMString? text)`
     fn load_script(
-        global: &Global,
+        &self,
+        window: usize,
         index: u32,
         url: String,
         module: bool,
@@ -491,38 +511,41 @@ pub trait JsprofHostMethods {
     ) -> Fallible<()>;
     /// `undefined workerStart(unsigned long id, DOMString url, DOMString? source)`
     fn worker_start(
-        global: &Global,
+        &self,
+        window: usize,
         id: u32,
         url: String,
         source: Option<String>,
     ) -> Fallible<()>;
     /// `undefined workerPost(long long id, DOMString data)`
-    fn worker_post(global: &Global, id: i64, data: String) -> Fallible<()>;
+    fn worker_post(&self, window: usize, id: i64, data: String) -> Fallible<()>;
     /// `undefined workerTerminate(long long id)`
-    fn worker_terminate(global: &Global, id: i64) -> Fallible<()>;
+    fn worker_terminate(&self, window: usize, id: i64) -> Fallible<()>;
     /// `undefined workerError(DOMString message, DOMString filename, unsigned long line, unsigned long column)`
     fn worker_error(
-        global: &Global,
+        &self,
+        window: usize,
         message: String,
         filename: String,
         line: u32,
         column: u32,
     ) -> Fallible<()>;
     /// `unsigned long long portOpen()`
-    fn port_open(global: &Global) -> Fallible<u64>;
+    fn port_open(&self, window: usize) -> Fallible<u64>;
     /// `undefined portAttach(unsigned long long pid, octet end)`
-    fn port_attach(global: &Global, pid: u64, end: u8) -> Fallible<()>;
+    fn port_attach(&self, window: usize, pid: u64, end: u8) -> Fallible<()>;
     /// `undefined portSend(unsigned long long pid, octet end, DOMString data)`
-    fn port_send(global: &Global, pid: u64, end: u8, data: String) -> Fallible<()>;
+    fn port_send(&self, window: usize, pid: u64, end: u8, data: String) -> Fallible<()>;
     /// `undefined webdriverReply(unsigned long id, DOMString error, DOMString value)`
     fn webdriver_reply(
-        global: &Global,
+        &self,
+        window: usize,
         id: u32,
         error: String,
         value: String,
     ) -> Fallible<()>;
 }
-fn jsprof_host_print<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_print(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let to_stderr = {
         let value = cx.arg(0);
         convert::boolean(value)?
@@ -532,22 +555,22 @@ fn jsprof_host_print<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::dom_string(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::print(&global, to_stderr, text)?;
+    global.host.print(global.window, to_stderr, text)?;
     Ok(())
 }
-fn jsprof_host_now<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_now(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::now(&global)?;
+    let value = global.host.now(global.window)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_time_origin<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_time_origin(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::time_origin(&global)?;
+    let value = global.host.time_origin(global.window)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_set_timer<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_set_timer(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
@@ -561,19 +584,19 @@ fn jsprof_host_set_timer<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::boolean(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::set_timer(&global, id, delay, repeat)?;
+    global.host.set_timer(global.window, id, delay, repeat)?;
     Ok(())
 }
-fn jsprof_host_clear_timer<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_clear_timer(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::clear_timer(&global, id)?;
+    global.host.clear_timer(global.window, id)?;
     Ok(())
 }
-fn jsprof_host_parse_url<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_parse_url(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let input = {
         let value = cx.arg(0);
         convert::dom_string(value)?
@@ -591,37 +614,31 @@ fn jsprof_host_parse_url<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::parse_url(
-        &global,
-        input,
-        base,
-        setter,
-        value,
-    )?;
+    let value = global.host.parse_url(global.window, input, base, setter, value)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_form_parse<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_form_parse(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let input = {
         let value = cx.arg(0);
         convert::dom_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::form_parse(&global, input)?;
+    let value = global.host.form_parse(global.window, input)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_form_encode<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_form_encode(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let input = {
         let value = cx.arg(0);
         convert::dom_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::form_encode(&global, input)?;
+    let value = global.host.form_encode(global.window, input)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_fetch_start<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_fetch_start(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
@@ -631,20 +648,20 @@ fn jsprof_host_fetch_start<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         <JsprofFetchRequest as FromJs>::from_js(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::fetch_start(&global, id, request)?;
+    global.host.fetch_start(global.window, id, request)?;
     Ok(())
 }
-fn jsprof_host_fetch_sync<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_fetch_sync(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let request = {
         let value = cx.arg(0);
         <JsprofFetchRequest as FromJs>::from_js(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::fetch_sync(&global, request)?;
+    let value = global.host.fetch_sync(global.window, request)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_header_info<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_header_info(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let name = {
         let value = cx.arg(0);
         convert::byte_string(value)?
@@ -654,57 +671,51 @@ fn jsprof_host_header_info<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::byte_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::header_info(&global, name, value)?;
+    let value = global.host.header_info(global.window, name, value)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_utf8_encode<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_utf8_encode(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let text = {
         let value = cx.arg(0);
         convert::dom_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::utf8_encode(&global, text)?;
+    let value = global.host.utf8_encode(global.window, text)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_utf8_decode<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_utf8_decode(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let bytes = {
         let value = cx.arg(0);
         convert::byte_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::utf8_decode(&global, bytes)?;
+    let value = global.host.utf8_decode(global.window, bytes)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_extract_mime_type<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_extract_mime_type(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let content_type = {
         let value = cx.arg(0);
         convert::byte_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::extract_mime_type(
-        &global,
-        content_type,
-    )?;
+    let value = global.host.extract_mime_type(global.window, content_type)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_charset_to_utf8<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_charset_to_utf8(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let content_type = {
         let value = cx.arg(0);
         convert::byte_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::charset_to_utf8(
-        &global,
-        content_type,
-    )?;
+    let value = global.host.charset_to_utf8(global.window, content_type)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_load_frame<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_load_frame(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let index = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
@@ -718,30 +729,30 @@ fn jsprof_host_load_frame<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::boolean(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::load_frame(&global, index, url, sandboxed)?;
+    global.host.load_frame(global.window, index, url, sandboxed)?;
     Ok(())
 }
-fn jsprof_host_discard_frame<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_discard_frame(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let index = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::discard_frame(&global, index)?;
+    global.host.discard_frame(global.window, index)?;
     Ok(())
 }
-fn jsprof_host_same_origin<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_same_origin(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let url = {
         let value = cx.arg(0);
         convert::dom_string(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::same_origin(&global, url)?;
+    let value = global.host.same_origin(global.window, url)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_frame_tree<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
-    let window = {
+fn jsprof_host_frame_tree(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let target = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
     };
@@ -750,21 +761,21 @@ fn jsprof_host_frame_tree<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::unrestricted_double(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::frame_tree(&global, window, what)?;
+    let value = global.host.frame_tree(global.window, target, what)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_window_origin<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
-    let window = {
+fn jsprof_host_window_origin(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let target = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
     };
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::window_origin(&global, window)?;
+    let value = global.host.window_origin(global.window, target)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_window_post<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_window_post(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let to = {
         let value = cx.arg(0);
         convert::long_long(value)?
@@ -782,16 +793,10 @@ fn jsprof_host_window_post<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::long_long(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::window_post(
-        &global,
-        to,
-        data,
-        target_origin,
-        from,
-    )?;
+    global.host.window_post(global.window, to, data, target_origin, from)?;
     Ok(())
 }
-fn jsprof_host_load_script<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_load_script(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let index = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
@@ -813,17 +818,10 @@ fn jsprof_host_load_script<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         value => Some(convert::nullable(value, |value| convert::dom_string(value))?),
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::load_script(
-        &global,
-        index,
-        url,
-        module,
-        crossorigin,
-        text,
-    )?;
+    global.host.load_script(global.window, index, url, module, crossorigin, text)?;
     Ok(())
 }
-fn jsprof_host_worker_start<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_worker_start(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
@@ -837,10 +835,10 @@ fn jsprof_host_worker_start<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::nullable(value, |value| convert::dom_string(value))?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::worker_start(&global, id, url, source)?;
+    global.host.worker_start(global.window, id, url, source)?;
     Ok(())
 }
-fn jsprof_host_worker_post<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_worker_post(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::long_long(value)?
@@ -850,19 +848,19 @@ fn jsprof_host_worker_post<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::dom_string(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::worker_post(&global, id, data)?;
+    global.host.worker_post(global.window, id, data)?;
     Ok(())
 }
-fn jsprof_host_worker_terminate<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_worker_terminate(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::long_long(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::worker_terminate(&global, id)?;
+    global.host.worker_terminate(global.window, id)?;
     Ok(())
 }
-fn jsprof_host_worker_error<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_worker_error(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let message = {
         let value = cx.arg(0);
         convert::dom_string(value)?
@@ -880,22 +878,16 @@ fn jsprof_host_worker_error<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::unsigned_long(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::worker_error(
-        &global,
-        message,
-        filename,
-        line,
-        column,
-    )?;
+    global.host.worker_error(global.window, message, filename, line, column)?;
     Ok(())
 }
-fn jsprof_host_port_open<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_port_open(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let global = cx.global();
-    let value = <D::JsprofHost as JsprofHostMethods>::port_open(&global)?;
+    let value = global.host.port_open(global.window)?;
     cx.set_return(value.to_js());
     Ok(())
 }
-fn jsprof_host_port_attach<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_port_attach(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let pid = {
         let value = cx.arg(0);
         convert::unsigned_long_long(value)?
@@ -905,10 +897,10 @@ fn jsprof_host_port_attach<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::octet(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::port_attach(&global, pid, end)?;
+    global.host.port_attach(global.window, pid, end)?;
     Ok(())
 }
-fn jsprof_host_port_send<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_port_send(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let pid = {
         let value = cx.arg(0);
         convert::unsigned_long_long(value)?
@@ -922,10 +914,10 @@ fn jsprof_host_port_send<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
         convert::dom_string(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::port_send(&global, pid, end, data)?;
+    global.host.port_send(global.window, pid, end, data)?;
     Ok(())
 }
-fn jsprof_host_webdriver_reply<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+fn jsprof_host_webdriver_reply(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let id = {
         let value = cx.arg(0);
         convert::unsigned_long(value)?
@@ -939,7 +931,7 @@ fn jsprof_host_webdriver_reply<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()
         convert::dom_string(value)?
     };
     let global = cx.global();
-    <D::JsprofHost as JsprofHostMethods>::webdriver_reply(&global, id, error, value)?;
+    global.host.webdriver_reply(global.window, id, error, value)?;
     Ok(())
 }
 /// `interface JsprofTestBindings` (webidl/internal/testing.webidl:5): what `DomTypes::JsprofTestBindings` implements (`crate::dom::testing::JsprofTestBindings` in Bindings.toml).
@@ -1095,8 +1087,6 @@ fn profiler_stop_steps<D: DomTypes>(
 /// functions and tables are generic over it, so that these bindings never name the
 /// embedder's crate.
 pub trait DomTypes: 'static {
-    /// `JsprofHost`: `crate::dom::host_namespace::JsprofHost` in Bindings.toml.
-    type JsprofHost: JsprofHostMethods;
     /// `JsprofTestBindings`: `crate::dom::testing::JsprofTestBindings` in Bindings.toml.
     type JsprofTestBindings: JsprofTestBindingsMethods;
     /// `Profiler`: `crate::dom::profiler::Profiler` in Bindings.toml.
@@ -1121,152 +1111,152 @@ impl<D: DomTypes> Tables<D> {
             OperationDef {
                 name: "print",
                 length: 2,
-                call: jsprof_host_print::<D>,
+                call: jsprof_host_print,
             },
             OperationDef {
                 name: "now",
                 length: 0,
-                call: jsprof_host_now::<D>,
+                call: jsprof_host_now,
             },
             OperationDef {
                 name: "timeOrigin",
                 length: 0,
-                call: jsprof_host_time_origin::<D>,
+                call: jsprof_host_time_origin,
             },
             OperationDef {
                 name: "setTimer",
                 length: 3,
-                call: jsprof_host_set_timer::<D>,
+                call: jsprof_host_set_timer,
             },
             OperationDef {
                 name: "clearTimer",
                 length: 1,
-                call: jsprof_host_clear_timer::<D>,
+                call: jsprof_host_clear_timer,
             },
             OperationDef {
                 name: "parseURL",
                 length: 1,
-                call: jsprof_host_parse_url::<D>,
+                call: jsprof_host_parse_url,
             },
             OperationDef {
                 name: "formParse",
                 length: 1,
-                call: jsprof_host_form_parse::<D>,
+                call: jsprof_host_form_parse,
             },
             OperationDef {
                 name: "formEncode",
                 length: 1,
-                call: jsprof_host_form_encode::<D>,
+                call: jsprof_host_form_encode,
             },
             OperationDef {
                 name: "fetchStart",
                 length: 2,
-                call: jsprof_host_fetch_start::<D>,
+                call: jsprof_host_fetch_start,
             },
             OperationDef {
                 name: "fetchSync",
                 length: 1,
-                call: jsprof_host_fetch_sync::<D>,
+                call: jsprof_host_fetch_sync,
             },
             OperationDef {
                 name: "headerInfo",
                 length: 2,
-                call: jsprof_host_header_info::<D>,
+                call: jsprof_host_header_info,
             },
             OperationDef {
                 name: "utf8Encode",
                 length: 1,
-                call: jsprof_host_utf8_encode::<D>,
+                call: jsprof_host_utf8_encode,
             },
             OperationDef {
                 name: "utf8Decode",
                 length: 1,
-                call: jsprof_host_utf8_decode::<D>,
+                call: jsprof_host_utf8_decode,
             },
             OperationDef {
                 name: "extractMimeType",
                 length: 1,
-                call: jsprof_host_extract_mime_type::<D>,
+                call: jsprof_host_extract_mime_type,
             },
             OperationDef {
                 name: "charsetToUTF8",
                 length: 1,
-                call: jsprof_host_charset_to_utf8::<D>,
+                call: jsprof_host_charset_to_utf8,
             },
             OperationDef {
                 name: "loadFrame",
                 length: 3,
-                call: jsprof_host_load_frame::<D>,
+                call: jsprof_host_load_frame,
             },
             OperationDef {
                 name: "discardFrame",
                 length: 1,
-                call: jsprof_host_discard_frame::<D>,
+                call: jsprof_host_discard_frame,
             },
             OperationDef {
                 name: "sameOrigin",
                 length: 1,
-                call: jsprof_host_same_origin::<D>,
+                call: jsprof_host_same_origin,
             },
             OperationDef {
                 name: "frameTree",
                 length: 2,
-                call: jsprof_host_frame_tree::<D>,
+                call: jsprof_host_frame_tree,
             },
             OperationDef {
                 name: "windowOrigin",
                 length: 1,
-                call: jsprof_host_window_origin::<D>,
+                call: jsprof_host_window_origin,
             },
             OperationDef {
                 name: "windowPost",
                 length: 4,
-                call: jsprof_host_window_post::<D>,
+                call: jsprof_host_window_post,
             },
             OperationDef {
                 name: "loadScript",
                 length: 4,
-                call: jsprof_host_load_script::<D>,
+                call: jsprof_host_load_script,
             },
             OperationDef {
                 name: "workerStart",
                 length: 3,
-                call: jsprof_host_worker_start::<D>,
+                call: jsprof_host_worker_start,
             },
             OperationDef {
                 name: "workerPost",
                 length: 2,
-                call: jsprof_host_worker_post::<D>,
+                call: jsprof_host_worker_post,
             },
             OperationDef {
                 name: "workerTerminate",
                 length: 1,
-                call: jsprof_host_worker_terminate::<D>,
+                call: jsprof_host_worker_terminate,
             },
             OperationDef {
                 name: "workerError",
                 length: 4,
-                call: jsprof_host_worker_error::<D>,
+                call: jsprof_host_worker_error,
             },
             OperationDef {
                 name: "portOpen",
                 length: 0,
-                call: jsprof_host_port_open::<D>,
+                call: jsprof_host_port_open,
             },
             OperationDef {
                 name: "portAttach",
                 length: 2,
-                call: jsprof_host_port_attach::<D>,
+                call: jsprof_host_port_attach,
             },
             OperationDef {
                 name: "portSend",
                 length: 3,
-                call: jsprof_host_port_send::<D>,
+                call: jsprof_host_port_send,
             },
             OperationDef {
                 name: "webdriverReply",
                 length: 3,
-                call: jsprof_host_webdriver_reply::<D>,
+                call: jsprof_host_webdriver_reply,
             },
         ],
     };

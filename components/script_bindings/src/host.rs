@@ -10,21 +10,16 @@ use jsprof_profiler::{ProfilerTrace, Session};
 
 use jsprof_page_model::policy::ProfilingPolicy;
 
+use crate::generated::{JsprofFetchRequest, JsprofHostMethods};
+use crate::runtime::{Error, Fallible};
 use crate::task::TaskSender;
 
-/// What the natives of a realm ask of the embedder. Called re-entrantly from inside script:
-/// implementations use interior mutability and never call back into JS.
-pub trait Host {
-    /// Writes console output (`stderr`: errors and warnings go to standard error).
-    fn print(&self, window: usize, to_stderr: bool, text: &str);
-    /// `performance.now()` for the window, in ms.
-    fn now(&self, window: usize) -> f64;
-    /// `performance.timeOrigin`, in ms since the Unix epoch.
-    fn time_origin(&self, window: usize) -> f64;
-    /// Arms timer `id` to fire after `delay` ms.
-    fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool);
-    /// Disarms timer `id`.
-    fn clear_timer(&self, window: usize, id: u32);
+/// What the natives of a realm and the DOM objects ask of the embedder, beyond the host
+/// interface the prelude calls: that one is [`JsprofHostMethods`], generated from
+/// `webidl/internal/host.webidl`, which the embedder implements directly (each operation
+/// given the caller's window). Called re-entrantly from inside script: implementations use
+/// interior mutability and never call back into JS.
+pub trait Host: JsprofHostMethods {
     /// Fetches a script synchronously (a module's import in CORS mode, or a classic script
     /// for a worker's `importScripts` in no-cors mode), or says why it could not be had.
     fn fetch_script(&self, window: usize, url: &str, module: bool)
@@ -43,65 +38,11 @@ pub trait Host {
         module: bool,
         muted: bool,
     );
-    /// Whether `url` is same-origin with the window's document.
-    fn same_origin(&self, window: usize, url: &str) -> bool;
     /// Whether the documents of windows `a` and `b` are same-origin.
     fn windows_same_origin(&self, a: usize, b: usize) -> bool;
-    /// A window's relatives in the frame tree: `what` -1 is its parent, -2 its top, -3 the
-    /// number of its child frames, `n >= 0` its child frame `n`; -1 when there is none.
-    fn frame_tree(&self, window: usize, what: i64) -> i64;
-    /// The serialised origin of a window's document (a message's `origin`).
-    fn window_origin(&self, window: usize) -> String;
-    /// Posts serialised `data` from window `from` to window `to` (a task of `to`), if
-    /// `target_origin` (`*`, `/`, or an origin's URL) allows `to`'s document.
-    fn window_post(&self, from: usize, to: usize, data: &str, target_origin: &str);
-    /// Fetches the script of element `index`, inserted by script (not by the parser): it
-    /// runs, and its element gets `load` or `error`, when the response arrives. With
-    /// `inline` text (an inline module of the document at `url`) nothing is fetched.
-    fn load_script(
-        &self,
-        window: usize,
-        index: u32,
-        url: &str,
-        module: bool,
-        crossorigin: Option<String>,
-        inline: Option<String>,
-    );
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`](crate::glue::Js::finish_dynamic_imports) soon.
     fn dynamic_import_pending(&self, window: usize);
-    /// Opens a pair of message-port ends across threads; this window holds end 0.
-    fn port_open(&self, window: usize) -> u64;
-    /// This window holds end `end` of port pair `pid` from now on.
-    fn port_attach(&self, window: usize, pid: u64, end: u8);
-    /// A synchronous XMLHttpRequest: the filtered response as JSON (`type`, `status`,
-    /// `statusText`, `url`, `redirected`, `headers`, and `body` as a byte string), or
-    /// `{"error": message}`.
-    fn fetch_sync(&self, window: usize, request: ApiRequest) -> String;
-    /// Sends serialised `data` from end `end` of pair `pid` to the other end.
-    fn port_send(&self, window: usize, pid: u64, end: u8, data: &str);
-    /// The answer to WebDriver command `id`: `error` empty and `value` JSON, or the spec's
-    /// error code and a message.
-    fn webdriver_reply(&self, window: usize, id: u32, error: &str, value: &str);
-    /// Starts dedicated worker `id` of the window: a script from `url`, or `source` (the
-    /// text of a `blob:` URL).
-    fn worker_start(&self, window: usize, id: u32, url: &str, source: Option<String>);
-    /// Posts serialised `data` to worker `id`, or (`id` < 0, from a worker's global) to the
-    /// worker's Worker object.
-    fn worker_post(&self, window: usize, id: i64, data: &str);
-    /// Terminates worker `id`, or (`id` < 0) closes the worker this runs in.
-    fn worker_terminate(&self, window: usize, id: i64);
-    /// A worker's uncaught exception, for its Worker object's `error` event.
-    fn worker_error(&self, window: usize, message: &str, filename: &str, line: u32, column: u32);
-    /// Loads the document of the window's iframe number `index` (a child browsing context;
-    /// `sandboxed`: its document gets an opaque origin).
-    fn load_frame(&self, window: usize, index: u32, url: &str, sandboxed: bool);
-    /// The window's iframe number `index` left the document: its child window (loaded or
-    /// still loading) is to be discarded.
-    fn discard_frame(&self, window: usize, index: u32);
-    /// Starts request `id` of the window's `fetch()` or asynchronous XMLHttpRequest: the
-    /// result comes back as a task calling the prelude's `fetchDone`.
-    fn fetch_start(&self, window: usize, id: u32, request: ApiRequest);
     /// Whether boolean pref `name` is true (false if there is no such pref).
     fn pref_enabled(&self, name: &str) -> bool;
     /// The `js-profiling` policy of the window's document (decision 2).
@@ -138,6 +79,29 @@ pub struct ApiRequest {
     pub use_cors_preflight: bool,
     /// A synchronous request's timeout.
     pub timeout: Option<Duration>,
+}
+
+impl ApiRequest {
+    /// The request the prelude described (the IDL dictionary `JsprofFetchRequest`), its
+    /// header lines parsed (a malformed one is a `TypeError`: the prelude never makes one).
+    pub fn from_idl(r: JsprofFetchRequest) -> Fallible<ApiRequest> {
+        let headers = HeaderList::from_lines(&r.headers.0).map_err(Error::Type)?;
+        Ok(ApiRequest {
+            // A method is a token (the prelude checked it): ASCII, so this is lossless.
+            method: String::from_utf8_lossy(&r.method.0).into_owned(),
+            url: r.url,
+            headers,
+            body: r.body.map(|b| b.0),
+            mode: r.mode,
+            credentials: r.credentials,
+            redirect: r.redirect,
+            use_cors_preflight: r.use_cors_preflight,
+            timeout: r
+                .timeout
+                .filter(|&ms| ms > 0)
+                .map(|ms| Duration::from_millis(u64::from(ms))),
+        })
+    }
 }
 
 /// A script a module import or `importScripts` fetched.

@@ -7,7 +7,6 @@
 //! The rest of the DOM (events, nodes, timers) is JavaScript in `prelude/`; generated
 //! interfaces inherit from it (`Profiler : EventTarget`).
 
-pub mod host_namespace;
 pub mod profiler;
 pub mod testing;
 
@@ -19,7 +18,6 @@ use jsprof_script_bindings::generated::DomTypes;
 pub enum DomTypeHolder {}
 
 impl DomTypes for DomTypeHolder {
-    type JsprofHost = host_namespace::JsprofHost;
     type JsprofTestBindings = testing::JsprofTestBindings;
     type Profiler = profiler::Profiler;
 }

@@ -2,6 +2,7 @@
 //! port pairs that carry `MessagePort`s between loops.
 
 use super::*;
+use jsprof_script_bindings::generated::JsprofHostMethods;
 
 /// Message ports whose two ends live on different threads (one was transferred to a worker):
 /// pair id -> the loops holding each end, and messages waiting for an end to arrive.
@@ -142,10 +143,11 @@ pub(super) fn run_worker(
     ) {
         Ok(w) => w,
         Err(e) => {
-            host.worker_error(
+            // Reaching the Worker object cannot fail: its loop is gone or it is told.
+            let _ = host.worker_error(
                 0,
-                &format!("cannot start the worker: {e}"),
-                url.as_str(),
+                format!("cannot start the worker: {e}"),
+                url.to_string(),
                 0,
                 0,
             );
@@ -161,10 +163,10 @@ pub(super) fn run_worker(
             js.perform_microtask_checkpoint();
         }
         Err(message) => {
-            host.worker_error(
+            let _ = host.worker_error(
                 window,
-                &format!("failed to load the worker script {message}"),
-                url.as_str(),
+                format!("failed to load the worker script {message}"),
+                url.to_string(),
                 0,
                 0,
             );

@@ -359,7 +359,8 @@ impl Js {
             if name == c"reportException" {
                 // Reporting itself failed: nothing is left to report it but stderr.
                 let text = self.take_exception_text();
-                host().print(w, true, &format!("Uncaught {text}"));
+                // Printing is the end of the line: if it fails, nothing is left to tell.
+                let _ = host().print(w, true, format!("Uncaught {text}"));
             } else {
                 // The page's own code (a timer callback, a listener) threw through the hook.
                 self.report_exception(w);
