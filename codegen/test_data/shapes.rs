@@ -215,12 +215,12 @@ pub trait WidgetEmbedderMethods {
     /// `unsigned long long open(DOMString url, optional boolean background)`
     fn open(
         &self,
-        window: usize,
+        window: WindowId,
         url: String,
         background: Option<bool>,
     ) -> Fallible<u64>;
     /// `undefined close(unsigned long long id)`
-    fn close(&self, window: usize, id: u64) -> Fallible<()>;
+    fn close(&self, window: WindowId, id: u64) -> Fallible<()>;
 }
 fn widget_embedder_open(cx: &mut CallCtx<'_>) -> Fallible<()> {
     let url = {

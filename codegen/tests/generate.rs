@@ -95,7 +95,7 @@ fn snapshot_shapes() {
         "pub const INTERFACES: &'static [&'static InterfaceDef] = &[",
         // The host interface: the host's methods, for the caller's window.
         "pub trait WidgetEmbedderMethods {",
-        "fn close(&self, window: usize, id: u64) -> Fallible<()>;",
+        "fn close(&self, window: WindowId, id: u64) -> Fallible<()>;",
         "let value = global.host.open(global.window, url, background)?;",
         "global.host.close(global.window, id)?;",
         "fn widget_embedder_open(cx: &mut CallCtx<'_>) -> Fallible<()> {",

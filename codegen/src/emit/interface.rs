@@ -220,7 +220,7 @@ pub(super) fn interface(
                     });
                 }
                 (
-                    quote!(&self, window: usize,),
+                    quote!(&self, window: WindowId,),
                     quote!(global.host.#m(global.window, #(#names),*)),
                 )
             } else if iface.namespace {

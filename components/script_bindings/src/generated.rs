@@ -414,86 +414,90 @@ impl ToJs for jsprof_profiler::ProfilerTrace {
 /// `namespace JsprofHost` (webidl/internal/host.webidl:13): the embedder's host interface, which `Host` extends; each operation is a call on the realm's host for the caller's `window`.
 pub trait JsprofHostMethods {
     /// `undefined print(boolean toStderr, DOMString text)`
-    fn print(&self, window: usize, to_stderr: bool, text: String) -> Fallible<()>;
+    fn print(&self, window: WindowId, to_stderr: bool, text: String) -> Fallible<()>;
     /// `double now()`
-    fn now(&self, window: usize) -> Fallible<f64>;
+    fn now(&self, window: WindowId) -> Fallible<f64>;
     /// `double timeOrigin()`
-    fn time_origin(&self, window: usize) -> Fallible<f64>;
+    fn time_origin(&self, window: WindowId) -> Fallible<f64>;
     /// `undefined setTimer(unsigned long id, unrestricted double delay, boolean repeat)`
     fn set_timer(
         &self,
-        window: usize,
+        window: WindowId,
         id: u32,
         delay: f64,
         repeat: bool,
     ) -> Fallible<()>;
     /// `undefined clearTimer(unsigned long id)`
-    fn clear_timer(&self, window: usize, id: u32) -> Fallible<()>;
+    fn clear_timer(&self, window: WindowId, id: u32) -> Fallible<()>;
     /// `DOMString parseURL(DOMString input, optional DOMString? base, optional DOMString? setter, optional DOMString? value)`
     fn parse_url(
         &self,
-        window: usize,
+        window: WindowId,
         input: String,
         base: Option<Option<String>>,
         setter: Option<Option<String>>,
         value: Option<Option<String>>,
     ) -> Fallible<String>;
     /// `DOMString formParse(DOMString input)`
-    fn form_parse(&self, window: usize, input: String) -> Fallible<String>;
+    fn form_parse(&self, window: WindowId, input: String) -> Fallible<String>;
     /// `DOMString formEncode(DOMString input)`
-    fn form_encode(&self, window: usize, input: String) -> Fallible<String>;
+    fn form_encode(&self, window: WindowId, input: String) -> Fallible<String>;
     /// `undefined fetchStart(unsigned long id, JsprofFetchRequest request)`
     fn fetch_start(
         &self,
-        window: usize,
+        window: WindowId,
         id: u32,
         request: JsprofFetchRequest,
     ) -> Fallible<()>;
     /// `DOMString fetchSync(JsprofFetchRequest request)`
-    fn fetch_sync(&self, window: usize, request: JsprofFetchRequest) -> Fallible<String>;
+    fn fetch_sync(
+        &self,
+        window: WindowId,
+        request: JsprofFetchRequest,
+    ) -> Fallible<String>;
     /// `unsigned long headerInfo(ByteString name, ByteString value)`
     fn header_info(
         &self,
-        window: usize,
+        window: WindowId,
         name: ByteString,
         value: ByteString,
     ) -> Fallible<u32>;
     /// `ByteString utf8Encode(DOMString text)`
-    fn utf8_encode(&self, window: usize, text: String) -> Fallible<ByteString>;
+    fn utf8_encode(&self, window: WindowId, text: String) -> Fallible<ByteString>;
     /// `DOMString utf8Decode(ByteString bytes)`
-    fn utf8_decode(&self, window: usize, bytes: ByteString) -> Fallible<String>;
+    fn utf8_decode(&self, window: WindowId, bytes: ByteString) -> Fallible<String>;
     /// `DOMString extractMimeType(ByteString contentType)`
     fn extract_mime_type(
         &self,
-        window: usize,
+        window: WindowId,
         content_type: ByteString,
     ) -> Fallible<String>;
     /// `DOMString charsetToUTF8(ByteString contentType)`
     fn charset_to_utf8(
         &self,
-        window: usize,
+        window: WindowId,
         content_type: ByteString,
     ) -> Fallible<String>;
     /// `undefined loadFrame(unsigned long index, DOMString url, boolean sandboxed)`
     fn load_frame(
         &self,
-        window: usize,
+        window: WindowId,
         index: u32,
         url: String,
         sandboxed: bool,
     ) -> Fallible<()>;
     /// `undefined discardFrame(unsigned long index)`
-    fn discard_frame(&self, window: usize, index: u32) -> Fallible<()>;
+    fn discard_frame(&self, window: WindowId, index: u32) -> Fallible<()>;
     /// `boolean sameOrigin(DOMString url)`
-    fn same_origin(&self, window: usize, url: String) -> Fallible<bool>;
+    fn same_origin(&self, window: WindowId, url: String) -> Fallible<bool>;
     /// `long long frameTree(unsigned long target, unrestricted double what)`
-    fn frame_tree(&self, window: usize, target: u32, what: f64) -> Fallible<i64>;
+    fn frame_tree(&self, window: WindowId, target: u32, what: f64) -> Fallible<i64>;
     /// `DOMString windowOrigin(unsigned long target)`
-    fn window_origin(&self, window: usize, target: u32) -> Fallible<String>;
+    fn window_origin(&self, window: WindowId, target: u32) -> Fallible<String>;
     /// `undefined windowPost(long long to, DOMString data, DOMString targetOrigin, long long from)`
     fn window_post(
         &self,
-        window: usize,
+        window: WindowId,
         to: i64,
         data: String,
         target_origin: String,
@@ -502,7 +506,7 @@ pub trait JsprofHostMethods {
     /// `undefined loadScript(unsigned long index, DOMString url, boolean module, DOMString? crossorigin, optional DOMString? text)`
     fn load_script(
         &self,
-        window: usize,
+        window: WindowId,
         index: u32,
         url: String,
         module: bool,
@@ -512,34 +516,40 @@ pub trait JsprofHostMethods {
     /// `undefined workerStart(unsigned long id, DOMString url, DOMString? source)`
     fn worker_start(
         &self,
-        window: usize,
+        window: WindowId,
         id: u32,
         url: String,
         source: Option<String>,
     ) -> Fallible<()>;
     /// `undefined workerPost(long long id, DOMString data)`
-    fn worker_post(&self, window: usize, id: i64, data: String) -> Fallible<()>;
+    fn worker_post(&self, window: WindowId, id: i64, data: String) -> Fallible<()>;
     /// `undefined workerTerminate(long long id)`
-    fn worker_terminate(&self, window: usize, id: i64) -> Fallible<()>;
+    fn worker_terminate(&self, window: WindowId, id: i64) -> Fallible<()>;
     /// `undefined workerError(DOMString message, DOMString filename, unsigned long line, unsigned long column)`
     fn worker_error(
         &self,
-        window: usize,
+        window: WindowId,
         message: String,
         filename: String,
         line: u32,
         column: u32,
     ) -> Fallible<()>;
     /// `unsigned long long portOpen()`
-    fn port_open(&self, window: usize) -> Fallible<u64>;
+    fn port_open(&self, window: WindowId) -> Fallible<u64>;
     /// `undefined portAttach(unsigned long long pid, octet end)`
-    fn port_attach(&self, window: usize, pid: u64, end: u8) -> Fallible<()>;
+    fn port_attach(&self, window: WindowId, pid: u64, end: u8) -> Fallible<()>;
     /// `undefined portSend(unsigned long long pid, octet end, DOMString data)`
-    fn port_send(&self, window: usize, pid: u64, end: u8, data: String) -> Fallible<()>;
+    fn port_send(
+        &self,
+        window: WindowId,
+        pid: u64,
+        end: u8,
+        data: String,
+    ) -> Fallible<()>;
     /// `undefined webdriverReply(unsigned long id, DOMString error, DOMString value)`
     fn webdriver_reply(
         &self,
-        window: usize,
+        window: WindowId,
         id: u32,
         error: String,
         value: String,

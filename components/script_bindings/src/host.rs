@@ -11,8 +11,9 @@ use jsprof_profiler::{ProfilerTrace, Session};
 use jsprof_page_model::policy::ProfilingPolicy;
 
 use crate::generated::{JsprofFetchRequest, JsprofHostMethods};
-use crate::runtime::{Error, Fallible};
+use crate::runtime::{Error, Fallible, WindowId};
 use crate::task::TaskSender;
+use jsprof_symbolizer::SourceId;
 
 /// What the natives of a realm and the DOM objects ask of the embedder, beyond the host
 /// interface the prelude calls: that one is [`JsprofHostMethods`], generated from
@@ -22,45 +23,39 @@ use crate::task::TaskSender;
 pub trait Host: JsprofHostMethods {
     /// Fetches a script synchronously (a module's import in CORS mode, or a classic script
     /// for a worker's `importScripts` in no-cors mode), or says why it could not be had.
-    fn fetch_script(&self, window: usize, url: &str, module: bool)
-        -> Result<FetchedScript, String>;
-    /// Records a script window `window` just compiled, under its SpiderMonkey ScriptSource
-    /// id, for the profiler (names, positions, realm, and whether its frames are hidden).
-    #[allow(clippy::too_many_arguments)]
-    fn register_script(
+    fn fetch_script(
         &self,
-        window: usize,
-        source_id: jsprof_symbolizer::SourceId,
+        window: WindowId,
         url: &str,
-        source: &str,
-        line: u32,
-        column: u32,
         module: bool,
-        muted: bool,
-    );
+    ) -> Result<FetchedScript, String>;
+    /// Records `script`, which window `window` just compiled, under its SpiderMonkey
+    /// ScriptSource id `id`, for the profiler (names, positions, realm, and whether its
+    /// frames are hidden).
+    fn register_script(&self, window: WindowId, id: SourceId, script: ScriptSource<'_>);
     /// Whether the documents of windows `a` and `b` are same-origin.
-    fn windows_same_origin(&self, a: usize, b: usize) -> bool;
+    fn windows_same_origin(&self, a: WindowId, b: WindowId) -> bool;
     /// A dynamic `import()` is waiting: the event loop should call
     /// [`Js::finish_dynamic_imports`](crate::glue::Js::finish_dynamic_imports) soon.
-    fn dynamic_import_pending(&self, window: usize);
+    fn dynamic_import_pending(&self, window: WindowId);
     /// Whether boolean pref `name` is true (false if there is no such pref).
     fn pref_enabled(&self, name: &str) -> bool;
     /// The `js-profiling` policy of the window's document (decision 2).
-    fn js_profiling(&self, window: usize) -> ProfilingPolicy;
+    fn js_profiling(&self, window: WindowId) -> ProfilingPolicy;
     /// Starts a profiling session for the window's realm, initialising sampling support
     /// first if the document's policy is lazy.
     fn start_profiling(
         &self,
-        window: usize,
+        window: WindowId,
         sample_interval: f64,
         max_buffer_size: u32,
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String>;
     /// A page's `Profiler` runs `session`: if it is still running when the event loop ends,
     /// the host stops it and keeps its trace, as if the page had stopped it.
-    fn track_session(&self, window: usize, session: std::sync::Weak<Session>);
+    fn track_session(&self, window: WindowId, session: std::sync::Weak<Session>);
     /// Where the window's tasks go (from any thread).
-    fn tasks(&self, window: usize) -> TaskSender;
+    fn tasks(&self, window: WindowId) -> TaskSender;
     /// Where traces the page's profilers produce are also collected (`--trace-out`).
     fn trace_sink(&self) -> Option<Arc<Mutex<Vec<ProfilerTrace>>>>;
 }
@@ -102,6 +97,26 @@ impl ApiRequest {
                 .map(|ms| Duration::from_millis(u64::from(ms))),
         })
     }
+}
+
+/// A script the engine just compiled, as the profiler's registry records it (with its
+/// SpiderMonkey ScriptSource id and its window's realm): where its text came from and where
+/// that text starts.
+#[derive(Debug, Clone, Copy)]
+pub struct ScriptSource<'a> {
+    /// Its URL (an inline script's is its document's).
+    pub url: &'a str,
+    /// Its text.
+    pub text: &'a str,
+    /// Where the text starts in the resource (1-based; an inline script's position in its
+    /// HTML file).
+    pub line: u32,
+    pub column: u32,
+    /// A module rather than a classic script.
+    pub module: bool,
+    /// A classic script with muted errors (cross-origin without CORS): its frames never
+    /// show in a trace.
+    pub muted: bool,
 }
 
 /// A script a module import or `importScripts` fetched.

@@ -323,10 +323,37 @@ impl Reflector {
     }
 }
 
+/// A window of an event loop: a document's global (the top-level one is 0, its frames'
+/// follow in the order they were made) or a worker's (0 on its own loop). Windows and the
+/// host's documents share ids, and a window's realm is the profiler's
+/// [`RealmId`](jsprof_profiler::RealmId) `id + 1` ([`WindowId::realm`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WindowId(pub usize);
+
+impl WindowId {
+    /// The window's index in the loop's tables (its `Js` windows, the host's documents).
+    pub fn index(self) -> usize {
+        self.0
+    }
+
+    /// The profiler's realm id of the window (windows are numbered from 0, realms from 1).
+    pub fn realm(self) -> jsprof_profiler::RealmId {
+        // Saturating: principals of no window (from a structured clone) get a realm no
+        // session has.
+        jsprof_profiler::RealmId(u32::try_from(self.0).unwrap_or(u32::MAX).saturating_add(1))
+    }
+}
+
+impl std::fmt::Display for WindowId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "window {}", self.0)
+    }
+}
+
 /// The global object a binding runs in, as the embedder sees it.
 pub struct Global {
     pub host: Rc<dyn Host>,
-    pub window: usize,
+    pub window: WindowId,
 }
 
 impl std::fmt::Debug for Global {

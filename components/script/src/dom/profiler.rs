@@ -11,7 +11,7 @@ use jsprof_profiler::{ProfilerTrace, Session};
 use crate::policy::ProfilingPolicy;
 use jsprof_script_bindings::generated::{ProfilerInitOptions, ProfilerMethods};
 use jsprof_script_bindings::runtime::{
-    DomObject, Error, Fallible, Global, Promise, Reflector, ToJs,
+    DomObject, Error, Fallible, Global, Promise, Reflector, ToJs, WindowId,
 };
 
 thread_local! {
@@ -39,7 +39,7 @@ pub struct Profiler {
     /// Shared with the host, which stops it at the end of the run if the page did not.
     session: std::sync::Arc<Session>,
     /// The window whose event loop runs the profiler's tasks.
-    window: usize,
+    window: WindowId,
 }
 
 impl DomObject for Profiler {

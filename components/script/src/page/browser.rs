@@ -162,7 +162,7 @@ impl Browser {
             let current = link.current.load(Ordering::Acquire);
             let all = link.sessions.lock().unwrap_or_else(|e| e.into_inner());
             all.iter()
-                .filter(|(w, _)| *w == current)
+                .filter(|(w, _)| w.index() == current)
                 .filter_map(|(_, s)| s.upgrade())
                 .collect()
         };

@@ -10,7 +10,7 @@ impl Page {
     /// document.)
     pub(super) fn load_frame(
         &mut self,
-        parent: usize,
+        parent: WindowId,
         index: u32,
         started: (Nanos, f64),
         sandboxed: bool,
@@ -69,7 +69,10 @@ impl Page {
             let docs = self.host.docs.borrow();
             let index = docs.len() - 1;
             let d = &docs[index];
-            (self.host.init_json(&doc, d, index), d.origin.clone())
+            (
+                self.host.init_json(&doc, d, WindowId(index)),
+                d.origin.clone(),
+            )
         };
         let child = match self.js.new_window(PRELUDE, &init, origin) {
             Ok(w) => w,
@@ -85,8 +88,8 @@ impl Page {
         };
         {
             let mut docs = self.host.docs.borrow_mut();
-            docs[child].parent = Some(parent);
-            let frames = &mut docs[parent].frames;
+            docs[child.index()].parent = Some(parent);
+            let frames = &mut docs[parent.index()].frames;
             if frames.len() <= index as usize {
                 frames.resize(index as usize + 1, None);
             }

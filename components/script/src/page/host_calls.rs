@@ -11,7 +11,7 @@ use jsprof_script_bindings::runtime::{ByteString, Fallible};
 impl PageHost {
     /// Writes console output (`to_stderr`: errors and warnings go to standard error): the
     /// host interface's `print`, and the page's own messages.
-    pub(super) fn print(&self, _window: usize, to_stderr: bool, text: &str) {
+    pub(super) fn print(&self, _window: WindowId, to_stderr: bool, text: &str) {
         if to_stderr {
             let _ = std::io::stdout().flush();
             let _ = writeln!(std::io::stderr(), "{text}");
@@ -21,32 +21,32 @@ impl PageHost {
     }
 
     /// The serialised origin of a window's document (a message's `origin`).
-    fn origin_of(&self, window: usize) -> String {
+    fn origin_of(&self, window: WindowId) -> String {
         self.docs
             .borrow()
-            .get(window)
+            .get(window.index())
             .map_or("null".to_owned(), |d| d.origin.serialize())
     }
 }
 
 impl JsprofHostMethods for PageHost {
-    fn print(&self, window: usize, to_stderr: bool, text: String) -> Fallible<()> {
+    fn print(&self, window: WindowId, to_stderr: bool, text: String) -> Fallible<()> {
         PageHost::print(self, window, to_stderr, &text);
         Ok(())
     }
 
-    fn now(&self, window: usize) -> Fallible<f64> {
+    fn now(&self, window: WindowId) -> Fallible<f64> {
         let doc = self.doc(window);
         Ok(doc
             .resolution()
             .relative_ms(self.clock.now(), doc.time_origin))
     }
 
-    fn time_origin(&self, window: usize) -> Fallible<f64> {
+    fn time_origin(&self, window: WindowId) -> Fallible<f64> {
         Ok(self.doc(window).origin_unix_ms)
     }
 
-    fn set_timer(&self, window: usize, id: u32, delay: f64, repeat: bool) -> Fallible<()> {
+    fn set_timer(&self, window: WindowId, id: u32, delay: f64, repeat: bool) -> Fallible<()> {
         let delay = Duration::from_secs_f64((delay.max(0.0) / 1000.0).min(1e9)).max(self.clamp);
         self.arm(
             Timer {
@@ -60,14 +60,14 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn clear_timer(&self, window: usize, id: u32) -> Fallible<()> {
+    fn clear_timer(&self, window: WindowId, id: u32) -> Fallible<()> {
         if let Some(key) = self.timer_keys.borrow_mut().remove(&(window, id)) {
             self.timers.borrow_mut().remove(&key);
         }
         Ok(())
     }
 
-    fn fetch_start(&self, window: usize, id: u32, request: JsprofFetchRequest) -> Fallible<()> {
+    fn fetch_start(&self, window: WindowId, id: u32, request: JsprofFetchRequest) -> Fallible<()> {
         let request = ApiRequest::from_idl(request)?;
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
@@ -90,7 +90,7 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn fetch_sync(&self, window: usize, request: JsprofFetchRequest) -> Fallible<String> {
+    fn fetch_sync(&self, window: WindowId, request: JsprofFetchRequest) -> Fallible<String> {
         let request = ApiRequest::from_idl(request)?;
         let origin = self.doc(window).origin.clone();
         let loader = match request.timeout {
@@ -105,29 +105,29 @@ impl JsprofHostMethods for PageHost {
         Ok(meta.to_string())
     }
 
-    fn same_origin(&self, window: usize, url: String) -> Fallible<bool> {
+    fn same_origin(&self, window: WindowId, url: String) -> Fallible<bool> {
         Ok(Url::parse(&url).is_ok_and(|u| self.doc(window).origin.same_origin_url(&u)))
     }
 
-    fn frame_tree(&self, _window: usize, target: u32, what: f64) -> Fallible<i64> {
+    fn frame_tree(&self, _window: WindowId, target: u32, what: f64) -> Fallible<i64> {
         // A property key that is not an integer names no frame.
         if what.fract() != 0.0 || !what.is_finite() {
             return Ok(-1);
         }
-        let (window, what) = (target as usize, what as i64);
+        let (window, what) = (WindowId(target as usize), what as i64);
         let docs = self.docs.borrow();
-        let Some(doc) = docs.get(window) else {
+        let Some(doc) = docs.get(window.index()) else {
             return Ok(-1);
         };
-        let index = |w: Option<usize>| w.map_or(-1, |w| w as i64);
+        let index = |w: Option<WindowId>| w.map_or(-1, |w| w.index() as i64);
         Ok(match what {
             -1 => index(doc.parent),
             -2 => {
                 let mut top = window;
-                while let Some(p) = docs.get(top).and_then(|d| d.parent) {
+                while let Some(p) = docs.get(top.index()).and_then(|d| d.parent) {
                     top = p;
                 }
-                top as i64
+                top.index() as i64
             }
             -3 => doc.frames.iter().flatten().count() as i64,
             n if n >= 0 => index(doc.frames.get(n as usize).copied().flatten()),
@@ -135,13 +135,13 @@ impl JsprofHostMethods for PageHost {
         })
     }
 
-    fn window_origin(&self, _window: usize, target: u32) -> Fallible<String> {
-        Ok(self.origin_of(target as usize))
+    fn window_origin(&self, _window: WindowId, target: u32) -> Fallible<String> {
+        Ok(self.origin_of(WindowId(target as usize)))
     }
 
     fn window_post(
         &self,
-        _window: usize,
+        _window: WindowId,
         to: i64,
         data: String,
         target_origin: String,
@@ -151,12 +151,14 @@ impl JsprofHostMethods for PageHost {
         let (Ok(to), Ok(from)) = (usize::try_from(to), usize::try_from(from)) else {
             return Ok(());
         };
+        let (to, from) = (WindowId(to), WindowId(from));
         // window.postMessage (https://html.spec.whatwg.org/#window-post-message-steps),
         // steps 2-4: "*" allows any target; "/" the sender's own origin; any other value
         // (already parsed by the caller) only that origin.
         let allowed = {
             let docs = self.docs.borrow();
-            let (Some(sender), Some(target)) = (docs.get(from), docs.get(to)) else {
+            let (Some(sender), Some(target)) = (docs.get(from.index()), docs.get(to.index()))
+            else {
                 return Ok(());
             };
             match target_origin.as_str() {
@@ -173,7 +175,11 @@ impl JsprofHostMethods for PageHost {
             js.call_hook(
                 to,
                 c"windowMessage",
-                &[Arg::Str(&data), Arg::Num(from as f64), Arg::Str(&origin)],
+                &[
+                    Arg::Str(&data),
+                    Arg::Num(from.index() as f64),
+                    Arg::Str(&origin),
+                ],
             );
         }));
         Ok(())
@@ -181,7 +187,7 @@ impl JsprofHostMethods for PageHost {
 
     fn load_script(
         &self,
-        window: usize,
+        window: WindowId,
         index: u32,
         url: String,
         module: bool,
@@ -243,7 +249,7 @@ impl JsprofHostMethods for PageHost {
 
     fn worker_start(
         &self,
-        window: usize,
+        window: WindowId,
         id: u32,
         url: String,
         source: Option<String>,
@@ -287,7 +293,7 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn worker_post(&self, _window: usize, id: i64, data: String) -> Fallible<()> {
+    fn worker_post(&self, _window: WindowId, id: i64, data: String) -> Fallible<()> {
         if id < 0 {
             // From a worker's global to its Worker object in the creator's realm.
             self.to_worker_object(move |js, w, id| {
@@ -299,13 +305,17 @@ impl JsprofHostMethods for PageHost {
             });
         } else if let Some(worker) = self.workers.borrow().get(&(id as u32)) {
             worker.tasks.queue(Box::new(move |js| {
-                js.call_hook(0, c"workerMessage", &[Arg::Num(0.0), Arg::Str(&data)]);
+                js.call_hook(
+                    WindowId(0),
+                    c"workerMessage",
+                    &[Arg::Num(0.0), Arg::Str(&data)],
+                );
             }));
         }
         Ok(())
     }
 
-    fn worker_terminate(&self, _window: usize, id: i64) -> Fallible<()> {
+    fn worker_terminate(&self, _window: WindowId, id: i64) -> Fallible<()> {
         if id < 0 {
             self.closed
                 .store(true, std::sync::atomic::Ordering::Release);
@@ -317,7 +327,7 @@ impl JsprofHostMethods for PageHost {
 
     fn worker_error(
         &self,
-        _window: usize,
+        _window: WindowId,
         message: String,
         filename: String,
         line: u32,
@@ -339,14 +349,14 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn port_open(&self, window: usize) -> Fallible<u64> {
+    fn port_open(&self, window: WindowId) -> Fallible<u64> {
         let pid = NEXT_PORT_PAIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
         pairs.entry(pid).or_default().ends[0] = Some((self.tasks.clone(), window));
         Ok(pid)
     }
 
-    fn port_attach(&self, window: usize, pid: u64, end: u8) -> Fallible<()> {
+    fn port_attach(&self, window: WindowId, pid: u64, end: u8) -> Fallible<()> {
         let end = usize::from(end.min(1));
         let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
         let pair = pairs.entry(pid).or_default();
@@ -358,7 +368,7 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn port_send(&self, _window: usize, pid: u64, end: u8, data: String) -> Fallible<()> {
+    fn port_send(&self, _window: WindowId, pid: u64, end: u8, data: String) -> Fallible<()> {
         let to = 1 - usize::from(end.min(1));
         let mut pairs = PORT_PAIRS.lock().unwrap_or_else(|e| e.into_inner());
         let Some(pair) = pairs.get_mut(&pid) else {
@@ -373,7 +383,7 @@ impl JsprofHostMethods for PageHost {
 
     fn webdriver_reply(
         &self,
-        _window: usize,
+        _window: WindowId,
         id: u32,
         error: String,
         value: String,
@@ -385,7 +395,13 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn load_frame(&self, window: usize, index: u32, url: String, sandboxed: bool) -> Fallible<()> {
+    fn load_frame(
+        &self,
+        window: WindowId,
+        index: u32,
+        url: String,
+        sandboxed: bool,
+    ) -> Fallible<()> {
         self.frames_loading.set(self.frames_loading.get() + 1);
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
@@ -410,7 +426,7 @@ impl JsprofHostMethods for PageHost {
         Ok(())
     }
 
-    fn discard_frame(&self, window: usize, index: u32) -> Fallible<()> {
+    fn discard_frame(&self, window: WindowId, index: u32) -> Fallible<()> {
         self.discarded_frames.borrow_mut().insert((window, index));
         let child = self
             .doc(window)
@@ -425,7 +441,7 @@ impl JsprofHostMethods for PageHost {
         let mut windows = vec![child];
         let mut i = 0;
         while i < windows.len() {
-            let below: Vec<usize> = self
+            let below: Vec<WindowId> = self
                 .doc(windows[i])
                 .frames
                 .iter()
@@ -435,12 +451,12 @@ impl JsprofHostMethods for PageHost {
             windows.extend(below);
             i += 1;
         }
-        let gone: HashSet<usize> = windows.iter().copied().collect();
+        let gone: HashSet<WindowId> = windows.iter().copied().collect();
         self.discarded.borrow_mut().extend(gone.iter().copied());
         // Their profilers stop (their traces are kept, as at the end of a run), their
         // timers go, and their realms are let go by a task (not while script runs).
         self.stop_profilers(|w| gone.contains(&w));
-        let timers: Vec<(usize, u32)> = self
+        let timers: Vec<(WindowId, u32)> = self
             .timer_keys
             .borrow()
             .keys()
@@ -460,7 +476,7 @@ impl JsprofHostMethods for PageHost {
 
     fn parse_url(
         &self,
-        _window: usize,
+        _window: WindowId,
         input: String,
         base: Option<Option<String>>,
         setter: Option<Option<String>>,
@@ -475,15 +491,15 @@ impl JsprofHostMethods for PageHost {
         .unwrap_or_else(|message| serde_json::json!({ "error": message }).to_string()))
     }
 
-    fn form_parse(&self, _window: usize, input: String) -> Fallible<String> {
+    fn form_parse(&self, _window: WindowId, input: String) -> Fallible<String> {
         Ok(crate::url_api::form_parse(&input))
     }
 
-    fn form_encode(&self, _window: usize, input: String) -> Fallible<String> {
+    fn form_encode(&self, _window: WindowId, input: String) -> Fallible<String> {
         Ok(crate::url_api::form_encode(&input))
     }
 
-    fn header_info(&self, _window: usize, name: ByteString, value: ByteString) -> Fallible<u32> {
+    fn header_info(&self, _window: WindowId, name: ByteString, value: ByteString) -> Fallible<u32> {
         let (name, value) = (&name.0[..], &value.0[..]);
         let bits = [
             cors::is_header_name(name),
@@ -500,26 +516,26 @@ impl JsprofHostMethods for PageHost {
             .sum())
     }
 
-    fn utf8_encode(&self, _window: usize, text: String) -> Fallible<ByteString> {
+    fn utf8_encode(&self, _window: WindowId, text: String) -> Fallible<ByteString> {
         // The conversion to a Rust string already made lone surrogates U+FFFD.
         Ok(ByteString(text.into_bytes()))
     }
 
-    fn utf8_decode(&self, _window: usize, bytes: ByteString) -> Fallible<String> {
+    fn utf8_decode(&self, _window: WindowId, bytes: ByteString) -> Fallible<String> {
         // https://encoding.spec.whatwg.org/#utf-8-decode: a BOM is removed first.
         let bytes = bytes.0;
         let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
         Ok(String::from_utf8_lossy(body).into_owned())
     }
 
-    fn extract_mime_type(&self, _window: usize, content_type: ByteString) -> Fallible<String> {
+    fn extract_mime_type(&self, _window: WindowId, content_type: ByteString) -> Fallible<String> {
         let decoded: String = content_type.0.iter().map(|&b| char::from(b)).collect();
         Ok(mime::extract_mime_type(Some(&decoded))
             .map(|m| m.serialize())
             .unwrap_or_default())
     }
 
-    fn charset_to_utf8(&self, _window: usize, content_type: ByteString) -> Fallible<String> {
+    fn charset_to_utf8(&self, _window: WindowId, content_type: ByteString) -> Fallible<String> {
         let decoded: String = content_type.0.iter().map(|&b| char::from(b)).collect();
         let Some(mut mime) = mime::parse_mime_type(&decoded) else {
             return Ok(String::new());
@@ -537,7 +553,7 @@ impl JsprofHostMethods for PageHost {
 impl Host for PageHost {
     fn fetch_script(
         &self,
-        window: usize,
+        window: WindowId,
         url: &str,
         module: bool,
     ) -> Result<FetchedScript, String> {
@@ -566,17 +582,7 @@ impl Host for PageHost {
         })
     }
 
-    fn register_script(
-        &self,
-        window: usize,
-        source_id: SourceId,
-        url: &str,
-        source: &str,
-        line: u32,
-        column: u32,
-        module: bool,
-        muted: bool,
-    ) {
+    fn register_script(&self, window: WindowId, id: SourceId, script: ScriptSource<'_>) {
         // A document whose policy forbids profiling can never have a Profiler: unless the
         // shell profiles it from outside, its scripts need no names (and the page pays
         // nothing for a header it does not send).
@@ -587,27 +593,27 @@ impl Host for PageHost {
         }
         let start = Instant::now();
         self.registry.register(&ScriptInfo {
-            source_id,
-            realm: realm_of(window),
-            url,
-            source,
-            line,
-            column,
-            module,
-            muted,
+            source_id: id,
+            realm: window.realm(),
+            url: script.url,
+            source: script.text,
+            line: script.line,
+            column: script.column,
+            module: script.module,
+            muted: script.muted,
         });
         self.support.set(self.support.get() + start.elapsed());
     }
 
-    fn windows_same_origin(&self, a: usize, b: usize) -> bool {
+    fn windows_same_origin(&self, a: WindowId, b: WindowId) -> bool {
         let docs = self.docs.borrow();
-        match (docs.get(a), docs.get(b)) {
+        match (docs.get(a.index()), docs.get(b.index())) {
             (Some(a), Some(b)) => a.origin.same_origin(&b.origin),
             _ => false,
         }
     }
 
-    fn dynamic_import_pending(&self, _window: usize) {
+    fn dynamic_import_pending(&self, _window: WindowId) {
         self.imports_pending.set(true);
     }
 
@@ -615,13 +621,13 @@ impl Host for PageHost {
         self.options.prefs.get_bool(name).unwrap_or(false)
     }
 
-    fn js_profiling(&self, window: usize) -> ProfilingPolicy {
+    fn js_profiling(&self, window: WindowId) -> ProfilingPolicy {
         self.doc(window).policy
     }
 
     fn start_profiling(
         &self,
-        window: usize,
+        window: WindowId,
         sample_interval: f64,
         max_buffer_size: u32,
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
@@ -633,7 +639,7 @@ impl Host for PageHost {
         group
             .start_session(SessionOptions {
                 agent,
-                realm: realm_of(window),
+                realm: window.realm(),
                 sample_interval,
                 max_buffer_size,
                 time_origin: doc.time_origin,
@@ -650,7 +656,7 @@ impl Host for PageHost {
             .map_err(|e| format!("sampleInterval {sample_interval}: {e}"))
     }
 
-    fn track_session(&self, window: usize, session: std::sync::Weak<Session>) {
+    fn track_session(&self, window: WindowId, session: std::sync::Weak<Session>) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         // Forget the ones gone (a page that starts and drops many profilers stays bounded).
         if sessions.len() >= 64 && sessions.len().is_power_of_two() {
@@ -659,7 +665,7 @@ impl Host for PageHost {
         sessions.push((window, session));
     }
 
-    fn tasks(&self, _window: usize) -> TaskSender {
+    fn tasks(&self, _window: WindowId) -> TaskSender {
         self.tasks.clone()
     }
 

@@ -30,9 +30,9 @@ use crate::dom::DomTypeHolder;
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::watchdog::{Stop, Watchdog};
-use jsprof_script_bindings::glue::{realm_of, Arg, Js};
-use jsprof_script_bindings::host::{FetchedScript, Host};
-use jsprof_script_bindings::runtime::GlobalKind;
+use jsprof_script_bindings::glue::{Arg, Js};
+use jsprof_script_bindings::host::{FetchedScript, Host, ScriptSource};
+use jsprof_script_bindings::runtime::{GlobalKind, WindowId};
 use jsprof_script_bindings::task::{Task, TaskSender};
 use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
 
@@ -167,7 +167,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
 }
 
 struct Timer {
-    window: usize,
+    window: WindowId,
     id: u32,
     delay: Duration,
     repeat: bool,
@@ -198,10 +198,10 @@ struct Doc {
     /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
     cross_origin_isolated: bool,
     /// The window whose iframe holds this document, if any.
-    parent: Option<usize>,
+    parent: Option<WindowId>,
     /// The windows of this document's iframes, by iframe number (in the order their loads
     /// started), once their documents arrived.
-    frames: Vec<Option<usize>>,
+    frames: Vec<Option<WindowId>>,
 }
 
 impl Doc {
@@ -248,7 +248,7 @@ enum Message {
     Task(Task),
     /// A script element inserted by script (not by the parser): its response.
     Script {
-        window: usize,
+        window: WindowId,
         element: ScriptElement,
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
@@ -256,7 +256,7 @@ enum Message {
     },
     /// The document of `parent`'s iframe number `index`.
     Frame {
-        parent: usize,
+        parent: WindowId,
         index: u32,
         /// The iframe's `sandbox` attribute gives its document an opaque origin.
         sandboxed: bool,
@@ -283,7 +283,7 @@ struct Ready {
 struct Page {
     js: Js,
     host: Rc<PageHost>,
-    window: usize,
+    window: WindowId,
     url: Url,
     scripts: Vec<ScriptElement>,
     messages: mpsc::Receiver<Message>,
@@ -396,7 +396,7 @@ impl Page {
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
         let mut js = Js::new::<DomTypeHolder>(host.clone());
         let _ = host.interrupter.set(js.interrupter());
-        let init = host.init_json(&doc, &top_doc, 0);
+        let init = host.init_json(&doc, &top_doc, WindowId(0));
         let window = js
             .new_window(PRELUDE, &init, top_doc.origin.clone())
             .map_err(PageError::Engine)?;

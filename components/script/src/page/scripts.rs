@@ -34,7 +34,7 @@ impl Page {
     /// Runs `ready`, or reports why it could not be had and fires `error` at its element.
     pub(super) fn execute_or_fail(
         &mut self,
-        w: usize,
+        w: WindowId,
         i: usize,
         s: &ScriptElement,
         ready: Result<Ready, String>,
@@ -56,7 +56,7 @@ impl Page {
 
     /// execute the script element (https://html.spec.whatwg.org/#execute-the-script-element)
     /// number `i` of window `w`'s document.
-    pub(super) fn execute_in(&mut self, w: usize, i: usize, s: &ScriptElement, ready: Ready) {
+    pub(super) fn execute_in(&mut self, w: WindowId, i: usize, s: &ScriptElement, ready: Ready) {
         if self.expired() {
             return;
         }

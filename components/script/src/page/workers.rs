@@ -13,12 +13,17 @@ pub(super) static NEXT_PORT_PAIR: std::sync::atomic::AtomicU64 =
 
 #[derive(Default)]
 pub(super) struct PortPair {
-    pub(super) ends: [Option<(TaskSender, usize)>; 2],
+    pub(super) ends: [Option<(TaskSender, WindowId)>; 2],
     pub(super) waiting: [Vec<String>; 2],
 }
 
 /// Delivers `data` to end `end` of pair `pid` (a task of the loop holding it).
-pub(super) fn deliver_port_message(holder: &(TaskSender, usize), pid: u64, end: u8, data: String) {
+pub(super) fn deliver_port_message(
+    holder: &(TaskSender, WindowId),
+    pid: u64,
+    end: u8,
+    data: String,
+) {
     let window = holder.1;
     holder.0.queue(Box::new(move |js| {
         js.call_hook(
@@ -37,7 +42,7 @@ pub(super) fn deliver_port_message(holder: &(TaskSender, usize), pid: u64, end: 
 #[derive(Debug, Clone)]
 pub(super) struct WorkerParent {
     pub(super) tasks: TaskSender,
-    pub(super) window: usize,
+    pub(super) window: WindowId,
     pub(super) id: u32,
     /// The run's trace sink.
     pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
@@ -145,7 +150,7 @@ pub(super) fn run_worker(
         Err(e) => {
             // Reaching the Worker object cannot fail: its loop is gone or it is told.
             let _ = host.worker_error(
-                0,
+                WindowId(0),
                 format!("cannot start the worker: {e}"),
                 url.to_string(),
                 0,

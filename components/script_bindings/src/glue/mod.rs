@@ -21,7 +21,8 @@ use jsprof_spidermonkey::InScript;
 use mozjs::gc::RootedTraceableBox;
 
 use crate::generated::{DomTypes, Tables};
-use crate::runtime::{GlobalKind, InterfaceDef, RootRef, Settlement};
+use crate::host::ScriptSource;
+use crate::runtime::{GlobalKind, InterfaceDef, RootRef, Settlement, WindowId};
 use jsprof_net::Origin;
 
 pub(crate) mod bindings;
@@ -63,7 +64,7 @@ thread_local! {
 }
 
 struct PendingImport {
-    window: usize,
+    window: WindowId,
     referrer: String,
     specifier: String,
     request: RootedTraceableBox<Heap<*mut JSObject>>,
@@ -225,16 +226,15 @@ unsafe fn compile_and_run_classic(
     }
     // SAFETY: `script` is a non-null, rooted script just compiled on this thread.
     let id = unsafe { jsprof_spidermonkey::script_source_id(script.get()) };
-    host().register_script(
-        current_window(cx),
-        id,
+    let registered = ScriptSource {
         url,
-        source,
+        text: source,
         line,
         column,
-        false,
+        module: false,
         muted,
-    );
+    };
+    host().register_script(current_window(cx), id, registered);
     rooted!(in(cx) let mut rval = UndefinedValue());
     // SAFETY: per the contract, `cx` is this thread's context in the realm `script` was
     // compiled in; `script` and `rval` are rooted for the call.
@@ -307,13 +307,6 @@ unsafe extern "C" fn on_interrupt(_cx: *mut JSContext) -> bool {
         });
         !terminate
     })
-}
-
-/// The profiler's realm id of window `window` (windows are numbered from 0, realms from 1).
-pub fn realm_of(window: usize) -> RealmId {
-    // Saturating: principals of no window (`NO_WINDOW`, from a structured clone) get a
-    // realm no session has.
-    RealmId(u32::try_from(window).unwrap_or(u32::MAX).saturating_add(1))
 }
 
 /// mozjs's safe-API wrapper around a raw context that SpiderMonkey passed to a callback.
@@ -398,9 +391,9 @@ impl Js {
 
     /// The context, in window `w`'s realm for the life of the returned guard.
     /// Whether window `w` exists and was not discarded.
-    pub fn is_live(&self, w: usize) -> bool {
+    pub fn is_live(&self, w: WindowId) -> bool {
         self.windows
-            .get(w)
+            .get(w.index())
             .is_some_and(|win| !win.global.get().is_null())
     }
 
@@ -408,18 +401,18 @@ impl Js {
     /// are no longer rooted, nor are its pending promises and reflectors, so that its realm
     /// can be collected once the page holds nothing of it. Nothing runs in it any more:
     /// hooks, scripts, settlements and imports for it are dropped.
-    pub fn discard_window(&mut self, w: usize) {
+    pub fn discard_window(&mut self, w: WindowId) {
         if !self.is_live(w) {
             return;
         }
-        let global = self.windows[w].global.get();
+        let global = self.windows[w.index()].global.get();
         roots::release_roots_of(global);
         IMPORTS.with(|i| i.borrow_mut().retain(|import| import.window != w));
-        self.windows[w].global.set(ptr::null_mut());
-        self.windows[w].hooks.set(ptr::null_mut());
+        self.windows[w.index()].global.set(ptr::null_mut());
+        self.windows[w.index()].hooks.set(ptr::null_mut());
         for table in [&MODULE_MAPS, &GLOBALS] {
             table.with(|t| {
-                if let Some(heap) = t.borrow().get(w) {
+                if let Some(heap) = t.borrow().get(w.index()) {
                     heap.set(ptr::null_mut());
                 }
             });
@@ -434,12 +427,12 @@ impl Js {
 
     /// Enters window `w`'s realm; `None` if there is no such window or it was discarded
     /// (nothing runs in a discarded window).
-    fn enter_window(&mut self, w: usize) -> Option<(*mut JSContext, InRealm)> {
+    fn enter_window(&mut self, w: WindowId) -> Option<(*mut JSContext, InRealm)> {
         if !self.is_live(w) {
             return None;
         }
         let cx = self.cx();
-        let realm = InRealm::new(cx, self.windows[w].global.get());
+        let realm = InRealm::new(cx, self.windows[w.index()].global.get());
         Some((cx, realm))
     }
 
@@ -476,18 +469,18 @@ impl Drop for Js {
 }
 
 /// The window whose realm is `realm`, from the realm's private slot.
-fn window_of_realm(realm: *mut jsapi::JS::Realm) -> Option<usize> {
+fn window_of_realm(realm: *mut jsapi::JS::Realm) -> Option<WindowId> {
     if realm.is_null() {
         return None;
     }
     // SAFETY: reads the private pointer set in `new_window` (an index + 1, not a pointer).
     let private = unsafe { jsapi::GetRealmPrivate(realm) } as usize;
-    private.checked_sub(1)
+    private.checked_sub(1).map(WindowId)
 }
 
 /// The window of the realm `cx` is in.
-fn current_window(cx: *mut JSContext) -> usize {
+fn current_window(cx: *mut JSContext) -> WindowId {
     // SAFETY: natives run with a realm entered.
     let realm = unsafe { jsapi::GetCurrentRealmOrNull(cx) };
-    window_of_realm(realm).unwrap_or(0)
+    window_of_realm(realm).unwrap_or(WindowId(0))
 }

@@ -84,11 +84,11 @@ pub(super) unsafe extern "C" fn native_window_for(
             if !(target >= 0.0 && target.fract() == 0.0) {
                 return true;
             }
-            let target = target as usize;
+            let target = WindowId(target as usize);
             if !host().windows_same_origin(here, target) {
                 return true;
             }
-            let global = GLOBALS.with(|g| g.borrow().get(target).map(|h| h.get()));
+            let global = GLOBALS.with(|g| g.borrow().get(target.index()).map(|h| h.get()));
             let Some(global) = global.filter(|g| !g.is_null()) else {
                 return true;
             };
@@ -141,7 +141,7 @@ pub(super) unsafe extern "C" fn native_caller_window(
                 if parent_frame {
                     // SAFETY: the parent is a live SavedFrame (class-checked just above).
                     if let Some(w) = unsafe { saved_frame_window(parent.to_object()) } {
-                        window = w as f64;
+                        window = w.index() as f64;
                     }
                 }
             }

@@ -11,7 +11,7 @@ impl Js {
         prelude: &str,
         init_json: &str,
         origin: Origin,
-    ) -> Result<usize, String> {
+    ) -> Result<WindowId, String> {
         self.new_window_of_kind(prelude, init_json, origin, GlobalKind::Window)
     }
 
@@ -23,8 +23,8 @@ impl Js {
         init_json: &str,
         origin: Origin,
         kind: GlobalKind,
-    ) -> Result<usize, String> {
-        let index = self.windows.len();
+    ) -> Result<WindowId, String> {
+        let index = WindowId(self.windows.len());
         let cx = self.cx();
         let options = RealmOptions::default();
         // Every GC pointer below is rooted before the next call that can GC.
@@ -67,7 +67,7 @@ impl Js {
             let realm = unsafe { jsapi::GetObjectRealmOrNull(global.get()) };
             // SAFETY: `realm` is the new global's live realm; its private is an index + 1,
             // never dereferenced (see `window_of_realm`).
-            unsafe { jsapi::SetRealmPrivate(realm, (index + 1) as *mut c_void) };
+            unsafe { jsapi::SetRealmPrivate(realm, (index.index() + 1) as *mut c_void) };
             // The prelude's `host`: the generated `JsprofHost` namespace
             // (webidl/internal/host.webidl), plus the engine's intrinsics on JS values.
             rooted!(in(cx) let mut host_obj = ptr::null_mut::<JSObject>());
