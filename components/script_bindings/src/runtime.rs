@@ -521,3 +521,20 @@ pub mod convert {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use jsprof_profiler::RealmId;
+
+    use super::WindowId;
+
+    #[test]
+    fn a_window_realm_is_its_id_plus_one_saturating() {
+        assert_eq!(WindowId(0).realm(), RealmId(1));
+        assert_eq!(WindowId(41).realm(), RealmId(42));
+        // No window's realm collides with a real one: the principals of no window (a
+        // structured clone's) and ids past u32 get the last realm id.
+        assert_eq!(WindowId(usize::MAX).realm(), RealmId(u32::MAX));
+        assert_eq!(WindowId(u32::MAX as usize).realm(), RealmId(u32::MAX));
+    }
+}

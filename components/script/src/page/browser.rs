@@ -9,11 +9,19 @@
 //! whose script is running), the window's visibility, and ending a session.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
+use jsprof_net::Url;
+use jsprof_profiler::{ProfilerTrace, Session};
 use jsprof_webdriver::{Command, Error, ErrorKind, Navigation, Reply, Responder};
 use serde_json::Value;
 
-use super::*;
+use crate::document;
+use crate::{PageError, RunOptions};
+
+use super::host::Sessions;
+use super::{navigation_start, Message, Page, GROUP};
 
 /// How long Force Sample waits for its samples to be recorded.
 const FORCE_SAMPLE_WAIT: Duration = Duration::from_secs(30);

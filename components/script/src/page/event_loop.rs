@@ -1,7 +1,14 @@
 //! The event loop: the parser's scripts in the standard's order, tasks, timers and the
 //! end of a run.
 
-use super::*;
+use std::time::Instant;
+
+use jsprof_script_bindings::glue::Arg;
+
+use crate::document::ScriptKind;
+
+use super::scripts::ready_from;
+use super::{Fetched, Message, Page, Timer};
 
 impl Page {
     pub(super) fn run(&mut self) {

@@ -1,6 +1,14 @@
 //! iframes: a child document's window, created when its response arrives.
 
-use super::*;
+use jsprof_net::{LoadError, Response};
+use jsprof_profiler::Nanos;
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::WindowId;
+
+use crate::document;
+
+use super::scripts::{join_src, ready_from, script_request};
+use super::{Doc, Page, Ready, PRELUDE};
 
 impl Page {
     /// Creates the child browsing context of `parent`'s iframe number `index` from its

@@ -1,7 +1,23 @@
 //! The state of one event loop that natives reach ([`PageHost`]): documents, timers,
 //! workers, profiling support, sessions, discarded windows.
 
-use super::*;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jsprof_profiler::{AgentHandle, MonotonicClock, ProfilerTrace, Session};
+use jsprof_script_bindings::glue::Js;
+use jsprof_script_bindings::runtime::WindowId;
+use jsprof_script_bindings::task::TaskSender;
+use jsprof_spidermonkey::ScriptRegistry;
+
+use crate::document;
+use crate::RunOptions;
+
+use super::workers::{WorkerHandle, WorkerParent};
+use super::{profiler_group, Doc, Message, Timer};
 
 /// The embedder state natives reach (through [`Host`]). Only interior mutability: natives run
 /// while the event loop is inside a call into JS.

@@ -2,11 +2,31 @@
 //! (`JsprofHostMethods`, generated from `webidl/internal/host.webidl`; its operations'
 //! comments are there) and the rest of the [`Host`] trait.
 
-use super::*;
-use jsprof_net::{cors, mime};
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jsprof_net::{
+    cors, mime, Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url,
+};
+use jsprof_profiler::{Clock, MarkerSet, ProfilerTrace, Session, SessionOptions};
 use jsprof_script_bindings::generated::{JsprofFetchRequest, JsprofHostMethods};
-use jsprof_script_bindings::host::ApiRequest;
-use jsprof_script_bindings::runtime::{ByteString, Fallible};
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::host::{ApiRequest, FetchedScript, Host, ScriptSource};
+use jsprof_script_bindings::runtime::{ByteString, Fallible, WindowId};
+use jsprof_script_bindings::task::TaskSender;
+use jsprof_spidermonkey::{ScriptInfo, SourceId};
+
+use crate::document::{ScriptElement, ScriptKind};
+use crate::policy::ProfilingPolicy;
+
+use super::host::PageHost;
+use super::scripts::{filtered_response, script_request};
+use super::workers::{
+    deliver_port_message, run_worker, WorkerHandle, WorkerParent, NEXT_PORT_PAIR, PORT_PAIRS,
+};
+use super::{navigation_start, profiler_group, Message, Timer};
 
 impl PageHost {
     /// Writes console output (`to_stderr`: errors and warnings go to standard error): the

@@ -10,31 +10,29 @@
 //! script and iframe. A dedicated worker ([`run_worker`]) is another such loop on its own
 //! thread, with its own runtime, host and realm.
 
-use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
+use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use std::sync::{Arc, Mutex, OnceLock};
-
-use jsprof_net::{Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url};
+use jsprof_net::{LoadError, Loader, Origin, Response, Url};
 use jsprof_profiler::{
-    AgentHandle, Clock, GroupConfig, MarkerSet, MonotonicClock, Nanos, ProfilerGroup,
-    ProfilerTrace, Resolution, Session, SessionOptions,
+    Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, Resolution, Session,
 };
+use jsprof_script_bindings::glue::Js;
+use jsprof_script_bindings::host::Host;
+use jsprof_script_bindings::runtime::WindowId;
+use jsprof_script_bindings::task::Task;
+use jsprof_spidermonkey::SamplingStats;
 
 use crate::document::{self, ScriptElement, ScriptKind};
 use crate::dom::DomTypeHolder;
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::watchdog::{Stop, Watchdog};
-use jsprof_script_bindings::glue::{Arg, Js};
-use jsprof_script_bindings::host::{FetchedScript, Host, ScriptSource};
-use jsprof_script_bindings::runtime::{GlobalKind, WindowId};
-use jsprof_script_bindings::task::{Task, TaskSender};
-use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
+
+use self::host::{take_unbuilt, PageHost, BUILD_GRACE};
+use self::scripts::{join_src, script_request};
 
 mod browser;
 mod event_loop;
@@ -46,10 +44,6 @@ mod webdriver;
 
 pub use self::browser::{run_browser, Browser, BrowserReport};
 mod workers;
-
-use self::host::*;
-use self::scripts::*;
-use self::workers::*;
 
 /// The prelude (`src/prelude/`): one function expression `(host, global, init) => hooks`,
 /// kept in files by Web API and joined at build time, so a realm still evaluates one script.

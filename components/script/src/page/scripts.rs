@@ -1,7 +1,13 @@
 //! The script processing model: running inline and fetched scripts, and the requests and
 //! responses of script fetches (CORS, muted errors).
 
-use super::*;
+use jsprof_net::{Credentials, LoadError, Mode, Origin, Request, Response, Url};
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::WindowId;
+
+use crate::document::{ScriptElement, ScriptKind};
+
+use super::{Page, Ready};
 
 impl Page {
     pub(super) fn execute_inline(&mut self, i: usize) {

@@ -4,11 +4,17 @@
 //! (`prelude/13-webdriver.js`) in the current browsing context's window.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
+use jsprof_net::Url;
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::WindowId;
 use jsprof_webdriver::{Command, Error, ErrorKind, Frame, Navigation, Reply, Responder};
 use serde_json::{json, Value};
 
-use super::*;
+use crate::Browser;
+
+use super::Page;
 
 /// A page's answer to a command it handed a window (`host.webdriverReply`).
 pub(super) fn reply_of(error: &str, value: &str) -> Reply {

@@ -1,8 +1,22 @@
 //! Dedicated workers: their loop on its own thread ([`run_worker`]), their handles, and the
 //! port pairs that carry `MessagePort`s between loops.
 
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{mpsc, Arc, Mutex};
+
+use jsprof_net::{Credentials, Mode, Origin, Request, Response, Url};
+use jsprof_profiler::ProfilerTrace;
 use jsprof_script_bindings::generated::JsprofHostMethods;
+use jsprof_script_bindings::glue::{Arg, Js};
+use jsprof_script_bindings::runtime::{GlobalKind, WindowId};
+use jsprof_script_bindings::task::TaskSender;
+
+use crate::dom::DomTypeHolder;
+use crate::policy::{Init, ProfilingPolicy};
+use crate::RunOptions;
+
+use super::host::PageHost;
+use super::{navigation_start, Doc, Page, PRELUDE};
 
 /// Message ports whose two ends live on different threads (one was transferred to a worker):
 /// pair id -> the loops holding each end, and messages waiting for an end to arrive.

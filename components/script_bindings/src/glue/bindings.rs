@@ -21,12 +21,14 @@ use mozjs::jsapi::{self, CallArgs, HandleValueArray, JSContext, JSObject, Value}
 use mozjs::jsval::{ObjectValue, PrivateValue, UndefinedValue};
 use mozjs::rooted;
 
-use super::convert::{get_property, out_to_js};
-use super::roots::rooted_object;
-use super::{current_window, generated_interfaces, host, new_string};
 use crate::runtime::{
     CallCtx, DomObject, Error, Fallible, Global, ObjectRoot, Out, Promise, RootRef, Settlement, Val,
 };
+
+use super::convert::{get_property, out_to_js};
+use super::roots::rooted_object;
+use super::strings::new_string;
+use super::{current_window, generated_interfaces, host};
 
 /// Reserved slot 0 of every binding function: which interface and member it is.
 pub(super) const SLOT_MEMBER: usize = 0;
@@ -364,7 +366,7 @@ unsafe fn exception_value(
 ) {
     // Values are rooted before anything can GC.
     {
-        let message = |m: &str| super::cstring(m);
+        let message = |m: &str| super::strings::cstring(m);
         // SAFETY: per the contract, `cx` is the live context of this thread.
         let mut wrapper = unsafe { super::wrap_cx(cx) };
         match error {

@@ -11,19 +11,27 @@
 //! the life of the [`Js`]; everything else is `rooted!` on the stack for one call.
 
 use std::cell::RefCell;
-use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use jsprof_profiler::RealmId;
 use jsprof_spidermonkey::InScript;
 use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, Heap, JSContext, JSObject, Value};
+use mozjs::jsval::UndefinedValue;
+use mozjs::rooted;
+use mozjs::rust::{
+    transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, Runtime,
+};
 
 use crate::generated::{DomTypes, Tables};
-use crate::host::ScriptSource;
-use crate::runtime::{GlobalKind, InterfaceDef, RootRef, Settlement, WindowId};
-use jsprof_net::Origin;
+use crate::host::{Host, ScriptSource};
+use crate::runtime::{InterfaceDef, WindowId};
+
+use self::jobs::{track_rejection, JOB_QUEUE_TRAPS};
+use self::modules::{load_imported_module, GLOBALS, MODULE_MAPS};
+use self::security::{destroy_principals, read_principals, SECURITY_CALLBACKS, WRAP_CALLBACKS};
+use self::strings::cstring;
 
 pub(crate) mod bindings;
 mod clone;
@@ -38,20 +46,6 @@ mod run;
 mod security;
 mod strings;
 pub use self::security::realm_of_principals;
-use self::{clone::*, jobs::*, modules::*, natives::*, security::*, strings::*};
-use crate::host::Host;
-use mozjs::jsapi::{
-    self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
-    PromiseRejectionHandlingState, Value,
-};
-use mozjs::jsval::{
-    BooleanValue, DoubleValue, NullValue, ObjectValue, StringValue, UndefinedValue,
-};
-use mozjs::rooted;
-use mozjs::rust::{
-    transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, RealmOptions,
-    Runtime, SIMPLE_GLOBAL_CLASS,
-};
 
 thread_local! {
     static HOST: RefCell<Option<Rc<dyn Host>>> = const { RefCell::new(None) };

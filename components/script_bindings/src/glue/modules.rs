@@ -1,7 +1,21 @@
 //! Module scripts: compiling, the module map of each window, and the module hooks
 //! (static imports fetched synchronously, dynamic ones completed by the event loop).
 
-use super::*;
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::ptr;
+
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, Heap, JSContext, JSObject, JSScript};
+use mozjs::jsval::{ObjectValue, StringValue, UndefinedValue};
+use mozjs::rooted;
+use mozjs::rust::transform_str_to_source_text;
+
+use crate::host::ScriptSource;
+use crate::runtime::WindowId;
+
+use super::strings::{cstring, throw_error, throw_type_error, to_rust_string};
+use super::{compile_options, current_window, guarded, host, wrap_cx, PendingImport, IMPORTS};
 
 /// Compiles a module and registers it in `modules` under `url`.
 ///

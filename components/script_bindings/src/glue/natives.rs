@@ -1,10 +1,22 @@
 //! The engine's intrinsics on the prelude's `host` object: the calls that take or return JS
 //! objects, or run script in the caller's realm (`windowFor`, `callerWindow`, `runScript`,
 //! `importScript`, `promiseResult`, `whenSettled`, `isProxy`). The rest of `host` is the generated
-//! `JsprofHost` namespace (`webidl/internal/host.webidl`, `dom::host_namespace`); the
+//! `JsprofHost` namespace (`webidl/internal/host.webidl`, which the host implements); the
 //! structured-clone natives are in `clone.rs`. A throwing argument conversion throws on.
 
-use super::*;
+use std::ptr;
+
+use jsprof_spidermonkey::InScript;
+use mozjs::jsapi::{self, CallArgs, JSContext, JSObject, Value};
+use mozjs::jsval::{BooleanValue, DoubleValue, NullValue, ObjectValue, UndefinedValue};
+use mozjs::rooted;
+
+use crate::runtime::WindowId;
+
+use super::modules::GLOBALS;
+use super::security::saved_frame_window;
+use super::strings::{new_string, throw_type_error, to_rust_string};
+use super::{compile_and_run_classic, current_window, guarded, host, wrap_cx};
 
 /// A native's arguments, read with ToNumber/ToString. A read that threw is `None`: its
 /// exception is pending, and the native returns `false` at once (no further conversion

@@ -1,6 +1,31 @@
 //! Window realms: a global with its principals, the prelude run in it, its hooks.
 
-use super::*;
+use std::ffi::{c_void, CStr};
+use std::ptr;
+
+use jsprof_net::Origin;
+use jsprof_spidermonkey::InScript;
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, HandleValueArray, Heap, JSObject, OnNewGlobalHookOption};
+use mozjs::jsval::{ObjectValue, UndefinedValue};
+use mozjs::rooted;
+use mozjs::rust::{
+    transform_str_to_source_text, CompileOptionsWrapper, RealmOptions, SIMPLE_GLOBAL_CLASS,
+};
+
+use crate::runtime::{GlobalKind, WindowId};
+
+use super::clone::{
+    native_clone_read, native_clone_write, native_platform_object, native_platform_state,
+};
+use super::modules::{GLOBALS, MODULE_MAPS};
+use super::natives::{
+    native_caller_window, native_import_script, native_is_proxy, native_promise_result,
+    native_run_script, native_when_settled, native_window_for,
+};
+use super::security::{RealmInfo, PRINCIPALS_CALLBACKS};
+use super::strings::new_string;
+use super::{interfaces, InRealm, Js, Window};
 
 impl Js {
     /// Creates window `index`'s realm, for a document of `origin`, and runs `prelude` in it:

@@ -1,7 +1,22 @@
 //! Running code in a window: classic and module scripts, dynamic imports, promise
 //! settlement, the prelude's hooks, exceptions and the microtask checkpoint.
 
-use super::*;
+use std::ffi::CStr;
+use std::ptr;
+
+use jsprof_spidermonkey::InScript;
+use mozjs::jsapi::{self, HandleValueArray, JSContext, JSScript, Value};
+use mozjs::jsval::{DoubleValue, NullValue, ObjectValue, UndefinedValue};
+use mozjs::rooted;
+
+use crate::runtime::{RootRef, Settlement, WindowId};
+
+use super::modules::{compile_module, load_module, module_map, modules_failed, modules_loaded};
+use super::strings::{new_latin1_string, new_string, throw_error};
+use super::{
+    bindings, compile_and_run_classic, host, window_of_realm, Arg, InRealm, Js, IMPORTS,
+    MUTED_URLS, REJECTIONS,
+};
 
 impl Js {
     /// Takes the pending exception as text (for errors that cannot be reported to a page).

@@ -1,7 +1,15 @@
 //! Compartments and principals: the wrap callbacks (transparent between same-origin
 //! realms, opaque otherwise), each realm's `RealmInfo`, and `subsumes`.
 
-use super::*;
+use std::ptr;
+
+use jsprof_net::Origin;
+use jsprof_profiler::RealmId;
+use mozjs::jsapi::{self, JSContext, JSObject};
+
+use crate::runtime::WindowId;
+
+use super::guarded;
 
 pub(super) static WRAP_CALLBACKS: jsapi::JSWrapObjectCallbacks = jsapi::JSWrapObjectCallbacks {
     wrap: Some(wrap_object),
