@@ -1,5 +1,6 @@
 //! The state of one event loop that natives reach ([`PageHost`]): documents, timers,
-//! workers, profiling support, sessions, discarded windows.
+//! workers (the handles of those it started, [`WorkerHandle`], or the creator of the one it
+//! runs, [`WorkerParent`]), profiling support, sessions, discarded windows.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -16,7 +17,6 @@ use jsprof_spidermonkey::ScriptRegistry;
 use crate::document;
 use crate::RunOptions;
 
-use super::workers::{WorkerHandle, WorkerParent};
 use super::{profiler_group, Doc, Message, Timer};
 
 /// The embedder state natives reach (through [`Host`]). Only interior mutability: natives run
@@ -347,5 +347,34 @@ impl PageHost {
 
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         self.timers.borrow().keys().next().map(|(at, _)| *at)
+    }
+}
+
+/// A worker's creator: where its messages and errors go.
+#[derive(Debug, Clone)]
+pub(super) struct WorkerParent {
+    pub(super) tasks: TaskSender,
+    pub(super) window: WindowId,
+    pub(super) id: u32,
+    /// The run's trace sink.
+    pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
+}
+
+/// A running dedicated worker, seen from its creator.
+pub(super) struct WorkerHandle {
+    pub(super) tasks: TaskSender,
+    pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
+    pub(super) interrupter: mozjs::rust::ThreadSafeJSContext,
+    pub(super) thread: std::thread::JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    /// Ends the worker's loop (and a script it is running) and waits for its thread.
+    pub(super) fn terminate(self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.tasks.queue(Box::new(|_| {}));
+        self.interrupter.request_interrupt_callback();
+        let _ = self.thread.join();
     }
 }

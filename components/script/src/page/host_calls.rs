@@ -21,11 +21,9 @@ use jsprof_spidermonkey::{ScriptInfo, SourceId};
 use crate::document::{ScriptElement, ScriptKind};
 use crate::policy::ProfilingPolicy;
 
-use super::host::PageHost;
+use super::host::{PageHost, WorkerHandle, WorkerParent};
 use super::scripts::{filtered_response, script_request};
-use super::workers::{
-    deliver_port_message, run_worker, WorkerHandle, WorkerParent, NEXT_PORT_PAIR, PORT_PAIRS,
-};
+use super::workers::{deliver_port_message, run_worker, NEXT_PORT_PAIR, PORT_PAIRS};
 use super::{navigation_start, profiler_group, Message, Timer};
 
 impl PageHost {

@@ -2,10 +2,9 @@
 //! port pairs that carry `MessagePort`s between loops.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 
 use jsprof_net::{Credentials, Mode, Origin, Request, Response, Url};
-use jsprof_profiler::ProfilerTrace;
 use jsprof_script_bindings::generated::JsprofHostMethods;
 use jsprof_script_bindings::glue::{Arg, Js};
 use jsprof_script_bindings::runtime::{GlobalKind, WindowId};
@@ -15,7 +14,7 @@ use crate::dom::DomTypeHolder;
 use crate::policy::{Init, ProfilingPolicy};
 use crate::RunOptions;
 
-use super::host::PageHost;
+use super::host::{PageHost, WorkerParent};
 use super::{navigation_start, Doc, Page, PRELUDE};
 
 /// Message ports whose two ends live on different threads (one was transferred to a worker):
@@ -50,35 +49,6 @@ pub(super) fn deliver_port_message(
             ],
         );
     }));
-}
-
-/// A worker's creator: where its messages and errors go.
-#[derive(Debug, Clone)]
-pub(super) struct WorkerParent {
-    pub(super) tasks: TaskSender,
-    pub(super) window: WindowId,
-    pub(super) id: u32,
-    /// The run's trace sink.
-    pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
-}
-
-/// A running dedicated worker, seen from its creator.
-pub(super) struct WorkerHandle {
-    pub(super) tasks: TaskSender,
-    pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
-    pub(super) interrupter: mozjs::rust::ThreadSafeJSContext,
-    pub(super) thread: std::thread::JoinHandle<()>,
-}
-
-impl WorkerHandle {
-    /// Ends the worker's loop (and a script it is running) and waits for its thread.
-    pub(super) fn terminate(self) {
-        self.closed
-            .store(true, std::sync::atomic::Ordering::Release);
-        self.tasks.queue(Box::new(|_| {}));
-        self.interrupter.request_interrupt_callback();
-        let _ = self.thread.join();
-    }
 }
 
 /// A dedicated worker's thread: its own runtime, realm (a DedicatedWorkerGlobalScope) and
