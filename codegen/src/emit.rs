@@ -320,7 +320,10 @@ fn dictionary(dict: &Dictionary, conf: &Conf) -> Result<TokenStream, Error> {
         let f = ident(&m.name);
         let ty = rust_type(&m.ty, conf);
         let member = &m.name;
-        let fdoc = format!(" `{}{member}`", if m.required { "required " } else { "" });
+        let fdoc = match &m.pref {
+            Some(p) => format!(" `[Pref=\"{p}\"] {member}`"),
+            None => format!(" `{}{member}`", if m.required { "required " } else { "" }),
+        };
         let conv = from_js(&m.ty, conf, quote!(value), &dict.at)?;
         if m.required {
             fields.push(quote!(#[doc = #fdoc] pub #f: #ty,));
@@ -332,7 +335,18 @@ fn dictionary(dict: &Dictionary, conf: &Conf) -> Result<TokenStream, Error> {
             to_js.push(quote!(members.push((#member, self.#f.to_js()));));
         } else {
             fields.push(quote!(#[doc = #fdoc] pub #f: Option<#ty>,));
-            converts.push(quote!(let #f = dict.member(#member, |value| #conv)?;));
+            converts.push(match &m.pref {
+                // Servo's `[Pref]`: without the pref the member is not part of the
+                // dictionary, so it is not even looked up (no getter runs).
+                Some(pref) => quote! {
+                    let #f = if dict.pref_enabled(#pref) {
+                        dict.member(#member, |value| #conv)?
+                    } else {
+                        None
+                    };
+                },
+                None => quote!(let #f = dict.member(#member, |value| #conv)?;),
+            });
             to_js.push(quote! {
                 if let Some(v) = &self.#f {
                     members.push((#member, v.to_js()));

@@ -2,7 +2,7 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use crate::runtime::*;
-/// `enum WidgetGrade` (test_data/shapes.webidl:29).
+/// `enum WidgetGrade` (test_data/shapes.webidl:39).
 impl ToJs for crate::WidgetGrade {
     fn to_js(&self) -> Out {
         Out::String(
@@ -65,6 +65,8 @@ pub struct WidgetOptions {
     pub visible: Option<bool>,
     /// `required weight`
     pub weight: f64,
+    /// `[Pref="widget.extras.enabled"] wobbly`
+    pub wobbly: Option<bool>,
 }
 impl FromJs for WidgetOptions {
     /// <https://webidl.spec.whatwg.org/#js-dictionary>: members in lexicographic order; a missing required member is a `TypeError`.
@@ -81,11 +83,17 @@ impl FromJs for WidgetOptions {
         let weight = dict
             .member("weight", |value| convert::restricted_double(value))?
             .ok_or_else(|| Error::missing_member("WidgetOptions", "weight"))?;
+        let wobbly = if dict.pref_enabled("widget.extras.enabled") {
+            dict.member("wobbly", |value| convert::boolean(value))?
+        } else {
+            None
+        };
         Ok(Self {
             marks,
             shape,
             visible,
             weight,
+            wobbly,
         })
     }
 }
@@ -102,10 +110,13 @@ impl ToJs for WidgetOptions {
             members.push(("visible", v.to_js()));
         }
         members.push(("weight", self.weight.to_js()));
+        if let Some(v) = &self.wobbly {
+            members.push(("wobbly", v.to_js()));
+        }
         Out::Object(members)
     }
 }
-/// `dictionary WidgetReport` (test_data/shapes.webidl:31). Mapped to `crate::WidgetReport` in Bindings.toml: returned to JS as its JSON.
+/// `dictionary WidgetReport` (test_data/shapes.webidl:41). Mapped to `crate::WidgetReport` in Bindings.toml: returned to JS as its JSON.
 impl ToJs for crate::WidgetReport {
     fn to_js(&self) -> Out {
         Out::json(self)
@@ -136,6 +147,8 @@ pub trait WidgetMethods: DomObject + Sized {
         options: WidgetOptions,
         promise: Promise<crate::WidgetReport>,
     ) -> Fallible<()>;
+    /// `undefined spin()`
+    fn spin(&self, global: &Global) -> Fallible<()>;
 }
 /// <https://webidl.spec.whatwg.org/#js-constructors> for `Widget`.
 fn widget_constructor<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -210,7 +223,12 @@ fn widget_report_steps<D: DomTypes>(
     let global = cx.global();
     cx.with_this(|this: &D::Widget| this.report(&global, options, promise))?
 }
-/// `namespace WidgetEmbedder` (test_data/shapes.webidl:49): the embedder's host interface, which `Host` extends; each operation is a call on the realm's host for the caller's `window`.
+fn widget_spin<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &D::Widget| this.spin(&global))??;
+    Ok(())
+}
+/// `namespace WidgetEmbedder` (test_data/shapes.webidl:59): the embedder's host interface, which `Host` extends; each operation is a call on the realm's host for the caller's `window`.
 pub trait WidgetEmbedderMethods {
     /// `unsigned long long open(DOMString url, optional boolean background)`
     fn open(
@@ -245,7 +263,7 @@ fn widget_embedder_close(cx: &mut CallCtx<'_>) -> Fallible<()> {
     global.host.close(global.window, id)?;
     Ok(())
 }
-/// `namespace WidgetHost` (test_data/shapes.webidl:40): what `DomTypes::WidgetHost` implements (`crate::dom::widget::WidgetHost` in Bindings.toml).
+/// `namespace WidgetHost` (test_data/shapes.webidl:50): what `DomTypes::WidgetHost` implements (`crate::dom::widget::WidgetHost` in Bindings.toml).
 pub trait WidgetHostMethods {
     /// `undefined report(octet level, DOMString? note, optional DOMString? detail)`
     fn report(
@@ -342,21 +360,31 @@ impl<D: DomTypes> Tables<D> {
                 name: "poke",
                 length: 0,
                 call: widget_poke::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "resize",
                 length: 1,
                 call: widget_resize::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "tags",
                 length: 1,
                 call: widget_tags::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "report",
                 length: 1,
                 call: widget_report::<D>,
+                pref: None,
+            },
+            OperationDef {
+                name: "spin",
+                length: 0,
+                call: widget_spin::<D>,
+                pref: Some("widget.extras.enabled"),
             },
         ],
     };
@@ -375,11 +403,13 @@ impl<D: DomTypes> Tables<D> {
                 name: "open",
                 length: 1,
                 call: widget_embedder_open,
+                pref: None,
             },
             OperationDef {
                 name: "close",
                 length: 1,
                 call: widget_embedder_close,
+                pref: None,
             },
         ],
     };
@@ -398,16 +428,19 @@ impl<D: DomTypes> Tables<D> {
                 name: "report",
                 length: 2,
                 call: widget_host_report::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "ready",
                 length: 0,
                 call: widget_host_ready::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "checksum",
                 length: 2,
                 call: widget_host_checksum::<D>,
+                pref: None,
             },
         ],
     };

@@ -25,6 +25,16 @@ partial dictionary WidgetOptions {
 
 enum WidgetShape { "round", "square-ish" };
 
+// Servo's `[Pref]` (a partial interface's operation and a partial dictionary's member exist
+// only while the pref is true).
+partial interface Widget {
+  [Pref="widget.extras.enabled"] undefined spin();
+};
+
+partial dictionary WidgetOptions {
+  [Pref="widget.extras.enabled"] boolean wobbly;
+};
+
 // An enum mapped to an existing Rust type (a member of a mapped dictionary).
 enum WidgetGrade { "good", "bad" };
 

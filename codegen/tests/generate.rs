@@ -100,6 +100,11 @@ fn snapshot_shapes() {
         "global.host.close(global.window, id)?;",
         "fn widget_embedder_open(cx: &mut CallCtx<'_>) -> Fallible<()> {",
         "call: widget_embedder_open,",
+        // `[Pref]`: the partial interface's operation carries its pref; the partial
+        // dictionary's member is read only under it.
+        "call: widget_spin::<D>,\n                pref: Some(\"widget.extras.enabled\"),",
+        "call: widget_poke::<D>,\n                pref: None,",
+        "let wobbly = if dict.pref_enabled(\"widget.extras.enabled\") {",
     ] {
         assert!(out.contains(needle), "missing `{needle}` in:\n{out}");
     }
@@ -228,6 +233,26 @@ fn unsupported_constructs_are_errors_with_file_and_line() {
         (
             "[Exposed=Window]\ninterface Thing {\n  undefined f(E e);\n};\nenum E { \"a-b\", \"a_b\" };",
             "bad.webidl:5: enum `E`: two values give the Rust variant `AB`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(D d);\n};\ndictionary D {\n  [Pref=\"p\"] required long x;\n};",
+            "bad.webidl:6: a required dictionary member cannot have `[Pref]`: `D.x`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  [Pref=p] undefined f();\n};",
+            "bad.webidl:3: `[Pref]` takes one pref name, as a string",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  [Throws] undefined f();\n};",
+            "bad.webidl:3: unsupported extended attribute `[Throws]`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {};\npartial interface Nothing {\n  undefined f();\n};",
+            "bad.webidl:3: `partial interface Nothing` of no interface",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f();\n};\npartial interface Thing {\n  undefined f();\n};",
+            "bad.webidl:6: unsupported: overloaded operation `f`",
         ),
     ];
     for (idl, expected) in cases {

@@ -261,7 +261,13 @@ pub(super) fn interface(
                 }
             });
         }
-        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f #turbofish }));
+        let pref = match &op.pref {
+            Some(p) => quote!(Some(#p)),
+            None => quote!(None),
+        };
+        operations.push(
+            quote!(OperationDef { name: #js, length: #length, call: #f #turbofish, pref: #pref }),
+        );
     }
 
     let mut exposed = Vec::new();

@@ -41,6 +41,33 @@ impl FromJs for JsprofTestMood {
         Ok(all[index])
     }
 }
+/// `enum ProfilerBufferPolicy` (webidl/proposals/js-self-profiling-proposals.webidl:15).
+impl ToJs for jsprof_profiler::BufferPolicy {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                jsprof_profiler::BufferPolicy::Stop => "stop",
+                jsprof_profiler::BufferPolicy::Ring => "ring",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for jsprof_profiler::BufferPolicy {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `ProfilerBufferPolicy`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [
+            jsprof_profiler::BufferPolicy::Stop,
+            jsprof_profiler::BufferPolicy::Ring,
+        ];
+        let index = convert::enumeration(
+            value,
+            "ProfilerBufferPolicy",
+            &["stop", "ring"],
+        )?;
+        Ok(all[index])
+    }
+}
 /// `enum ProfilerMarker` (webidl/js-self-profiling-markers.webidl:6).
 impl ToJs for jsprof_profiler::ProfilerMarker {
     fn to_js(&self) -> Out {
@@ -72,6 +99,38 @@ impl FromJs for jsprof_profiler::ProfilerMarker {
             value,
             "ProfilerMarker",
             &["script", "gc", "style", "layout", "paint", "other"],
+        )?;
+        Ok(all[index])
+    }
+}
+/// `enum ProfilerTraceFormat` (webidl/proposals/js-self-profiling-proposals.webidl:13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProfilerTraceFormat {
+    /// `"json"`
+    Json,
+    /// `"json-gzip"`
+    JsonGzip,
+}
+/// `enum ProfilerTraceFormat` (webidl/proposals/js-self-profiling-proposals.webidl:13).
+impl ToJs for ProfilerTraceFormat {
+    fn to_js(&self) -> Out {
+        Out::String(
+            match self {
+                ProfilerTraceFormat::Json => "json",
+                ProfilerTraceFormat::JsonGzip => "json-gzip",
+            }
+                .to_owned(),
+        )
+    }
+}
+impl FromJs for ProfilerTraceFormat {
+    /// <https://webidl.spec.whatwg.org/#es-enumeration>: ToString, then one of `ProfilerTraceFormat`'s values or a `TypeError`.
+    fn from_js(value: Val<'_>) -> Fallible<Self> {
+        let all = [ProfilerTraceFormat::Json, ProfilerTraceFormat::JsonGzip];
+        let index = convert::enumeration(
+            value,
+            "ProfilerTraceFormat",
+            &["json", "json-gzip"],
         )?;
         Ok(all[index])
     }
@@ -358,6 +417,10 @@ impl ToJs for jsprof_profiler::ProfilerFrame {
 /// `dictionary ProfilerInitOptions` (webidl/js-self-profiling.webidl:36).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfilerInitOptions {
+    /// `[Pref="dom.profiler.proposals.enabled"] bufferPolicy`
+    pub buffer_policy: Option<jsprof_profiler::BufferPolicy>,
+    /// `[Pref="dom.profiler.proposals.enabled"] format`
+    pub format: Option<ProfilerTraceFormat>,
     /// `required maxBufferSize`
     pub max_buffer_size: u32,
     /// `required sampleInterval`
@@ -367,6 +430,22 @@ impl FromJs for ProfilerInitOptions {
     /// <https://webidl.spec.whatwg.org/#js-dictionary>: members in lexicographic order; a missing required member is a `TypeError`.
     fn from_js(value: Val<'_>) -> Fallible<Self> {
         let dict = value.dictionary("ProfilerInitOptions")?;
+        let buffer_policy = if dict.pref_enabled("dom.profiler.proposals.enabled") {
+            dict.member(
+                "bufferPolicy",
+                |value| <jsprof_profiler::BufferPolicy as FromJs>::from_js(value),
+            )?
+        } else {
+            None
+        };
+        let format = if dict.pref_enabled("dom.profiler.proposals.enabled") {
+            dict.member(
+                "format",
+                |value| <ProfilerTraceFormat as FromJs>::from_js(value),
+            )?
+        } else {
+            None
+        };
         let max_buffer_size = dict
             .member("maxBufferSize", |value| convert::unsigned_long(value))?
             .ok_or_else(|| Error::missing_member(
@@ -380,6 +459,8 @@ impl FromJs for ProfilerInitOptions {
                 "sampleInterval",
             ))?;
         Ok(Self {
+            buffer_policy,
+            format,
             max_buffer_size,
             sample_interval,
         })
@@ -388,6 +469,12 @@ impl FromJs for ProfilerInitOptions {
 impl ToJs for ProfilerInitOptions {
     fn to_js(&self) -> Out {
         let mut members = Vec::new();
+        if let Some(v) = &self.buffer_policy {
+            members.push(("bufferPolicy", v.to_js()));
+        }
+        if let Some(v) = &self.format {
+            members.push(("format", v.to_js()));
+        }
         members.push(("maxBufferSize", self.max_buffer_size.to_js()));
         members.push(("sampleInterval", self.sample_interval.to_js()));
         Out::Object(members)
@@ -1055,6 +1142,12 @@ pub trait ProfilerMethods: DomObject + Sized {
         global: &Global,
         promise: Promise<jsprof_profiler::ProfilerTrace>,
     ) -> Fallible<()>;
+    /// `Promise<ProfilerTrace> restart()`: an `Err` (or an exception converting the arguments) rejects `promise`.
+    fn restart(
+        &self,
+        global: &Global,
+        promise: Promise<jsprof_profiler::ProfilerTrace>,
+    ) -> Fallible<()>;
 }
 /// <https://webidl.spec.whatwg.org/#js-constructors> for `Profiler`.
 fn profiler_constructor<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -1092,6 +1185,22 @@ fn profiler_stop_steps<D: DomTypes>(
     let global = cx.global();
     cx.with_this(|this: &D::Profiler| this.stop(&global, promise))?
 }
+/// <https://webidl.spec.whatwg.org/#js-operations>: an operation returning a
+/// promise turns its exceptions into a rejected promise.
+fn profiler_restart<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
+    let promise = cx.return_new_promise()?;
+    if let Err(error) = profiler_restart_steps::<D>(cx, promise) {
+        cx.reject_returned_promise(error)?;
+    }
+    Ok(())
+}
+fn profiler_restart_steps<D: DomTypes>(
+    cx: &mut CallCtx<'_>,
+    promise: Promise<jsprof_profiler::ProfilerTrace>,
+) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &D::Profiler| this.restart(&global, promise))?
+}
 /// The Rust type that implements each interface with generated bindings (what Servo
 /// calls the `DomTypes`): the embedder implements this trait once, and the binding
 /// functions and tables are generic over it, so that these bindings never name the
@@ -1122,151 +1231,181 @@ impl<D: DomTypes> Tables<D> {
                 name: "print",
                 length: 2,
                 call: jsprof_host_print,
+                pref: None,
             },
             OperationDef {
                 name: "now",
                 length: 0,
                 call: jsprof_host_now,
+                pref: None,
             },
             OperationDef {
                 name: "timeOrigin",
                 length: 0,
                 call: jsprof_host_time_origin,
+                pref: None,
             },
             OperationDef {
                 name: "setTimer",
                 length: 3,
                 call: jsprof_host_set_timer,
+                pref: None,
             },
             OperationDef {
                 name: "clearTimer",
                 length: 1,
                 call: jsprof_host_clear_timer,
+                pref: None,
             },
             OperationDef {
                 name: "parseURL",
                 length: 1,
                 call: jsprof_host_parse_url,
+                pref: None,
             },
             OperationDef {
                 name: "formParse",
                 length: 1,
                 call: jsprof_host_form_parse,
+                pref: None,
             },
             OperationDef {
                 name: "formEncode",
                 length: 1,
                 call: jsprof_host_form_encode,
+                pref: None,
             },
             OperationDef {
                 name: "fetchStart",
                 length: 2,
                 call: jsprof_host_fetch_start,
+                pref: None,
             },
             OperationDef {
                 name: "fetchSync",
                 length: 1,
                 call: jsprof_host_fetch_sync,
+                pref: None,
             },
             OperationDef {
                 name: "headerInfo",
                 length: 2,
                 call: jsprof_host_header_info,
+                pref: None,
             },
             OperationDef {
                 name: "utf8Encode",
                 length: 1,
                 call: jsprof_host_utf8_encode,
+                pref: None,
             },
             OperationDef {
                 name: "utf8Decode",
                 length: 1,
                 call: jsprof_host_utf8_decode,
+                pref: None,
             },
             OperationDef {
                 name: "extractMimeType",
                 length: 1,
                 call: jsprof_host_extract_mime_type,
+                pref: None,
             },
             OperationDef {
                 name: "charsetToUTF8",
                 length: 1,
                 call: jsprof_host_charset_to_utf8,
+                pref: None,
             },
             OperationDef {
                 name: "loadFrame",
                 length: 3,
                 call: jsprof_host_load_frame,
+                pref: None,
             },
             OperationDef {
                 name: "discardFrame",
                 length: 1,
                 call: jsprof_host_discard_frame,
+                pref: None,
             },
             OperationDef {
                 name: "sameOrigin",
                 length: 1,
                 call: jsprof_host_same_origin,
+                pref: None,
             },
             OperationDef {
                 name: "frameTree",
                 length: 2,
                 call: jsprof_host_frame_tree,
+                pref: None,
             },
             OperationDef {
                 name: "windowOrigin",
                 length: 1,
                 call: jsprof_host_window_origin,
+                pref: None,
             },
             OperationDef {
                 name: "windowPost",
                 length: 4,
                 call: jsprof_host_window_post,
+                pref: None,
             },
             OperationDef {
                 name: "loadScript",
                 length: 4,
                 call: jsprof_host_load_script,
+                pref: None,
             },
             OperationDef {
                 name: "workerStart",
                 length: 3,
                 call: jsprof_host_worker_start,
+                pref: None,
             },
             OperationDef {
                 name: "workerPost",
                 length: 2,
                 call: jsprof_host_worker_post,
+                pref: None,
             },
             OperationDef {
                 name: "workerTerminate",
                 length: 1,
                 call: jsprof_host_worker_terminate,
+                pref: None,
             },
             OperationDef {
                 name: "workerError",
                 length: 4,
                 call: jsprof_host_worker_error,
+                pref: None,
             },
             OperationDef {
                 name: "portOpen",
                 length: 0,
                 call: jsprof_host_port_open,
+                pref: None,
             },
             OperationDef {
                 name: "portAttach",
                 length: 2,
                 call: jsprof_host_port_attach,
+                pref: None,
             },
             OperationDef {
                 name: "portSend",
                 length: 3,
                 call: jsprof_host_port_send,
+                pref: None,
             },
             OperationDef {
                 name: "webdriverReply",
                 length: 3,
                 call: jsprof_host_webdriver_reply,
+                pref: None,
             },
         ],
     };
@@ -1293,26 +1432,31 @@ impl<D: DomTypes> Tables<D> {
                 name: "echo",
                 length: 1,
                 call: jsprof_test_bindings_echo::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "words",
                 length: 1,
                 call: jsprof_test_bindings_words::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "later",
                 length: 1,
                 call: jsprof_test_bindings_later::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "crashForTesting",
                 length: 0,
                 call: jsprof_test_bindings_crash_for_testing::<D>,
+                pref: None,
             },
             OperationDef {
                 name: "gc",
                 length: 0,
                 call: jsprof_test_bindings_gc::<D>,
+                pref: None,
             },
         ],
     };
@@ -1343,6 +1487,13 @@ impl<D: DomTypes> Tables<D> {
                 name: "stop",
                 length: 0,
                 call: profiler_stop::<D>,
+                pref: None,
+            },
+            OperationDef {
+                name: "restart",
+                length: 0,
+                call: profiler_restart::<D>,
+                pref: Some("dom.profiler.proposals.enabled"),
             },
         ],
     };

@@ -49,6 +49,7 @@ pub trait Host: JsprofHostMethods {
         window: WindowId,
         sample_interval: f64,
         max_buffer_size: u32,
+        buffer_policy: jsprof_profiler::BufferPolicy,
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String>;
     /// A page's `Profiler` runs `session`: if it is still running when the event loop ends,

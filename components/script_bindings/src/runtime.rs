@@ -189,6 +189,8 @@ pub struct OperationDef {
     pub name: &'static str,
     pub length: u32,
     pub call: BindingFn,
+    /// `[Pref="name"]`: defined only while this boolean pref is true.
+    pub pref: Option<&'static str>,
 }
 
 /// A value on its way to JS. `Send`, so it can be made off the main thread (a trace is
@@ -201,6 +203,8 @@ pub enum Out {
     String(String),
     /// A `ByteString`: a JS string of one code unit per byte (U+0000-U+00FF).
     Latin1(Vec<u8>),
+    /// A new `ArrayBuffer` holding these bytes.
+    ArrayBuffer(Vec<u8>),
     /// JSON text, parsed into a JS value with `JSON.parse` semantics.
     Json(String),
     /// A plain object with these enumerable data properties, in order.

@@ -648,6 +648,7 @@ impl Host for PageHost {
         window: WindowId,
         sample_interval: f64,
         max_buffer_size: u32,
+        buffer_policy: jsprof_profiler::BufferPolicy,
         on_buffer_full: Option<Box<dyn FnOnce() + Send>>,
     ) -> Result<Session, String> {
         let agent = self.sampling_agent(window)?;
@@ -660,6 +661,7 @@ impl Host for PageHost {
                 realm: window.realm(),
                 sample_interval,
                 max_buffer_size,
+                buffer_policy,
                 time_origin: doc.time_origin,
                 cross_origin_isolated: doc.cross_origin_isolated,
                 markers: MarkerSet::for_context(

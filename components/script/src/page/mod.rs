@@ -404,7 +404,7 @@ impl Page {
         // Profiling from outside: one session for the window's realm, for the whole run.
         let session = match options.profile_interval {
             Some(interval) => Some(
-                host.start_profiling(window, interval, u32::MAX, None)
+                host.start_profiling(window, interval, u32::MAX, Default::default(), None)
                     .map_err(|e| PageError::Engine(format!("--profile-interval: {e}")))?,
             ),
             None => None,

@@ -50,6 +50,11 @@ pub(super) unsafe fn call0(
 }
 
 impl Dict<'_> {
+    /// Whether boolean pref `name` is true: a `[Pref]` member is read only then.
+    pub fn pref_enabled(&self, name: &str) -> bool {
+        super::host().pref_enabled(name)
+    }
+
     /// The dictionary member `name` converted with `f`, or `None` if it is `undefined`
     /// (<https://webidl.spec.whatwg.org/#js-dictionary> step 4).
     pub fn member<T>(
@@ -268,6 +273,35 @@ pub(super) unsafe fn out_to_js(
         Out::String(s) => unsafe { new_string(cx, s, out) },
         // SAFETY: per the contract, `cx` is live and in a realm; `out` is rooted.
         Out::Latin1(bytes) => unsafe { new_latin1_string(cx, bytes, out) },
+        Out::ArrayBuffer(bytes) => {
+            // SAFETY: per the contract, `cx` is live and in a realm; the buffer is rooted on
+            // the next line, before anything can GC.
+            let new_buffer = unsafe { jsapi::JS::NewArrayBuffer(cx, bytes.len()) };
+            rooted!(in(cx) let buffer = new_buffer);
+            if buffer.get().is_null() {
+                return false;
+            }
+            let (mut len, mut shared, mut data) = (0usize, false, std::ptr::null_mut::<u8>());
+            // SAFETY: `buffer` is a rooted ArrayBuffer just made; the out-pointers are live
+            // locals.
+            unsafe {
+                jsapi::JS::GetArrayBufferLengthAndData(
+                    buffer.get(),
+                    &mut len,
+                    &mut shared,
+                    &mut data,
+                )
+            };
+            if len != bytes.len() || (len > 0 && data.is_null()) {
+                return false;
+            }
+            if len > 0 {
+                // SAFETY: `data` points at the buffer's `len` bytes, which nothing else
+                // references yet, and nothing can GC (and move them) before the copy ends.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, len) };
+            }
+            out.set(ObjectValue(buffer.get()));
+        }
         Out::Json(json) => {
             rooted!(in(cx) let mut text = UndefinedValue());
             // SAFETY: per the contract, `cx` is live and in a realm; `text` is rooted.

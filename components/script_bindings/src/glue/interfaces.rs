@@ -260,6 +260,10 @@ unsafe fn define_operations(
 ) -> Result<(), String> {
     let iface = generated_interfaces()[index];
     for (i, op) in iface.operations.iter().enumerate() {
+        // `[Pref]`: an operation whose pref is off is not defined at all.
+        if op.pref.is_some_and(|p| !host().pref_enabled(p)) {
+            continue;
+        }
         let op_code = ((index as i32) << 16) | (MEMBER_OPERATIONS + i as i32);
         // SAFETY: per the contract, `cx` is live and in the realm; `dom_exception` is
         // rooted; the function is rooted on the next line, before anything can GC.
