@@ -26,8 +26,11 @@ mod watchdog;
 pub use jsprof_page_model::{document, policy, prefs, url_api};
 
 pub use jsprof_script_bindings::glue::{
-    internal_error, panic_message, record_internal_error, shutdown,
+    init, internal_error, panic_message, record_internal_error, shutdown,
 };
 pub use jsprof_spidermonkey::{GcWalks, SamplingStats};
-pub use page::{run_browser, run_page, Browser, BrowserReport, PageError, RunOptions, RunReport};
+pub use page::{
+    run_navigation, run_page, set_next_page_generation, Browser, Console, Navigated, PageError,
+    RunOptions, RunReport, SamplerThread, Stream,
+};
 pub use prefs::{PrefError, Prefs};

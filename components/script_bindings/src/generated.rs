@@ -2,7 +2,7 @@
 //! Do not edit: codegen's `generated_bindings_are_fresh` test fails when this is stale.
 
 use crate::runtime::*;
-/// `enum JsprofTestMood` (webidl/internal/testing.webidl:32).
+/// `enum JsprofTestMood` (webidl/internal/testing.webidl:35).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JsprofTestMood {
     /// `"calm"`
@@ -12,7 +12,7 @@ pub enum JsprofTestMood {
     /// `""`
     Empty,
 }
-/// `enum JsprofTestMood` (webidl/internal/testing.webidl:32).
+/// `enum JsprofTestMood` (webidl/internal/testing.webidl:35).
 impl ToJs for JsprofTestMood {
     fn to_js(&self) -> Out {
         Out::String(
@@ -314,7 +314,7 @@ impl ToJs for JsprofFetchRequest {
         Out::Object(members)
     }
 }
-/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:18).
+/// `dictionary JsprofTestEcho` (webidl/internal/testing.webidl:21).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsprofTestEcho {
     /// `anyNumber`
@@ -1050,6 +1050,8 @@ pub trait JsprofTestBindingsMethods: DomObject + Sized {
     fn later(&self, global: &Global, value: i64, promise: Promise<i64>) -> Fallible<()>;
     /// `undefined crashForTesting()`
     fn crash_for_testing(&self, global: &Global) -> Fallible<()>;
+    /// `undefined abortForTesting()`
+    fn abort_for_testing(&self, global: &Global) -> Fallible<()>;
     /// `undefined gc()`
     fn gc(&self, global: &Global) -> Fallible<()>;
 }
@@ -1121,6 +1123,13 @@ fn jsprof_test_bindings_crash_for_testing<D: DomTypes>(
 ) -> Fallible<()> {
     let global = cx.global();
     cx.with_this(|this: &D::JsprofTestBindings| this.crash_for_testing(&global))??;
+    Ok(())
+}
+fn jsprof_test_bindings_abort_for_testing<D: DomTypes>(
+    cx: &mut CallCtx<'_>,
+) -> Fallible<()> {
+    let global = cx.global();
+    cx.with_this(|this: &D::JsprofTestBindings| this.abort_for_testing(&global))??;
     Ok(())
 }
 fn jsprof_test_bindings_gc<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
@@ -1450,6 +1459,12 @@ impl<D: DomTypes> Tables<D> {
                 name: "crashForTesting",
                 length: 0,
                 call: jsprof_test_bindings_crash_for_testing::<D>,
+                pref: None,
+            },
+            OperationDef {
+                name: "abortForTesting",
+                length: 0,
+                call: jsprof_test_bindings_abort_for_testing::<D>,
                 pref: None,
             },
             OperationDef {

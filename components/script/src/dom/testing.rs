@@ -37,6 +37,10 @@ impl JsprofTestBindingsMethods for JsprofTestBindings {
         panic!("JsprofTestBindings.crashForTesting() was called");
     }
 
+    fn abort_for_testing(&self, _global: &Global) -> Fallible<()> {
+        std::process::abort()
+    }
+
     fn gc(&self, _global: &Global) -> Fallible<()> {
         jsprof_spidermonkey::collect_garbage();
         Ok(())

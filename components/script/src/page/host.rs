@@ -97,6 +97,17 @@ pub(super) fn take_unbuilt() -> Vec<String> {
 /// How many pages the process has started.
 static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Makes the next page the process starts number `generation` at least. A browser whose
+/// pages run in content processes numbers them itself (each process would start at 1), so
+/// that an element reference from a page navigated away from is never taken for one of the
+/// page that follows.
+pub fn set_next_page_generation(generation: u64) {
+    GENERATIONS.fetch_max(
+        generation.saturating_sub(1),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
 /// The sessions of a loop's `Profiler`s, by window.
 pub(super) type Sessions = Arc<Mutex<Vec<(WindowId, std::sync::Weak<Session>)>>>;
 

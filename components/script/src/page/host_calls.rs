@@ -3,7 +3,6 @@
 //! comments are there) and the rest of the [`Host`] trait.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,18 +23,18 @@ use crate::policy::ProfilingPolicy;
 use super::host::{PageHost, WorkerHandle, WorkerParent};
 use super::scripts::{filtered_response, script_request};
 use super::workers::{deliver_port_message, run_worker, NEXT_PORT_PAIR, PORT_PAIRS};
-use super::{navigation_start, profiler_group, Message, Timer};
+use super::{navigation_start, profiler_group, Message, Stream, Timer};
 
 impl PageHost {
     /// Writes console output (`to_stderr`: errors and warnings go to standard error): the
     /// host interface's `print`, and the page's own messages.
     pub(super) fn print(&self, _window: WindowId, to_stderr: bool, text: &str) {
-        if to_stderr {
-            let _ = std::io::stdout().flush();
-            let _ = writeln!(std::io::stderr(), "{text}");
+        let stream = if to_stderr {
+            Stream::Stderr
         } else {
-            let _ = writeln!(std::io::stdout(), "{text}");
-        }
+            Stream::Stdout
+        };
+        self.options.console.print(stream, text);
     }
 
     /// The serialised origin of a window's document (a message's `origin`).

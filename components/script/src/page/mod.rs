@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jsprof_net::{LoadError, Loader, Origin, Response, Url};
@@ -35,6 +35,7 @@ use self::host::{take_unbuilt, PageHost, BUILD_GRACE};
 use self::scripts::{join_src, script_request};
 
 mod browser;
+mod console;
 mod event_loop;
 mod frames;
 mod host;
@@ -42,7 +43,9 @@ mod host_calls;
 mod scripts;
 mod webdriver;
 
-pub use self::browser::{run_browser, Browser, BrowserReport};
+pub use self::browser::{run_navigation, Browser, Navigated};
+pub use self::console::{Console, Stream};
+pub use self::host::set_next_page_generation;
 mod workers;
 
 /// The prelude (`src/prelude/`): one function expression `(host, global, init) => hooks`,
@@ -77,6 +80,8 @@ pub struct RunOptions {
     pub profile_interval: Option<f64>,
     /// Keep every trace the page's own `Profiler`s produce (in [`RunReport::traces`]).
     pub collect_traces: bool,
+    /// Where the page's console lines, uncaught errors and the engine's lines about it go.
+    pub console: Console,
 }
 
 /// Why a page could not run at all (a page that throws still runs: its errors are reported).
@@ -134,6 +139,38 @@ pub struct RunReport {
     /// When whatever the run produced must be written by, if the run has a deadline: its
     /// `--timeout` plus [`WRITE_GRACE`] (the run's output may overrun it by a second).
     pub write_by: Option<Instant>,
+    /// The process's sampler thread (the last one started, if the group started several),
+    /// as that thread saw itself.
+    pub sampler_thread: Option<SamplerThread>,
+}
+
+/// Where a sampler thread ran: its process and its thread id, as read on that thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SamplerThread {
+    pub pid: u32,
+    pub tid: u32,
+}
+
+/// The last sampler thread the process's group started (see [`on_sampler_thread`]).
+static SAMPLER_THREAD: Mutex<Option<SamplerThread>> = Mutex::new(None);
+
+/// Run by the group on each sampler thread it starts: notes where the thread runs (Linux's
+/// `/proc/thread-self` names it `PID/task/TID`), then sets the thread up for sampling.
+fn on_sampler_thread() {
+    let me = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|link| {
+            let link = link.to_str()?.to_owned();
+            let (pid, tid) = link.split_once("/task/")?;
+            Some(SamplerThread {
+                pid: pid.parse().ok()?,
+                tid: tid.parse().ok()?,
+            })
+        });
+    if me.is_some() {
+        *SAMPLER_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = me;
+    }
+    jsprof_spidermonkey::setup_sampler_thread();
 }
 
 /// How long after the run's deadline its traces may still be written (building them had
@@ -152,7 +189,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
     let base = prefs.int("profiler.base_interval_ms");
     let group = ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(base.max(0) as u64),
-        on_sampler_thread: Some(jsprof_spidermonkey::setup_sampler_thread),
+        on_sampler_thread: Some(on_sampler_thread),
         max_buffered_samples: prefs.count("profiler.max_buffered_samples") as u64,
         ..GroupConfig::default()
     })
@@ -523,6 +560,7 @@ impl Page {
             url: self.url,
             unbuilt,
             write_by: self.deadline.map(|d| d + WRITE_GRACE),
+            sampler_thread: *SAMPLER_THREAD.lock().unwrap_or_else(|e| e.into_inner()),
         }
     }
 }

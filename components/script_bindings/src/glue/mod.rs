@@ -102,6 +102,13 @@ fn engine() -> JSEngineHandle {
         .clone()
 }
 
+/// Initialises SpiderMonkey on this thread, which then owns it until [`shutdown`]: a process
+/// whose pages run on threads of their own calls this first, on the thread that will shut
+/// it down (the first runtime made would otherwise make its thread the owner).
+pub fn init() {
+    let _ = engine();
+}
+
 /// Shuts SpiderMonkey down (`JS_ShutDown`), on the thread that first used it, once every
 /// runtime is gone. A process that skips this crashes in SpiderMonkey's static destructors
 /// at exit while its helper threads still hold their locks.
