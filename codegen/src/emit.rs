@@ -21,18 +21,40 @@ pub fn emit(defs: &Definitions, conf: &Conf) -> Result<String, Error> {
         items.push(dictionary(dict, conf)?);
     }
     let mut tables = Vec::new();
+    let mut table_refs = Vec::new();
+    let mut dom_types = Vec::new();
     for iface in defs.interfaces.values() {
-        items.push(interface(iface, defs, conf)?);
+        let generated = interface(iface, defs, conf)?;
+        items.push(generated.items);
+        tables.push(generated.table);
+        dom_types.push(generated.dom_type);
         let table = table_ident(&iface.name);
-        tables.push(quote!(&#table));
+        table_refs.push(quote!(&Self::#table));
     }
     let file = quote! {
-        use super::runtime::*;
+        use crate::runtime::*;
 
         #(#items)*
 
-        /// Every interface with generated bindings, in name order.
-        pub static INTERFACES: &[&InterfaceDef] = &[#(#tables),*];
+        /// The Rust type that implements each interface with generated bindings (what Servo
+        /// calls the `DomTypes`): the embedder implements this trait once, and the binding
+        /// functions and tables are generic over it, so that these bindings never name the
+        /// embedder's crate.
+        pub trait DomTypes: 'static {
+            #(#dom_types)*
+        }
+
+        /// The `InterfaceDef` tables of the interfaces with generated bindings, whose members
+        /// call the types of `D`.
+        #[derive(Debug)]
+        pub struct Tables<D>(std::marker::PhantomData<D>);
+
+        impl<D: DomTypes> Tables<D> {
+            #(#tables)*
+
+            /// Every interface with generated bindings, in name order.
+            pub const INTERFACES: &'static [&'static InterfaceDef] = &[#(#table_refs),*];
+        }
     };
     let file: syn::File = syn::parse2(file).map_err(|e| Error {
         at: crate::model::Location {

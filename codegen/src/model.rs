@@ -5,8 +5,6 @@
 use std::collections::BTreeMap;
 
 use weedle::argument::Argument;
-use weedle::attribute::{ExtendedAttribute, ExtendedAttributeList, IdentifierOrString};
-use weedle::interface::InterfaceMember;
 use weedle::types::{
     FloatingPointType, IntegerType, NonAnyType, ReturnType, SingleType, Type as WType,
 };

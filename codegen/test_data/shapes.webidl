@@ -52,3 +52,11 @@ namespace WidgetHost {
   boolean ready();
   ByteString checksum(ByteString data, ByteString? salt);
 };
+
+// The embedder's host interface (`host = true`): its operations are the host's methods,
+// given the caller's window.
+[Exposed=Window]
+namespace WidgetEmbedder {
+  unsigned long long open(DOMString url, optional boolean background);
+  undefined close(unsigned long long id);
+};

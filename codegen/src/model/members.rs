@@ -2,8 +2,17 @@
 //! constructor, dictionary members with their partial dictionaries), with the member text
 //! kept for doc comments.
 
-use super::*;
+use weedle::argument::Argument;
+use weedle::attribute::{ExtendedAttribute, ExtendedAttributeList, IdentifierOrString};
+use weedle::interface::InterfaceMember;
 use weedle::namespace::NamespaceMember;
+use weedle::types::{
+    FloatingPointType, IntegerType, NonAnyType, ReturnType, SingleType, Type as WType,
+};
+
+use crate::Error;
+
+use super::{Attribute, Dictionary, Interface, Member, Operation, Resolver, Source, Ty};
 
 pub(super) fn no_attributes(
     source: &Source<'_>,

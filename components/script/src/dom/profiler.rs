@@ -14,12 +14,14 @@ use std::time::{Duration, Instant};
 
 use jsprof_profiler::{BufferFullCallback, BufferPolicy, ProfilerTrace, Session};
 
-use crate::dom::bindings::generated::{ProfilerInitOptions, ProfilerMethods, ProfilerTraceFormat};
-use crate::dom::bindings::runtime::{
-    DomObject, Error, Fallible, Global, Out, Promise, Reflector, ReflectorHandle, ToJs,
-};
-use crate::dom::TaskSender;
 use crate::policy::ProfilingPolicy;
+use jsprof_script_bindings::generated::{
+    ProfilerInitOptions, ProfilerMethods, ProfilerTraceFormat,
+};
+use jsprof_script_bindings::runtime::{
+    DomObject, Error, Fallible, Global, Out, Promise, Reflector, ReflectorHandle, ToJs, WindowId,
+};
+use jsprof_script_bindings::task::TaskSender;
 
 thread_local! {
     /// Main-thread time spent stopping this thread's profilers: `stop()` itself and the
@@ -46,7 +48,7 @@ pub struct Profiler {
     /// Shared with the host, which stops it at the end of the run if the page did not.
     session: std::sync::Arc<Session>,
     /// The window whose event loop runs the profiler's tasks.
-    window: usize,
+    window: WindowId,
     /// What `stop()` and `restart()` resolve with: the trace, or its JSON gzipped.
     format: ProfilerTraceFormat,
     /// Where `samplebufferfull` is fired (the reflector, once it exists).
@@ -55,7 +57,7 @@ pub struct Profiler {
 
 /// The buffer-full notification of a profiler: a task firing `samplebufferfull` at it
 /// (decision 4 of the brief).
-fn buffer_full(tasks: TaskSender, window: usize, target: ReflectorHandle) -> BufferFullCallback {
+fn buffer_full(tasks: TaskSender, window: WindowId, target: ReflectorHandle) -> BufferFullCallback {
     Box::new(move || {
         tasks.queue(Box::new(move |js| {
             if let Some(&target) = target.get() {

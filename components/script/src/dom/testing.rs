@@ -3,8 +3,8 @@
 //! the generated bindings (constructor, attribute, operations, promise-returning operation,
 //! dictionaries, sequences, optional arguments, every numeric conversion) from real script.
 
-use crate::dom::bindings::generated::{JsprofTestBindingsMethods, JsprofTestEcho};
-use crate::dom::bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector};
+use jsprof_script_bindings::generated::{JsprofTestBindingsMethods, JsprofTestEcho};
+use jsprof_script_bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector};
 
 #[derive(Debug)]
 pub struct JsprofTestBindings {

@@ -11,11 +11,19 @@
 //! whose script is running), the window's visibility, and ending a session.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
+use jsprof_net::Url;
+use jsprof_profiler::{ProfilerTrace, Session};
 use jsprof_webdriver::{Command, Error, ErrorKind, Navigation, Reply, Responder};
 use serde_json::Value;
 
-use super::*;
+use crate::document;
+use crate::{PageError, RunOptions};
+
+use super::host::Sessions;
+use super::{navigation_start, Message, Page, GROUP};
 
 /// How long Force Sample waits for its samples to be recorded.
 const FORCE_SAMPLE_WAIT: Duration = Duration::from_secs(30);
@@ -164,7 +172,7 @@ impl Browser {
             let current = link.current.load(Ordering::Acquire);
             let all = link.sessions.lock().unwrap_or_else(|e| e.into_inner());
             all.iter()
-                .filter(|(w, _)| *w == current)
+                .filter(|(w, _)| w.index() == current)
                 .filter_map(|(_, s)| s.upgrade())
                 .collect()
         };
@@ -234,7 +242,7 @@ pub fn run_navigation(
     match run_driven_page(url, &options, browser, respond) {
         Err(load_error) => Navigated {
             load_error: Some(load_error),
-            internal_error: crate::glue::internal_error(),
+            internal_error: jsprof_script_bindings::glue::internal_error(),
             ..Navigated::default()
         },
         Ok((end, traces)) => Navigated {
@@ -249,7 +257,7 @@ pub fn run_navigation(
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
             traces,
-            internal_error: crate::glue::internal_error(),
+            internal_error: jsprof_script_bindings::glue::internal_error(),
         },
     }
 }

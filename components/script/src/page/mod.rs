@@ -10,28 +10,29 @@
 //! script and iframe. A dedicated worker ([`run_worker`]) is another such loop on its own
 //! thread, with its own runtime, host and realm.
 
-use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use std::sync::{Arc, Mutex, OnceLock};
-
-use jsprof_net::{Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url};
+use jsprof_net::{LoadError, Loader, Origin, Response, Url};
 use jsprof_profiler::{
-    AgentHandle, Clock, GroupConfig, MarkerSet, MonotonicClock, Nanos, ProfilerGroup,
-    ProfilerTrace, Resolution, Session, SessionOptions,
+    Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, Resolution, Session,
 };
+use jsprof_script_bindings::glue::Js;
+use jsprof_script_bindings::host::Host;
+use jsprof_script_bindings::runtime::WindowId;
+use jsprof_script_bindings::task::Task;
+use jsprof_spidermonkey::SamplingStats;
 
 use crate::document::{self, ScriptElement, ScriptKind};
-use crate::dom::bindings::runtime::GlobalKind;
-use crate::dom::{Task, TaskSender};
-use crate::glue::{realm_of, Arg, Host, Js};
+use crate::dom::DomTypeHolder;
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::watchdog::{Stop, Watchdog};
-use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
+
+use self::host::{take_unbuilt, PageHost, BUILD_GRACE};
+use self::scripts::{join_src, script_request};
 
 mod browser;
 mod console;
@@ -46,10 +47,6 @@ pub use self::browser::{run_navigation, Browser, Navigated};
 pub use self::console::{Console, Stream};
 pub use self::host::set_next_page_generation;
 mod workers;
-
-use self::host::*;
-use self::scripts::*;
-use self::workers::*;
 
 /// The prelude (`src/prelude/`): one function expression `(host, global, init) => hooks`,
 /// kept in files by Web API and joined at build time, so a realm still evaluates one script.
@@ -201,7 +198,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
 }
 
 struct Timer {
-    window: usize,
+    window: WindowId,
     id: u32,
     delay: Duration,
     repeat: bool,
@@ -232,10 +229,10 @@ struct Doc {
     /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
     cross_origin_isolated: bool,
     /// The window whose iframe holds this document, if any.
-    parent: Option<usize>,
+    parent: Option<WindowId>,
     /// The windows of this document's iframes, by iframe number (in the order their loads
     /// started), once their documents arrived.
-    frames: Vec<Option<usize>>,
+    frames: Vec<Option<WindowId>>,
 }
 
 impl Doc {
@@ -282,15 +279,15 @@ enum Message {
     Task(Task),
     /// A script element inserted by script (not by the parser): its response.
     Script {
-        window: usize,
+        window: WindowId,
         element: ScriptElement,
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
-        _pending: crate::dom::PendingTask,
+        _pending: jsprof_script_bindings::task::PendingTask,
     },
     /// The document of `parent`'s iframe number `index`.
     Frame {
-        parent: usize,
+        parent: WindowId,
         index: u32,
         /// The iframe's `sandbox` attribute gives its document an opaque origin.
         sandboxed: bool,
@@ -298,20 +295,10 @@ enum Message {
         started: (Nanos, f64),
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
-        _pending: crate::dom::PendingTask,
+        _pending: jsprof_script_bindings::task::PendingTask,
     },
     /// A command of the WebDriver server for this page (see [`webdriver`]).
     WebDriver(jsprof_webdriver::Command, jsprof_webdriver::Responder),
-}
-
-/// A script a module import or `importScripts` fetched.
-#[derive(Debug)]
-pub(crate) struct FetchedScript {
-    pub source: String,
-    /// Its final URL.
-    pub url: String,
-    /// True for a classic script from an opaque response.
-    pub muted: bool,
 }
 
 /// A script ready to run.
@@ -327,7 +314,7 @@ struct Ready {
 struct Page {
     js: Js,
     host: Rc<PageHost>,
-    window: usize,
+    window: WindowId,
     url: Url,
     scripts: Vec<ScriptElement>,
     messages: mpsc::Receiver<Message>,
@@ -417,7 +404,7 @@ impl Page {
         // is reported; the profilers' traces are still written.
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run()))
         {
-            crate::glue::record_internal_error(&*payload);
+            jsprof_script_bindings::glue::record_internal_error(&*payload);
         }
         self.host.terminate_workers();
         self.host.stop_running_profilers();
@@ -438,9 +425,9 @@ impl Page {
         let (tx, messages) = mpsc::channel();
         let top_doc = Doc::of(&response, started, false);
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
-        let mut js = Js::new(host.clone());
+        let mut js = Js::new::<DomTypeHolder>(host.clone());
         let _ = host.interrupter.set(js.interrupter());
-        let init = host.init_json(&doc, &top_doc, 0);
+        let init = host.init_json(&doc, &top_doc, WindowId(0));
         let window = js
             .new_window(PRELUDE, &init, top_doc.origin.clone())
             .map_err(PageError::Engine)?;
@@ -521,7 +508,7 @@ impl Page {
         session: Option<Session>,
     ) -> RunReport {
         self.timed_out |= stop.is_some();
-        let internal_error = crate::glue::internal_error();
+        let internal_error = jsprof_script_bindings::glue::internal_error();
         let out_of_memory = match stop {
             Some(Stop::OutOfMemory { resident, limit }) => Some((resident, limit)),
             _ => None,

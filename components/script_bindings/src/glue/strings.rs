@@ -1,7 +1,12 @@
 //! Strings across the boundary: Rust strings made JS strings and C strings, JS values
 //! converted with ToString, and errors thrown with a message.
 
-use super::*;
+use std::ffi::CString;
+use std::ptr::NonNull;
+
+use mozjs::jsapi::{self, JSContext};
+use mozjs::jsval::{StringValue, UndefinedValue};
+use mozjs::rooted;
 
 /// `s` as a C string (NULs replaced, so it never fails).
 pub(super) fn cstring(s: &str) -> CString {

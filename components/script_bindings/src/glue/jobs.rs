@@ -1,6 +1,12 @@
 //! The job queue: host-defined data for microtasks, and unhandled-rejection tracking.
 
-use super::*;
+use std::ffi::c_void;
+use std::ptr;
+
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, Heap, JSContext, JSObject, PromiseRejectionHandlingState, Value};
+
+use super::{guarded, REJECTIONS};
 
 pub(super) static JOB_QUEUE_TRAPS: mozjs::glue::JobQueueTraps = mozjs::glue::JobQueueTraps {
     getHostDefinedData: Some(host_defined_data),

@@ -8,12 +8,13 @@ use mozjs::jsapi::{self, JSContext, JSObject};
 use mozjs::jsval::{Int32Value, UndefinedValue};
 use mozjs::rooted;
 
+use crate::runtime::GlobalKind;
+
 use super::bindings::{
     binding_native, MEMBER_CONSTRUCTOR, MEMBER_OPERATIONS, SLOT_DOM_EXCEPTION, SLOT_MEMBER,
 };
-use super::{host, new_string, InScript};
-use crate::dom::bindings::generated::INTERFACES;
-use crate::dom::bindings::runtime::GlobalKind;
+use super::strings::new_string;
+use super::{generated_interfaces, host, InScript};
 
 /// Makes a binding function for member `code` of interface `index`.
 ///
@@ -27,7 +28,7 @@ unsafe fn binding_function(
     code: i32,
     dom_exception: jsapi::HandleValue,
 ) -> *mut JSObject {
-    let cname = super::cstring(name);
+    let cname = super::strings::cstring(name);
     // SAFETY: per the contract, `cx` is live, in the realm being set up; `binding_native`
     // is a JSNative and `cname` a C string outliving the call.
     let f = unsafe {
@@ -67,7 +68,7 @@ pub(super) unsafe fn define_interfaces(
     let enumerable = jsapi::JSPROP_ENUMERATE as u32;
     let readonly_permanent = (jsapi::JSPROP_READONLY | jsapi::JSPROP_PERMANENT) as u32;
     let _in_script = InScript::enter();
-    for (index, iface) in INTERFACES.iter().enumerate() {
+    for (index, iface) in generated_interfaces().iter().enumerate() {
         // A hidden namespace is on a global only under its pref (for tests).
         let pref_on = iface.pref.map(|p| host().pref_enabled(p));
         let shown = if iface.hidden {
@@ -84,7 +85,7 @@ pub(super) unsafe fn define_interfaces(
             // `dom_exception` and `object` are rooted.
             unsafe { namespace_object(cx, index, dom_exception, object.handle_mut()) }?;
             // The global property: writable, non-enumerable, configurable.
-            let name = super::cstring(iface.name);
+            let name = super::strings::cstring(iface.name);
             // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and
             // `object` are rooted; `name` is a C string outliving the call.
             if !unsafe {
@@ -102,7 +103,7 @@ pub(super) unsafe fn define_interfaces(
             rooted!(in(cx) let mut parent_ctor = UndefinedValue());
             rooted!(in(cx) let mut parent_proto = UndefinedValue());
             if let Some(parent) = iface.parent {
-                let p = super::cstring(parent);
+                let p = super::strings::cstring(parent);
                 // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `parent_ctor` are rooted; `p` is a C string
                 // outliving the call.
                 let got = unsafe {
@@ -209,7 +210,7 @@ pub(super) unsafe fn define_interfaces(
                 };
                 rooted!(in(cx) let getter = new_getter);
                 rooted!(in(cx) let setter = ptr::null_mut::<JSObject>());
-                let name = super::cstring(a.name);
+                let name = super::strings::cstring(a.name);
                 if getter.get().is_null()
                     // SAFETY: per the contract, `cx` is live and in `global`'s realm; `proto`, `getter` and `setter` are rooted; `name`
                     // is a C string outliving the call.
@@ -233,7 +234,7 @@ pub(super) unsafe fn define_interfaces(
             // SAFETY: as above.
             unsafe { define_to_string_tag(cx, proto.handle().into(), iface.name) }?;
             // The global property: writable, non-enumerable, configurable.
-            let name = super::cstring(iface.name);
+            let name = super::strings::cstring(iface.name);
             // SAFETY: per the contract, `cx` is live and in `global`'s realm; `global` and `ctor` are rooted; `name` is a C string
             // outliving the call.
             if !unsafe {
@@ -257,7 +258,7 @@ unsafe fn define_operations(
     index: usize,
     dom_exception: jsapi::HandleValue,
 ) -> Result<(), String> {
-    let iface = INTERFACES[index];
+    let iface = generated_interfaces()[index];
     for (i, op) in iface.operations.iter().enumerate() {
         // `[Pref]`: an operation whose pref is off is not defined at all.
         if op.pref.is_some_and(|p| !host().pref_enabled(p)) {
@@ -268,7 +269,7 @@ unsafe fn define_operations(
         // rooted; the function is rooted on the next line, before anything can GC.
         let new_f = unsafe { binding_function(cx, op.name, op.length, 0, op_code, dom_exception) };
         rooted!(in(cx) let f = new_f);
-        let name = super::cstring(op.name);
+        let name = super::strings::cstring(op.name);
         if f.get().is_null()
             // SAFETY: per the contract, `cx` is live and in the realm; `target` and `f` are
             // rooted; `name` is a C string outliving the call.
@@ -338,16 +339,19 @@ pub(super) unsafe fn namespace_object(
     // rooted `out` at once, before anything can GC.
     let object = unsafe { jsapi::JS_NewPlainObject(cx) };
     if object.is_null() {
-        return Err(format!("cannot create {}", INTERFACES[index].name));
+        return Err(format!(
+            "cannot create {}",
+            generated_interfaces()[index].name
+        ));
     }
     out.set(object);
     // SAFETY: per the contract; `out` is rooted and now holds the object.
     unsafe { define_operations(cx, out.handle().into(), index, dom_exception) }?;
     // SAFETY: as above.
-    unsafe { define_to_string_tag(cx, out.handle().into(), INTERFACES[index].name) }
+    unsafe { define_to_string_tag(cx, out.handle().into(), generated_interfaces()[index].name) }
 }
 
 /// The index in the generated tables of the namespace or interface called `name`.
 pub(super) fn generated_index(name: &str) -> Option<usize> {
-    INTERFACES.iter().position(|i| i.name == name)
+    generated_interfaces().iter().position(|i| i.name == name)
 }

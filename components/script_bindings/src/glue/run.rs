@@ -1,7 +1,22 @@
 //! Running code in a window: classic and module scripts, dynamic imports, promise
 //! settlement, the prelude's hooks, exceptions and the microtask checkpoint.
 
-use super::*;
+use std::ffi::CStr;
+use std::ptr;
+
+use jsprof_spidermonkey::InScript;
+use mozjs::jsapi::{self, HandleValueArray, JSContext, JSScript, Value};
+use mozjs::jsval::{DoubleValue, NullValue, ObjectValue, UndefinedValue};
+use mozjs::rooted;
+
+use crate::runtime::{RootRef, Settlement, WindowId};
+
+use super::modules::{compile_module, load_module, module_map, modules_failed, modules_loaded};
+use super::strings::{new_latin1_string, new_string, throw_error};
+use super::{
+    bindings, compile_and_run_classic, host, window_of_realm, Arg, InRealm, Js, IMPORTS,
+    MUTED_URLS, REJECTIONS,
+};
 
 impl Js {
     /// Takes the pending exception as text (for errors that cannot be reported to a page).
@@ -17,14 +32,18 @@ impl Js {
     }
 
     /// Reports the pending exception to window `w`'s page (its `error` event, then stderr).
-    pub(super) fn report_exception(&mut self, w: usize) {
+    pub(super) fn report_exception(&mut self, w: WindowId) {
         self.report_exception_in(w, None)
     }
 
     /// Reports the pending exception of running `script` (its URL, start line and column,
     /// and whether its errors are muted), whose errors may carry no position of their own:
     /// SpiderMonkey's "too much recursion" while compiling, an out-of-memory.
-    pub(super) fn report_exception_in(&mut self, w: usize, script: Option<(&str, u32, u32, bool)>) {
+    pub(super) fn report_exception_in(
+        &mut self,
+        w: WindowId,
+        script: Option<(&str, u32, u32, bool)>,
+    ) {
         let cx = self.cx();
         // SAFETY: a query of this thread's context.
         if !unsafe { jsapi::JS_IsExceptionPending(cx) } {
@@ -74,7 +93,7 @@ impl Js {
     /// returns whether the script completed.
     pub fn run_classic(
         &mut self,
-        w: usize,
+        w: WindowId,
         source: &str,
         url: &str,
         line: u32,
@@ -97,7 +116,7 @@ impl Js {
     /// through the host. Errors are reported to the page.
     pub fn run_module(
         &mut self,
-        w: usize,
+        w: WindowId,
         source: &str,
         url: &str,
         line: u32,
@@ -214,12 +233,12 @@ impl Js {
     }
 
     /// Settles a promise of window `w` (a task: the caller runs a microtask checkpoint).
-    pub fn settle(&mut self, w: usize, settlement: Settlement) {
+    pub fn settle(&mut self, w: WindowId, settlement: Settlement) {
         let Some((cx, _realm)) = self.enter_window(w) else {
             return;
         };
         let _in_script = InScript::enter();
-        rooted!(in(cx) let hooks = self.windows[w].hooks.get());
+        rooted!(in(cx) let hooks = self.windows[w.index()].hooks.get());
         rooted!(in(cx) let mut dom_exception = UndefinedValue());
         // SAFETY: in the window's realm on this thread; `hooks` and `dom_exception` are
         // rooted; the name is a static C string.
@@ -245,16 +264,16 @@ impl Js {
     /// (`frames[index]`, `contentWindow`). Only indices cross: each realm asks for the
     /// window objects it may have (`windowFor`), so a window of another origin never
     /// reaches it.
-    pub fn attach_frame(&mut self, parent: usize, index: u32, child: usize) {
+    pub fn attach_frame(&mut self, parent: WindowId, index: u32, child: WindowId) {
         self.call_hook(
             parent,
             c"attachFrame",
-            &[Arg::Num(f64::from(index)), Arg::Num(child as f64)],
+            &[Arg::Num(f64::from(index)), Arg::Num(child.index() as f64)],
         );
     }
 
     /// Fires a trusted event named `type_` at `target` (if it is still rooted).
-    pub fn fire_event(&mut self, w: usize, target: RootRef, type_: &str) {
+    pub fn fire_event(&mut self, w: WindowId, target: RootRef, type_: &str) {
         let obj = bindings::object_of(target);
         if obj.is_null() {
             return;
@@ -263,14 +282,14 @@ impl Js {
     }
 
     /// Calls hook `name` of window `w` with `args`. Errors thrown by the hook are reported.
-    pub fn call_hook(&mut self, w: usize, name: &CStr, args: &[Arg]) -> bool {
+    pub fn call_hook(&mut self, w: WindowId, name: &CStr, args: &[Arg]) -> bool {
         self.call_hook_with_value(w, name, UndefinedValue(), args)
     }
 
     /// Calls hook `name` with `first` (a JS value) followed by `args`.
     pub(super) fn call_hook_with_value(
         &mut self,
-        w: usize,
+        w: WindowId,
         name: &CStr,
         first: Value,
         args: &[Arg],
@@ -285,7 +304,7 @@ impl Js {
             // A value from another window's compartment (its global) crosses as a wrapper.
             // SAFETY: `cx` is this thread's context in window `w`'s realm; `first` is rooted.
             let wrapped = unsafe { jsapi::JS_WrapValue(cx, first.handle_mut().into()) };
-            rooted!(in(cx) let hooks = self.windows[w].hooks.get());
+            rooted!(in(cx) let hooks = self.windows[w.index()].hooks.get());
             rooted!(in(cx) let mut f = UndefinedValue());
             if !wrapped
                 // SAFETY: in window `w`'s realm on this thread; `hooks` and `f` are rooted;
@@ -359,7 +378,8 @@ impl Js {
             if name == c"reportException" {
                 // Reporting itself failed: nothing is left to report it but stderr.
                 let text = self.take_exception_text();
-                host().print(w, true, &format!("Uncaught {text}"));
+                // Printing is the end of the line: if it fails, nothing is left to tell.
+                let _ = host().print(w, true, format!("Uncaught {text}"));
             } else {
                 // The page's own code (a timer callback, a listener) threw through the hook.
                 self.report_exception(w);

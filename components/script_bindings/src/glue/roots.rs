@@ -9,7 +9,7 @@ use mozjs::gc::RootedTraceableBox;
 use mozjs::jsapi::{self, Heap, JSObject};
 use rustc_hash::FxHashMap;
 
-use crate::dom::bindings::runtime::{Error, ObjectRoot, Out, Promise, RootRef, Settlement};
+use crate::runtime::{Error, ObjectRoot, Out, Promise, RootRef, Settlement};
 
 /// The objects of a thread's [`ObjectRoot`]s, by id. Each `Heap` is boxed so that it never
 /// moves (its address may be in the store buffer).
@@ -106,7 +106,7 @@ pub(super) fn release_all_roots() {
     drop(all);
 }
 
-impl<T: crate::dom::bindings::runtime::ToJs> Promise<T> {
+impl<T: crate::runtime::ToJs> Promise<T> {
     /// The promise resolved with `value` (converted now, on the calling thread).
     pub fn resolved(self, value: &T) -> Settlement {
         Settlement {

@@ -1,26 +1,37 @@
 //! The SpiderMonkey glue: with `jsprof-spidermonkey` (the profiler's agent, which it uses),
 //! the only code of jsprof with `unsafe`.
 //!
-//! It owns the runtime of one event loop and the globals of its windows, and offers the rest
-//! of the crate a safe interface: create a window realm (running the prelude that builds its
-//! DOM), run classic and module scripts, call the prelude's hooks, run microtasks. Natives the
-//! prelude calls reach the host through the [`Host`] trait object of the current thread.
+//! It owns the runtime of one event loop and the globals of its windows, and offers the
+//! engine (the `jsprof-script` crate) a safe interface: create a window realm (running the
+//! prelude that builds its DOM), run classic and module scripts, call the prelude's hooks,
+//! run microtasks. Natives the prelude calls reach the host through the [`Host`] trait
+//! object of the current thread.
 //!
 //! Rooting: globals, hook objects and module maps live in `RootedTraceableBox<Heap<_>>`s for
 //! the life of the [`Js`]; everything else is `rooted!` on the stack for one call.
 
 use std::cell::RefCell;
-use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use jsprof_profiler::RealmId;
 use jsprof_spidermonkey::InScript;
 use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, Heap, JSContext, JSObject, Value};
+use mozjs::jsval::UndefinedValue;
+use mozjs::rooted;
+use mozjs::rust::{
+    transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, Runtime,
+};
 
-use crate::dom::bindings::runtime::{GlobalKind, RootRef, Settlement};
-use jsprof_net::Origin;
+use crate::generated::{DomTypes, Tables};
+use crate::host::{Host, ScriptSource};
+use crate::runtime::{InterfaceDef, WindowId};
+
+use self::jobs::{track_rejection, JOB_QUEUE_TRAPS};
+use self::modules::{load_imported_module, GLOBALS, MODULE_MAPS};
+use self::security::{destroy_principals, read_principals, SECURITY_CALLBACKS, WRAP_CALLBACKS};
+use self::strings::cstring;
 
 pub(crate) mod bindings;
 mod clone;
@@ -34,24 +45,12 @@ mod roots;
 mod run;
 mod security;
 mod strings;
-pub(crate) use self::security::realm_of_principals;
-use self::{clone::*, jobs::*, modules::*, natives::*, security::*, strings::*};
-pub(crate) use crate::host::Host;
-use mozjs::jsapi::{
-    self, CallArgs, HandleValueArray, Heap, JSContext, JSObject, JSScript, OnNewGlobalHookOption,
-    PromiseRejectionHandlingState, Value,
-};
-use mozjs::jsval::{
-    BooleanValue, DoubleValue, NullValue, ObjectValue, StringValue, UndefinedValue,
-};
-use mozjs::rooted;
-use mozjs::rust::{
-    transform_str_to_source_text, CompileOptionsWrapper, JSEngine, JSEngineHandle, RealmOptions,
-    Runtime, SIMPLE_GLOBAL_CLASS,
-};
+pub use self::security::realm_of_principals;
 
 thread_local! {
     static HOST: RefCell<Option<Rc<dyn Host>>> = const { RefCell::new(None) };
+    /// The generated interface tables for the embedder's `DomTypes`, set with [`HOST`].
+    static INTERFACES: std::cell::Cell<&'static [&'static InterfaceDef]> = const { std::cell::Cell::new(&[]) };
     /// Promises rejected without a handler, waiting for the next microtask checkpoint.
     static REJECTIONS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
     /// Dynamic imports waiting for the event loop: (window, referrer URL, specifier, request, payload).
@@ -59,7 +58,7 @@ thread_local! {
 }
 
 struct PendingImport {
-    window: usize,
+    window: WindowId,
     referrer: String,
     specifier: String,
     request: RootedTraceableBox<Heap<*mut JSObject>>,
@@ -72,6 +71,11 @@ fn host() -> Rc<dyn Host> {
         reason = "natives only run inside a Js, which set HOST"
     )]
     HOST.with(|h| h.borrow().clone().expect("a Js is alive on this thread"))
+}
+
+/// The generated interfaces of this thread's [`Js`], in the order their members' codes use.
+fn generated_interfaces() -> &'static [&'static InterfaceDef] {
+    INTERFACES.with(std::cell::Cell::get)
 }
 
 static ENGINE: Mutex<Option<JSEngineHandle>> = Mutex::new(None);
@@ -120,7 +124,7 @@ struct Window {
 
 /// An argument for a prelude hook.
 #[derive(Debug, Clone)]
-pub(crate) enum Arg<'a> {
+pub enum Arg<'a> {
     Num(f64),
     Str(&'a str),
     /// Bytes, as a JS string of Latin-1 code units (a `ByteString`).
@@ -128,7 +132,7 @@ pub(crate) enum Arg<'a> {
 }
 
 /// A runtime and the realms of its windows. Not `Send`: it lives on its event loop's thread.
-pub(crate) struct Js {
+pub struct Js {
     windows: Vec<Window>,
     // Dropped last: every root above is released before the runtime goes.
     rt: Runtime,
@@ -223,16 +227,15 @@ unsafe fn compile_and_run_classic(
     }
     // SAFETY: `script` is a non-null, rooted script just compiled on this thread.
     let id = unsafe { jsprof_spidermonkey::script_source_id(script.get()) };
-    host().register_script(
-        current_window(cx),
-        id,
+    let registered = ScriptSource {
         url,
-        source,
+        text: source,
         line,
         column,
-        false,
+        module: false,
         muted,
-    );
+    };
+    host().register_script(current_window(cx), id, registered);
     rooted!(in(cx) let mut rval = UndefinedValue());
     // SAFETY: per the contract, `cx` is this thread's context in the realm `script` was
     // compiled in; `script` and `rval` are rooted for the call.
@@ -307,13 +310,6 @@ unsafe extern "C" fn on_interrupt(_cx: *mut JSContext) -> bool {
     })
 }
 
-/// The profiler's realm id of window `window` (windows are numbered from 0, realms from 1).
-pub(crate) fn realm_of(window: usize) -> RealmId {
-    // Saturating: principals of no window (`NO_WINDOW`, from a structured clone) get a
-    // realm no session has.
-    RealmId(u32::try_from(window).unwrap_or(u32::MAX).saturating_add(1))
-}
-
 /// mozjs's safe-API wrapper around a raw context that SpiderMonkey passed to a callback.
 ///
 /// # Safety
@@ -329,10 +325,12 @@ unsafe fn wrap_cx(cx: *mut JSContext) -> mozjs::context::JSContext {
 }
 
 impl Js {
-    /// A runtime on this thread, whose natives call `host`.
-    pub fn new(host: Rc<dyn Host>) -> Js {
+    /// A runtime on this thread, whose natives call `host` and whose generated interfaces
+    /// are implemented by the types of `D`.
+    pub fn new<D: DomTypes>(host: Rc<dyn Host>) -> Js {
         let mut rt = Runtime::new(engine());
         HOST.with(|h| *h.borrow_mut() = Some(host));
+        INTERFACES.with(|i| i.set(Tables::<D>::INTERFACES));
         // The profiler agent's callbacks (interrupt, GC slices, nursery collections) and
         // every script starting in the Baseline Interpreter, whose frames its walk sees.
         jsprof_spidermonkey::set_panic_handler(record_internal_error);
@@ -394,9 +392,9 @@ impl Js {
 
     /// The context, in window `w`'s realm for the life of the returned guard.
     /// Whether window `w` exists and was not discarded.
-    pub fn is_live(&self, w: usize) -> bool {
+    pub fn is_live(&self, w: WindowId) -> bool {
         self.windows
-            .get(w)
+            .get(w.index())
             .is_some_and(|win| !win.global.get().is_null())
     }
 
@@ -404,18 +402,18 @@ impl Js {
     /// are no longer rooted, nor are its pending promises and reflectors, so that its realm
     /// can be collected once the page holds nothing of it. Nothing runs in it any more:
     /// hooks, scripts, settlements and imports for it are dropped.
-    pub fn discard_window(&mut self, w: usize) {
+    pub fn discard_window(&mut self, w: WindowId) {
         if !self.is_live(w) {
             return;
         }
-        let global = self.windows[w].global.get();
+        let global = self.windows[w.index()].global.get();
         roots::release_roots_of(global);
         IMPORTS.with(|i| i.borrow_mut().retain(|import| import.window != w));
-        self.windows[w].global.set(ptr::null_mut());
-        self.windows[w].hooks.set(ptr::null_mut());
+        self.windows[w.index()].global.set(ptr::null_mut());
+        self.windows[w.index()].hooks.set(ptr::null_mut());
         for table in [&MODULE_MAPS, &GLOBALS] {
             table.with(|t| {
-                if let Some(heap) = t.borrow().get(w) {
+                if let Some(heap) = t.borrow().get(w.index()) {
                     heap.set(ptr::null_mut());
                 }
             });
@@ -430,12 +428,12 @@ impl Js {
 
     /// Enters window `w`'s realm; `None` if there is no such window or it was discarded
     /// (nothing runs in a discarded window).
-    fn enter_window(&mut self, w: usize) -> Option<(*mut JSContext, InRealm)> {
+    fn enter_window(&mut self, w: WindowId) -> Option<(*mut JSContext, InRealm)> {
         if !self.is_live(w) {
             return None;
         }
         let cx = self.cx();
-        let realm = InRealm::new(cx, self.windows[w].global.get());
+        let realm = InRealm::new(cx, self.windows[w.index()].global.get());
         Some((cx, realm))
     }
 
@@ -472,18 +470,18 @@ impl Drop for Js {
 }
 
 /// The window whose realm is `realm`, from the realm's private slot.
-fn window_of_realm(realm: *mut jsapi::JS::Realm) -> Option<usize> {
+fn window_of_realm(realm: *mut jsapi::JS::Realm) -> Option<WindowId> {
     if realm.is_null() {
         return None;
     }
     // SAFETY: reads the private pointer set in `new_window` (an index + 1, not a pointer).
     let private = unsafe { jsapi::GetRealmPrivate(realm) } as usize;
-    private.checked_sub(1)
+    private.checked_sub(1).map(WindowId)
 }
 
 /// The window of the realm `cx` is in.
-fn current_window(cx: *mut JSContext) -> usize {
+fn current_window(cx: *mut JSContext) -> WindowId {
     // SAFETY: natives run with a realm entered.
     let realm = unsafe { jsapi::GetCurrentRealmOrNull(cx) };
-    window_of_realm(realm).unwrap_or(0)
+    window_of_realm(realm).unwrap_or(WindowId(0))
 }

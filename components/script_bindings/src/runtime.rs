@@ -48,6 +48,30 @@ pub struct CallCtx<'a> {
     pub(crate) member: &'static str,
 }
 
+// Debug without the JSAPI handles (which have none): what a log line can use.
+impl std::fmt::Debug for Val<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Val").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Dict<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dict")
+            .field("present", &self.v.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for CallCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallCtx")
+            .field("interface", &self.iface.name)
+            .field("member", &self.member)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A strong root of a JS object (a promise to settle, a reflector with pending work), held
 /// until dropped on the thread that made it. It can be moved to other threads and back
 /// (tasks carry it); dropped elsewhere, it stays rooted until the runtime ends.
@@ -303,10 +327,37 @@ impl Reflector {
     }
 }
 
+/// A window of an event loop: a document's global (the top-level one is 0, its frames'
+/// follow in the order they were made) or a worker's (0 on its own loop). Windows and the
+/// host's documents share ids, and a window's realm is the profiler's
+/// [`RealmId`](jsprof_profiler::RealmId) `id + 1` ([`WindowId::realm`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WindowId(pub usize);
+
+impl WindowId {
+    /// The window's index in the loop's tables (its `Js` windows, the host's documents).
+    pub fn index(self) -> usize {
+        self.0
+    }
+
+    /// The profiler's realm id of the window (windows are numbered from 0, realms from 1).
+    pub fn realm(self) -> jsprof_profiler::RealmId {
+        // Saturating: principals of no window (from a structured clone) get a realm no
+        // session has.
+        jsprof_profiler::RealmId(u32::try_from(self.0).unwrap_or(u32::MAX).saturating_add(1))
+    }
+}
+
+impl std::fmt::Display for WindowId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "window {}", self.0)
+    }
+}
+
 /// The global object a binding runs in, as the embedder sees it.
 pub struct Global {
     pub host: Rc<dyn Host>,
-    pub window: usize,
+    pub window: WindowId,
 }
 
 impl std::fmt::Debug for Global {
@@ -472,5 +523,22 @@ pub mod convert {
             assert_eq!(convert_to_int(2f64.powi(100), 64, false), 0);
             assert_eq!(convert_to_int(1e300, 32, false), 0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jsprof_profiler::RealmId;
+
+    use super::WindowId;
+
+    #[test]
+    fn a_window_realm_is_its_id_plus_one_saturating() {
+        assert_eq!(WindowId(0).realm(), RealmId(1));
+        assert_eq!(WindowId(41).realm(), RealmId(42));
+        // No window's realm collides with a real one: the principals of no window (a
+        // structured clone's) and ids past u32 get the last realm id.
+        assert_eq!(WindowId(usize::MAX).realm(), RealmId(u32::MAX));
+        assert_eq!(WindowId(u32::MAX as usize).realm(), RealmId(u32::MAX));
     }
 }

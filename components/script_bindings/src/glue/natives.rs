@@ -1,10 +1,22 @@
 //! The engine's intrinsics on the prelude's `host` object: the calls that take or return JS
 //! objects, or run script in the caller's realm (`windowFor`, `callerWindow`, `runScript`,
 //! `importScript`, `promiseResult`, `whenSettled`, `isProxy`). The rest of `host` is the generated
-//! `JsprofHost` namespace (`webidl/internal/host.webidl`, `dom::host_namespace`); the
+//! `JsprofHost` namespace (`webidl/internal/host.webidl`, which the host implements); the
 //! structured-clone natives are in `clone.rs`. A throwing argument conversion throws on.
 
-use super::*;
+use std::ptr;
+
+use jsprof_spidermonkey::InScript;
+use mozjs::jsapi::{self, CallArgs, JSContext, JSObject, Value};
+use mozjs::jsval::{BooleanValue, DoubleValue, NullValue, ObjectValue, UndefinedValue};
+use mozjs::rooted;
+
+use crate::runtime::WindowId;
+
+use super::modules::GLOBALS;
+use super::security::saved_frame_window;
+use super::strings::{new_string, throw_type_error, to_rust_string};
+use super::{compile_and_run_classic, current_window, guarded, host, wrap_cx};
 
 /// A native's arguments, read with ToNumber/ToString. A read that threw is `None`: its
 /// exception is pending, and the native returns `false` at once (no further conversion
@@ -84,11 +96,11 @@ pub(super) unsafe extern "C" fn native_window_for(
             if !(target >= 0.0 && target.fract() == 0.0) {
                 return true;
             }
-            let target = target as usize;
+            let target = WindowId(target as usize);
             if !host().windows_same_origin(here, target) {
                 return true;
             }
-            let global = GLOBALS.with(|g| g.borrow().get(target).map(|h| h.get()));
+            let global = GLOBALS.with(|g| g.borrow().get(target.index()).map(|h| h.get()));
             let Some(global) = global.filter(|g| !g.is_null()) else {
                 return true;
             };
@@ -141,7 +153,7 @@ pub(super) unsafe extern "C" fn native_caller_window(
                 if parent_frame {
                     // SAFETY: the parent is a live SavedFrame (class-checked just above).
                     if let Some(w) = unsafe { saved_frame_window(parent.to_object()) } {
-                        window = w as f64;
+                        window = w.index() as f64;
                     }
                 }
             }

@@ -1,7 +1,15 @@
 //! Compartments and principals: the wrap callbacks (transparent between same-origin
 //! realms, opaque otherwise), each realm's `RealmInfo`, and `subsumes`.
 
-use super::*;
+use std::ptr;
+
+use jsprof_net::Origin;
+use jsprof_profiler::RealmId;
+use mozjs::jsapi::{self, JSContext, JSObject};
+
+use crate::runtime::WindowId;
+
+use super::guarded;
 
 pub(super) static WRAP_CALLBACKS: jsapi::JSWrapObjectCallbacks = jsapi::JSWrapObjectCallbacks {
     wrap: Some(wrap_object),
@@ -71,7 +79,7 @@ pub(super) unsafe extern "C" fn pre_wrap(
 #[derive(Debug)]
 pub(crate) struct RealmInfo {
     /// The window (global) index of the realm in its [`Js`].
-    pub window: usize,
+    pub window: WindowId,
     /// The origin of its document.
     pub origin: Origin,
 }
@@ -95,7 +103,7 @@ pub(super) unsafe fn realm_info<'a>(p: *mut jsapi::JSPrincipals) -> Option<&'a R
 ///
 /// # Safety
 /// `frame` must be a live SavedFrame.
-pub(super) unsafe fn saved_frame_window(frame: *mut JSObject) -> Option<usize> {
+pub(super) unsafe fn saved_frame_window(frame: *mut JSObject) -> Option<WindowId> {
     // SAFETY: per the contract.
     let (principals, _muted) = unsafe { jsprof_spidermonkey::saved_frame_principals(frame) };
     // SAFETY: a frame's principals are null or its realm's, made by `new_window_of_kind`
@@ -108,9 +116,9 @@ pub(super) unsafe fn saved_frame_window(frame: *mut JSObject) -> Option<usize> {
 ///
 /// # Safety
 /// `p` must be null or principals made by this crate (every realm's are).
-pub(crate) unsafe fn realm_of_principals(p: *mut jsapi::JSPrincipals) -> Option<RealmId> {
+pub unsafe fn realm_of_principals(p: *mut jsapi::JSPrincipals) -> Option<RealmId> {
     // SAFETY: per the contract.
-    unsafe { realm_info(p) }.map(|r| realm_of(r.window))
+    unsafe { realm_info(p) }.map(|r| r.window.realm())
 }
 
 /// The RealmInfo of the realm `obj` lives in.
@@ -140,7 +148,7 @@ pub(super) static PRINCIPALS_CALLBACKS: mozjs::glue::JSPrincipalsCallbacks =
 /// Marks our principals in a structured clone (inside SpiderMonkey's SavedFrame record).
 const PRINCIPALS_TAG: u32 = 0xFFFF_8100;
 /// Principals that belong to no window of this runtime (read from a structured clone).
-pub(super) const NO_WINDOW: usize = usize::MAX;
+pub(super) const NO_WINDOW: WindowId = WindowId(usize::MAX);
 
 /// An origin as a clone carries it: `f` the shared origin of `file:` URLs, `o` an opaque
 /// one, `t` and the ASCII serialisation of a tuple origin.

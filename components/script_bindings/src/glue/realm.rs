@@ -1,6 +1,31 @@
 //! Window realms: a global with its principals, the prelude run in it, its hooks.
 
-use super::*;
+use std::ffi::{c_void, CStr};
+use std::ptr;
+
+use jsprof_net::Origin;
+use jsprof_spidermonkey::InScript;
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, HandleValueArray, Heap, JSObject, OnNewGlobalHookOption};
+use mozjs::jsval::{ObjectValue, UndefinedValue};
+use mozjs::rooted;
+use mozjs::rust::{
+    transform_str_to_source_text, CompileOptionsWrapper, RealmOptions, SIMPLE_GLOBAL_CLASS,
+};
+
+use crate::runtime::{GlobalKind, WindowId};
+
+use super::clone::{
+    native_clone_read, native_clone_write, native_platform_object, native_platform_state,
+};
+use super::modules::{GLOBALS, MODULE_MAPS};
+use super::natives::{
+    native_caller_window, native_import_script, native_is_proxy, native_promise_result,
+    native_run_script, native_when_settled, native_window_for,
+};
+use super::security::{RealmInfo, PRINCIPALS_CALLBACKS};
+use super::strings::new_string;
+use super::{interfaces, InRealm, Js, Window};
 
 impl Js {
     /// Creates window `index`'s realm, for a document of `origin`, and runs `prelude` in it:
@@ -11,7 +36,7 @@ impl Js {
         prelude: &str,
         init_json: &str,
         origin: Origin,
-    ) -> Result<usize, String> {
+    ) -> Result<WindowId, String> {
         self.new_window_of_kind(prelude, init_json, origin, GlobalKind::Window)
     }
 
@@ -23,8 +48,8 @@ impl Js {
         init_json: &str,
         origin: Origin,
         kind: GlobalKind,
-    ) -> Result<usize, String> {
-        let index = self.windows.len();
+    ) -> Result<WindowId, String> {
+        let index = WindowId(self.windows.len());
         let cx = self.cx();
         let options = RealmOptions::default();
         // Every GC pointer below is rooted before the next call that can GC.
@@ -67,7 +92,7 @@ impl Js {
             let realm = unsafe { jsapi::GetObjectRealmOrNull(global.get()) };
             // SAFETY: `realm` is the new global's live realm; its private is an index + 1,
             // never dereferenced (see `window_of_realm`).
-            unsafe { jsapi::SetRealmPrivate(realm, (index + 1) as *mut c_void) };
+            unsafe { jsapi::SetRealmPrivate(realm, (index.index() + 1) as *mut c_void) };
             // The prelude's `host`: the generated `JsprofHost` namespace
             // (webidl/internal/host.webidl), plus the engine's intrinsics on JS values.
             rooted!(in(cx) let mut host_obj = ptr::null_mut::<JSObject>());

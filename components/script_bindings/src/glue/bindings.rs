@@ -1,4 +1,4 @@
-//! The JSAPI side of the generated WebIDL bindings (`crate::dom::bindings`).
+//! The JSAPI side of the generated WebIDL bindings (`crate::generated`, `crate::runtime`).
 //!
 //! Generated code is safe Rust: it describes each interface with a static
 //! [`InterfaceDef`] of plain `fn(&mut CallCtx) -> Fallible<()>` members and converts values
@@ -21,13 +21,14 @@ use mozjs::jsapi::{self, CallArgs, HandleValueArray, JSContext, JSObject, Value}
 use mozjs::jsval::{ObjectValue, PrivateValue, UndefinedValue};
 use mozjs::rooted;
 
-use super::convert::{get_property, out_to_js};
-use super::roots::rooted_object;
-use super::{current_window, host, new_string};
-use crate::dom::bindings::generated::INTERFACES;
-use crate::dom::bindings::runtime::{
+use crate::runtime::{
     CallCtx, DomObject, Error, Fallible, Global, ObjectRoot, Out, Promise, RootRef, Settlement, Val,
 };
+
+use super::convert::{get_property, out_to_js};
+use super::roots::rooted_object;
+use super::strings::new_string;
+use super::{current_window, generated_interfaces, host};
 
 /// Reserved slot 0 of every binding function: which interface and member it is.
 pub(super) const SLOT_MEMBER: usize = 0;
@@ -283,7 +284,7 @@ pub(super) unsafe extern "C" fn binding_native(
             // SAFETY: `cx` is the live context, in the call's realm; `dom_exception` is
             // rooted for the whole call.
             let throw = |e: &Error| unsafe { throw(cx, dom_exception.handle().into(), e) };
-            let iface = INTERFACES[(code >> 16) as usize];
+            let iface = generated_interfaces()[(code >> 16) as usize];
             let member = code & 0xffff;
             let (name, call, required) = if member == MEMBER_CONSTRUCTOR {
                 let Some(ctor) = &iface.constructor else {
@@ -365,7 +366,7 @@ unsafe fn exception_value(
 ) {
     // Values are rooted before anything can GC.
     {
-        let message = |m: &str| super::cstring(m);
+        let message = |m: &str| super::strings::cstring(m);
         // SAFETY: per the contract, `cx` is the live context of this thread.
         let mut wrapper = unsafe { super::wrap_cx(cx) };
         match error {

@@ -8,8 +8,9 @@ use mozjs::jsapi::{self, HandleValueArray, JSContext};
 use mozjs::jsval::{BooleanValue, DoubleValue, ObjectValue, UndefinedValue};
 use mozjs::rooted;
 
-use super::{new_latin1_string, new_string};
-use crate::dom::bindings::runtime::{Dict, Error, Fallible, Out, Val};
+use crate::runtime::{Dict, Error, Fallible, Out, Val};
+
+use super::strings::{new_latin1_string, new_string};
 
 /// `obj[name]` into `out`; `Err(Thrown)` if a getter threw.
 ///
@@ -65,7 +66,7 @@ impl Dict<'_> {
             return Ok(None);
         };
         let cx = self.cx;
-        let cname = super::cstring(name);
+        let cname = super::strings::cstring(name);
         // SAFETY: `v` is rooted for the call; the object and the member value are rooted
         // here before anything can GC.
         unsafe {
@@ -134,7 +135,7 @@ impl<'a> Val<'a> {
     /// ToString (<https://tc39.es/ecma262/#sec-tostring>); may run script.
     pub fn to_string(self) -> Fallible<String> {
         // SAFETY: `cx` is the context of the running call; the value is rooted.
-        unsafe { super::to_rust_string(self.cx, self.v) }.ok_or(Error::Thrown)
+        unsafe { super::strings::to_rust_string(self.cx, self.v) }.ok_or(Error::Thrown)
     }
 
     /// <https://webidl.spec.whatwg.org/#js-sequence>: iterates the value with its
@@ -326,7 +327,7 @@ pub(super) unsafe fn out_to_js(
                 if !unsafe { out_to_js(cx, v, member.handle_mut()) } {
                     return false;
                 }
-                let name = super::cstring(name);
+                let name = super::strings::cstring(name);
                 // SAFETY: per the contract, `cx` is live and in a realm; `obj` and `member`
                 // are rooted; `name` is a C string outliving the call.
                 let defined = unsafe {

@@ -1,7 +1,21 @@
 //! Module scripts: compiling, the module map of each window, and the module hooks
 //! (static imports fetched synchronously, dynamic ones completed by the event loop).
 
-use super::*;
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::ptr;
+
+use mozjs::gc::RootedTraceableBox;
+use mozjs::jsapi::{self, Heap, JSContext, JSObject, JSScript};
+use mozjs::jsval::{ObjectValue, StringValue, UndefinedValue};
+use mozjs::rooted;
+use mozjs::rust::transform_str_to_source_text;
+
+use crate::host::ScriptSource;
+use crate::runtime::WindowId;
+
+use super::strings::{cstring, throw_error, throw_type_error, to_rust_string};
+use super::{compile_options, current_window, guarded, host, wrap_cx, PendingImport, IMPORTS};
 
 /// Compiles a module and registers it in `modules` under `url`.
 ///
@@ -29,16 +43,15 @@ pub(super) unsafe fn compile_module(
     }
     // SAFETY: `module` is a non-null, rooted module record just compiled on this thread.
     let id = unsafe { jsprof_spidermonkey::module_source_id(module.get()) };
-    host().register_script(
-        current_window(cx),
-        id,
+    let registered = ScriptSource {
         url,
-        source,
+        text: source,
         line,
         column,
-        true,
-        false,
-    );
+        module: true,
+        muted: false,
+    };
+    host().register_script(current_window(cx), id, registered);
     rooted!(in(cx) let map = modules);
     rooted!(in(cx) let value = ObjectValue(module.get()));
     let key = cstring(url);
@@ -58,7 +71,7 @@ pub(super) unsafe fn compile_module(
 /// As [`compile_module`].
 pub(super) unsafe fn load_module(
     cx: *mut JSContext,
-    w: usize,
+    w: WindowId,
     modules: *mut JSObject,
     url: &str,
 ) -> *mut JSObject {
@@ -226,8 +239,12 @@ thread_local! {
     pub(super) static MODULE_MAPS: RefCell<Vec<RootedTraceableBox<Heap<*mut JSObject>>>> = const { RefCell::new(Vec::new()) };
 }
 
-pub(super) fn module_map(w: usize) -> *mut JSObject {
-    MODULE_MAPS.with(|m| m.borrow().get(w).map_or(ptr::null_mut(), |h| h.get()))
+pub(super) fn module_map(w: WindowId) -> *mut JSObject {
+    MODULE_MAPS.with(|m| {
+        m.borrow()
+            .get(w.index())
+            .map_or(ptr::null_mut(), |h| h.get())
+    })
 }
 
 pub(super) unsafe extern "C" fn modules_loaded(

@@ -16,8 +16,17 @@
 //! characters (one per byte), written for `DifferentProcess` so it holds no pointers and
 //! may cross threads as text.
 
-use super::*;
+use std::ffi::{c_void, CStr};
+use std::ptr;
+
+use mozjs::jsapi::{self, CallArgs, HandleValueArray, JSContext, JSObject, Value};
+use mozjs::jsval::{ObjectValue, StringValue, UndefinedValue};
+use mozjs::rooted;
 use mozjs::rust::JSAutoStructuredCloneBufferWrapper;
+
+use super::guarded;
+use super::natives::with_args;
+use super::strings::{new_string, throw_error, throw_type_error, to_rust_string};
 
 /// The class of the prelude's platform objects (`host.platformObject(proto, state)`): one
 /// reserved slot, the engine state the prelude gave it (a port's, a Blob's), which only the
