@@ -78,6 +78,35 @@ fn trace_value(trace: &ProfilerTrace, format: ProfilerTraceFormat) -> Out {
     }
 }
 
+impl Profiler {
+    /// What `stop()` and `restart()` hand their trace to, on the group's builder thread: it
+    /// makes the promise's value there (`trace_value`), keeps the trace for `--trace-out`,
+    /// and queues the task on this profiler's event loop that resolves `promise`, and then
+    /// lets go of `keep` (stop's root of the reflector).
+    fn deliver(
+        &self,
+        global: &Global,
+        promise: Promise<ProfilerTrace>,
+        keep: impl Send + 'static,
+    ) -> impl FnOnce(ProfilerTrace) + Send + 'static {
+        let pending = global.host.tasks(self.window).expect();
+        let sink = global.host.trace_sink();
+        let (window, format) = (self.window, self.format);
+        move |trace| {
+            let value = trace_value(&trace, format);
+            if let Some(sink) = sink {
+                sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
+            }
+            pending.queue(Box::new(move |js| {
+                let start = Instant::now();
+                js.settle(window, promise.resolved_with(value));
+                drop(keep);
+                add_stop_cost(0, start.elapsed());
+            }));
+        }
+    }
+}
+
 impl DomObject for Profiler {
     fn reflector(&self) -> &Reflector {
         &self.reflector
@@ -165,28 +194,13 @@ impl ProfilerMethods for Profiler {
         // The reflector stays alive until the promise settles (events already queued still
         // reach it, through the same root), then lets go.
         let keep = self.reflector.take();
-        let pending = global.host.tasks(self.window).expect();
-        let sink = global.host.trace_sink();
-        let window = self.window;
-        let format = self.format;
         // Step 3. Let p be a new promise (`promise`, made by the bindings).
         // Step 4. In parallel: stop the profiling session (no sample is taken after this
         // point) and resolve p with its ProfilerTrace: the trace is built and serialised
         // (with json-gzip, also gzipped) on the profiler group's builder thread, and p is
         // resolved by a task on this profiler's event loop.
         self.session
-            .stop(move |trace| {
-                let value = trace_value(&trace, format);
-                if let Some(sink) = sink {
-                    sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
-                }
-                pending.queue(Box::new(move |js| {
-                    let start = Instant::now();
-                    js.settle(window, promise.resolved_with(value));
-                    drop(keep);
-                    add_stop_cost(0, start.elapsed());
-                }));
-            })
+            .stop(self.deliver(global, promise, keep))
             .map_err(|_| invalid())?;
         add_stop_cost(1, start.elapsed());
         // Step 5. Return p.
@@ -206,10 +220,6 @@ impl ProfilerMethods for Profiler {
             return Err(invalid());
         }
         let start = Instant::now();
-        let pending = global.host.tasks(self.window).expect();
-        let sink = global.host.trace_sink();
-        let window = self.window;
-        let format = self.format;
         // Step 2. Let p be a new promise (`promise`, made by the bindings).
         // Step 3. Hand the samples taken so far over as a trace and give the session an
         // empty buffer, with the same sample interval, buffer size limit, buffer policy and
@@ -217,26 +227,17 @@ impl ProfilerMethods for Profiler {
         // the session is in (or of the next one, if that one has its sample already). A
         // buffer that was full is no longer: sampling resumes, and `samplebufferfull` is
         // fired again when the new buffer fills.
-        let refill = buffer_full(global.host.tasks(self.window), window, self.target.clone());
+        let refill = buffer_full(
+            global.host.tasks(self.window),
+            self.window,
+            self.target.clone(),
+        );
         // Step 4. In parallel: resolve p with the handed-over samples' ProfilerTrace (or,
         // with json-gzip, its JSON gzipped in an ArrayBuffer), built on the profiler group's
         // builder thread, by a task on this profiler's event loop. `--trace-out` keeps the
         // trace as it keeps stop()'s.
         self.session
-            .restart(
-                move |trace| {
-                    let value = trace_value(&trace, format);
-                    if let Some(sink) = sink {
-                        sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
-                    }
-                    pending.queue(Box::new(move |js| {
-                        let start = Instant::now();
-                        js.settle(window, promise.resolved_with(value));
-                        add_stop_cost(0, start.elapsed());
-                    }));
-                },
-                Some(refill),
-            )
+            .restart(self.deliver(global, promise, ()), Some(refill))
             .map_err(|_| invalid())?;
         add_stop_cost(1, start.elapsed());
         // Step 5. Return p.
