@@ -21,18 +21,40 @@ pub fn emit(defs: &Definitions, conf: &Conf) -> Result<String, Error> {
         items.push(dictionary(dict, conf)?);
     }
     let mut tables = Vec::new();
+    let mut table_refs = Vec::new();
+    let mut dom_types = Vec::new();
     for iface in defs.interfaces.values() {
-        items.push(interface(iface, defs, conf)?);
+        let generated = interface(iface, defs, conf)?;
+        items.push(generated.items);
+        tables.push(generated.table);
+        dom_types.push(generated.dom_type);
         let table = table_ident(&iface.name);
-        tables.push(quote!(&#table));
+        table_refs.push(quote!(&Self::#table));
     }
     let file = quote! {
-        use super::runtime::*;
+        use crate::runtime::*;
 
         #(#items)*
 
-        /// Every interface with generated bindings, in name order.
-        pub static INTERFACES: &[&InterfaceDef] = &[#(#tables),*];
+        /// The Rust type that implements each interface with generated bindings (what Servo
+        /// calls the `DomTypes`): the embedder implements this trait once, and the binding
+        /// functions and tables are generic over it, so that these bindings never name the
+        /// embedder's crate.
+        pub trait DomTypes: 'static {
+            #(#dom_types)*
+        }
+
+        /// The `InterfaceDef` tables of the interfaces with generated bindings, whose members
+        /// call the types of `D`.
+        #[derive(Debug)]
+        pub struct Tables<D>(std::marker::PhantomData<D>);
+
+        impl<D: DomTypes> Tables<D> {
+            #(#tables)*
+
+            /// Every interface with generated bindings, in name order.
+            pub const INTERFACES: &'static [&'static InterfaceDef] = &[#(#table_refs),*];
+        }
     };
     let file: syn::File = syn::parse2(file).map_err(|e| Error {
         at: crate::model::Location {
@@ -298,7 +320,10 @@ fn dictionary(dict: &Dictionary, conf: &Conf) -> Result<TokenStream, Error> {
         let f = ident(&m.name);
         let ty = rust_type(&m.ty, conf);
         let member = &m.name;
-        let fdoc = format!(" `{}{member}`", if m.required { "required " } else { "" });
+        let fdoc = match &m.pref {
+            Some(p) => format!(" `[Pref=\"{p}\"] {member}`"),
+            None => format!(" `{}{member}`", if m.required { "required " } else { "" }),
+        };
         let conv = from_js(&m.ty, conf, quote!(value), &dict.at)?;
         if m.required {
             fields.push(quote!(#[doc = #fdoc] pub #f: #ty,));
@@ -310,7 +335,18 @@ fn dictionary(dict: &Dictionary, conf: &Conf) -> Result<TokenStream, Error> {
             to_js.push(quote!(members.push((#member, self.#f.to_js()));));
         } else {
             fields.push(quote!(#[doc = #fdoc] pub #f: Option<#ty>,));
-            converts.push(quote!(let #f = dict.member(#member, |value| #conv)?;));
+            converts.push(match &m.pref {
+                // Servo's `[Pref]`: without the pref the member is not part of the
+                // dictionary, so it is not even looked up (no getter runs).
+                Some(pref) => quote! {
+                    let #f = if dict.pref_enabled(#pref) {
+                        dict.member(#member, |value| #conv)?
+                    } else {
+                        None
+                    };
+                },
+                None => quote!(let #f = dict.member(#member, |value| #conv)?;),
+            });
             to_js.push(quote! {
                 if let Some(v) = &self.#f {
                     members.push((#member, v.to_js()));

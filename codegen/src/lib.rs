@@ -2,9 +2,12 @@
 //!
 //! `webidl/*.webidl` (the specs' IDL, unchanged) and `webidl/internal/*.webidl` (IDL of the DOM
 //! the engine has) are parsed with weedle2; `webidl/Bindings.toml` says which interfaces get
-//! generated bindings and which Rust type implements each. The output is one Rust file,
-//! formatted with prettyplease and checked in (`generated_bindings_are_fresh` fails when it is
-//! stale; `./mach codegen` rewrites it).
+//! generated bindings and which Rust type implements each. The output is one Rust file of
+//! `jsprof-script-bindings` (`components/script_bindings/src/generated.rs`), formatted with
+//! prettyplease and checked in (`generated_bindings_are_fresh` fails when it is stale;
+//! `./mach codegen` rewrites it). It never names the implementing types: its binding
+//! functions and tables are generic over a generated `DomTypes` trait, which the script
+//! crate implements (so the bindings crate does not depend on it).
 //!
 //! - [`model`]: the syntax tree to a small model; unsupported constructs are errors with their
 //!   file and line.
@@ -73,6 +76,12 @@ pub struct InterfaceConf {
     /// only while its `pref` is true (for tests).
     #[serde(default)]
     pub hidden: bool,
+    /// A namespace that is the embedder's host interface: its `{Namespace}Methods` trait
+    /// takes `&self` and the caller's window, is a supertrait of the bindings' `Host`, and
+    /// each operation calls the realm's host (no `native` type: the host is the
+    /// implementation).
+    #[serde(default)]
+    pub host: bool,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -101,7 +110,7 @@ pub fn generate(files: &[(String, String)], conf: &Conf) -> Result<String, Error
     let wanted: Vec<&str> = conf
         .interfaces
         .iter()
-        .filter(|(_, c)| c.native.is_some())
+        .filter(|(_, c)| c.native.is_some() || c.host)
         .map(|(n, _)| n.as_str())
         .collect();
     let defs = model::model(files, &wanted)?;

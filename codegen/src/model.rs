@@ -5,8 +5,6 @@
 use std::collections::BTreeMap;
 
 use weedle::argument::Argument;
-use weedle::attribute::{ExtendedAttribute, ExtendedAttributeList, IdentifierOrString};
-use weedle::interface::InterfaceMember;
 use weedle::types::{
     FloatingPointType, IntegerType, NonAnyType, ReturnType, SingleType, Type as WType,
 };
@@ -15,7 +13,7 @@ use weedle::Parse;
 use crate::Error;
 
 mod members;
-use members::{dictionary, interface, namespace, no_attributes, Part};
+use members::{dictionary, interface, namespace, no_attributes, InterfacePart, Part};
 
 /// A WebIDL type the generator supports.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +72,8 @@ pub struct Operation {
     pub ret: Ty,
     /// The member as written, for doc comments.
     pub idl: String,
+    /// `[Pref="name"]`: the operation exists only while the boolean pref is true.
+    pub pref: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -102,6 +102,9 @@ pub struct Member {
     pub name: String,
     pub ty: Ty,
     pub required: bool,
+    /// `[Pref="name"]`: the member is read from the JS object only while the boolean pref
+    /// is true (otherwise it is absent, and no getter of the object runs).
+    pub pref: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +133,8 @@ enum Raw<'a> {
     Namespace(weedle::NamespaceDefinition<'a>),
     /// `partial dictionary`: members added to a dictionary defined elsewhere.
     PartialDictionary(weedle::PartialDictionaryDefinition<'a>),
+    /// `partial interface`: members added to an interface defined elsewhere.
+    PartialInterface(weedle::PartialInterfaceDefinition<'a>),
     /// Parsed, not used by generated bindings (callbacks, callback interfaces, …).
     Other,
 }
@@ -205,6 +210,7 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
                 weedle::Definition::Typedef(t) => Raw::Typedef(t),
                 weedle::Definition::Enum(e) => Raw::Enum(e),
                 weedle::Definition::PartialDictionary(d) => Raw::PartialDictionary(d),
+                weedle::Definition::PartialInterface(i) => Raw::PartialInterface(i),
                 weedle::Definition::Namespace(n) => Raw::Namespace(n),
                 _ => Raw::Other,
             };
@@ -222,6 +228,7 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
     let mut namespace_defs: BTreeMap<&str, (&Source<'_>, &weedle::NamespaceDefinition<'_>)> =
         BTreeMap::new();
     let mut partials: BTreeMap<&str, Vec<Part<'_, '_>>> = BTreeMap::new();
+    let mut partial_interfaces: BTreeMap<&str, Vec<InterfacePart<'_, '_>>> = BTreeMap::new();
     for (source, raw) in &raws {
         let (name, duplicate) = match raw {
             Raw::Typedef(t) => (
@@ -250,6 +257,14 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
                     .entry(d.identifier.0)
                     .or_default()
                     .push((source, &d.members.body));
+                continue;
+            }
+            Raw::PartialInterface(i) => {
+                no_attributes(source, &i.attributes, i.identifier.0)?;
+                partial_interfaces
+                    .entry(i.identifier.0)
+                    .or_default()
+                    .push((source, &i.members.body));
                 continue;
             }
             Raw::Other => continue,
@@ -302,7 +317,11 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
                 message: format!("interface `{name}` has settings but no IDL definition"),
             });
         };
-        let iface = interface(source, def, &resolver)?;
+        let parts = partial_interfaces
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let iface = interface(source, def, parts, &resolver)?;
         if let Some(parent) = &iface.parent {
             if !iface_defs.contains_key(parent.as_str()) {
                 return Err(source.error(
@@ -336,6 +355,14 @@ pub fn model(files: &[(String, String)], wanted_interfaces: &[&str]) -> Result<D
             wanted_dictionaries.push(p.clone());
         }
         out.dictionaries.insert(name, dict);
+    }
+    if let Some((name, parts)) = partial_interfaces
+        .iter()
+        .find(|(n, _)| !iface_defs.contains_key(*n))
+    {
+        return Err(parts[0]
+            .0
+            .error(name, format!("`partial interface {name}` of no interface")));
     }
     if let Some((name, parts)) = partials.iter().find(|(n, _)| !dict_defs.contains_key(*n)) {
         let source = parts[0].0;

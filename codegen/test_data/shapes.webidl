@@ -25,6 +25,16 @@ partial dictionary WidgetOptions {
 
 enum WidgetShape { "round", "square-ish" };
 
+// Servo's `[Pref]` (a partial interface's operation and a partial dictionary's member exist
+// only while the pref is true).
+partial interface Widget {
+  [Pref="widget.extras.enabled"] undefined spin();
+};
+
+partial dictionary WidgetOptions {
+  [Pref="widget.extras.enabled"] boolean wobbly;
+};
+
 // An enum mapped to an existing Rust type (a member of a mapped dictionary).
 enum WidgetGrade { "good", "bad" };
 
@@ -41,4 +51,12 @@ namespace WidgetHost {
   undefined report(octet level, DOMString? note, optional DOMString? detail);
   boolean ready();
   ByteString checksum(ByteString data, ByteString? salt);
+};
+
+// The embedder's host interface (`host = true`): its operations are the host's methods,
+// given the caller's window.
+[Exposed=Window]
+namespace WidgetEmbedder {
+  unsigned long long open(DOMString url, optional boolean background);
+  undefined close(unsigned long long id);
 };

@@ -87,11 +87,35 @@ fn snapshot_shapes() {
         "convert::enumeration(value, \"WidgetGrade\", &[\"good\", \"bad\"])",
         "impl ToJs for crate::WidgetGrade",
         "crate::WidgetGrade::Bad => \"bad\"",
+        // The bindings name the embedder's types only through `DomTypes`.
+        "pub trait DomTypes: 'static {",
+        "type Widget: WidgetMethods;",
+        "<D::Widget as WidgetMethods>::constructor(&global, name, options)?",
+        "call: widget_poke::<D>",
+        "pub const INTERFACES: &'static [&'static InterfaceDef] = &[",
+        // The host interface: the host's methods, for the caller's window.
+        "pub trait WidgetEmbedderMethods {",
+        "fn close(&self, window: WindowId, id: u64) -> Fallible<()>;",
+        "let value = global.host.open(global.window, url, background)?;",
+        "global.host.close(global.window, id)?;",
+        "fn widget_embedder_open(cx: &mut CallCtx<'_>) -> Fallible<()> {",
+        "call: widget_embedder_open,",
+        // `[Pref]`: the partial interface's operation carries its pref; the partial
+        // dictionary's member is read only under it.
+        "call: widget_spin::<D>,\n                pref: Some(\"widget.extras.enabled\"),",
+        "call: widget_poke::<D>,\n                pref: None,",
+        "let wobbly = if dict.pref_enabled(\"widget.extras.enabled\") {",
     ] {
         assert!(out.contains(needle), "missing `{needle}` in:\n{out}");
     }
+    // The host interface has no type of its own in `DomTypes`.
+    assert!(!out.contains("type WidgetEmbedder"), "{out}");
     // A mapped enum is not defined again.
     assert!(!out.contains("pub enum WidgetGrade"), "{out}");
+    // ...and no `native` path of Bindings.toml reaches code (only docs).
+    for line in out.lines().filter(|l| l.contains("crate::dom::widget")) {
+        assert!(line.trim_start().starts_with("///"), "{line}");
+    }
 }
 
 /// Generates `idl` (as `bad.webidl`) with bindings for `Thing`; returns the error text.
@@ -210,6 +234,26 @@ fn unsupported_constructs_are_errors_with_file_and_line() {
             "[Exposed=Window]\ninterface Thing {\n  undefined f(E e);\n};\nenum E { \"a-b\", \"a_b\" };",
             "bad.webidl:5: enum `E`: two values give the Rust variant `AB`",
         ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f(D d);\n};\ndictionary D {\n  [Pref=\"p\"] required long x;\n};",
+            "bad.webidl:6: a required dictionary member cannot have `[Pref]`: `D.x`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  [Pref=p] undefined f();\n};",
+            "bad.webidl:3: `[Pref]` takes one pref name, as a string",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  [Throws] undefined f();\n};",
+            "bad.webidl:3: unsupported extended attribute `[Throws]`",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {};\npartial interface Nothing {\n  undefined f();\n};",
+            "bad.webidl:3: `partial interface Nothing` of no interface",
+        ),
+        (
+            "[Exposed=Window]\ninterface Thing {\n  undefined f();\n};\npartial interface Thing {\n  undefined f();\n};",
+            "bad.webidl:6: unsupported: overloaded operation `f`",
+        ),
     ];
     for (idl, expected) in cases {
         let error = error_of(idl);
@@ -238,6 +282,25 @@ fn bad_settings_are_errors() {
     let e = generate(&[], &conf).unwrap_err().to_string();
     assert!(
         e.contains("interface `Absent` has settings but no IDL definition"),
+        "{e}"
+    );
+    // `host` is for a namespace, without a `native` type.
+    let idl = "[Exposed=Window]\ninterface Thing { undefined go(); };";
+    let conf = Conf::parse("[interfaces.Thing]\nhost = true\n").unwrap();
+    let e = generate(&[("bad.webidl".into(), idl.into())], &conf)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("bad.webidl:2: `host = true` is for a namespace"),
+        "{e}"
+    );
+    // ...whose operations leave `window` to the caller's window.
+    let idl = "[Exposed=Window]\nnamespace Thing { undefined go(long window); };";
+    let e = generate(&[("bad.webidl".into(), idl.into())], &conf)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("argument `window` of host operation `go`: `window` is the caller's"),
         "{e}"
     );
 }

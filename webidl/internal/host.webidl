@@ -1,12 +1,13 @@
 // Engine-internal: the calls the prelude (components/script/src/prelude/) makes into the
 // engine, on the `host` object each realm's prelude receives. Never on a global: see
-// `hidden` in webidl/Bindings.toml. Windows are numbered per page (`window`), as the
-// embedder's Host trait numbers them; the current window is the caller's realm's.
+// `hidden` in webidl/Bindings.toml. This namespace is the embedder's host interface
+// (`host = true` there): each operation is a method of the script crate's `PageHost`,
+// given the caller's window (the caller's realm's) first. Windows are numbered per page.
 //
 // The engine's intrinsics that take or return JS objects, or run script in the caller's
 // realm (promiseResult, whenSettled, windowFor, callerWindow, runScript, importScript and
 // the structured-clone natives), are not here: they are JSAPI calls on values, written in
-// components/script/src/glue/natives.rs and clone.rs.
+// components/script_bindings/src/glue/natives.rs and clone.rs.
 
 [Exposed=(Window,Worker)]
 namespace JsprofHost {
@@ -61,12 +62,12 @@ namespace JsprofHost {
 
   // Whether `url` is same-origin with the current document.
   boolean sameOrigin(DOMString url);
-  // The window tree around `window`: its parent (what = -1), top (-2), number of child
+  // The window tree around window `target`: its parent (what = -1), top (-2), number of child
   // frames (-3), or its child frame number `what`; -1 for none. `what` is a property key
   // turned into a number, so it may be anything: a non-integer names no frame.
-  long long frameTree(unsigned long window, unrestricted double what);
-  // The serialised origin of window `window`'s document.
-  DOMString windowOrigin(unsigned long window);
+  long long frameTree(unsigned long target, unrestricted double what);
+  // The serialised origin of window `target`'s document.
+  DOMString windowOrigin(unsigned long target);
   // postMessage from window `from` to window `to` (serialised data); negative indexes name
   // no window and post nothing.
   undefined windowPost(long long to, DOMString data, DOMString targetOrigin, long long from);

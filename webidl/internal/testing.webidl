@@ -11,6 +11,9 @@ interface JsprofTestBindings {
   // Panics inside the engine: how tests check that a bug is caught, reported as an
   // internal error, and ends the run with its exit code and the traces written.
   undefined crashForTesting();
+  // Aborts the process (SIGABRT), as a crash in SpiderMonkey would: how tests check that
+  // the browser of `jsprof -M` reports a content process that crashed and goes on.
+  undefined abortForTesting();
   // A full collection now, for tests of the "gc" sample marker.
   undefined gc();
 };

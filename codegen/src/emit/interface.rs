@@ -5,8 +5,8 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{from_js, ident, path, rust_type, snake, table_ident};
-use crate::model::{Definitions, Interface, Operation, Ty};
+use super::{from_js, ident, rust_type, snake, table_ident};
+use crate::model::{self, Definitions, Operation, Ty};
 use crate::{Conf, Error};
 
 fn arguments(
@@ -60,17 +60,45 @@ fn required_args(op: &Operation) -> u32 {
     op.args.iter().take_while(|a| !a.optional).count() as u32
 }
 
+/// What one interface or namespace adds to the generated file.
+pub(super) struct Interface {
+    /// Its `{Interface}Methods` trait and binding functions (generic over `D: DomTypes`).
+    pub items: TokenStream,
+    /// Its `InterfaceDef` table, an associated const of `Tables<D>`.
+    pub table: TokenStream,
+    /// Its associated type in `DomTypes`.
+    pub dom_type: TokenStream,
+}
+
 pub(super) fn interface(
-    iface: &Interface,
+    iface: &model::Interface,
     defs: &Definitions,
     conf: &Conf,
-) -> Result<TokenStream, Error> {
+) -> Result<Interface, Error> {
     let name = &iface.name;
     let settings = &conf.interfaces[name];
-    let native = path(settings.native.as_deref().ok_or_else(|| Error {
-        at: iface.at.clone(),
-        message: format!("interface `{name}` needs `native` in Bindings.toml"),
-    })?);
+    if settings.host && (!iface.namespace || settings.native.is_some()) {
+        return Err(Error {
+            at: iface.at.clone(),
+            message: format!(
+                "`host = true` is for a namespace without `native` (the host implements `{name}`)"
+            ),
+        });
+    }
+    let native_path = match (&settings.native, settings.host) {
+        (Some(native), _) => native.as_str(),
+        (None, true) => "the embedder's `Host`",
+        (None, false) => {
+            return Err(Error {
+                at: iface.at.clone(),
+                message: format!("interface `{name}` needs `native` in Bindings.toml"),
+            })
+        }
+    };
+    // The embedder's type for this interface: `D::{Interface}`, where `D` is its
+    // `DomTypes` (the bindings never name the embedder's crate).
+    let type_name = Ident::new(name, Span::call_site());
+    let native = quote!(D::#type_name);
     let methods = format_ident!("{}Methods", name);
     let table = table_ident(name);
     let prefix = snake(name);
@@ -90,7 +118,7 @@ pub(super) fn interface(
             let fdoc = format!(" <https://webidl.spec.whatwg.org/#js-constructors> for `{name}`.");
             fns.push(quote! {
                 #[doc = #fdoc]
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     let object = <#native as #methods>::constructor(&global, #(#names),*)?;
@@ -98,7 +126,7 @@ pub(super) fn interface(
                 }
             });
             let length = proc_macro2::Literal::u32_unsuffixed(required_args(op));
-            quote!(Some(ConstructorDef { length: #length, call: #f }))
+            quote!(Some(ConstructorDef { length: #length, call: #f::<D> }))
         }
         None => quote!(None),
     };
@@ -114,17 +142,23 @@ pub(super) fn interface(
         });
         let f = format_ident!("{}_get_{}", prefix, snake(&a.name));
         fns.push(quote! {
-            fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+            fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                 let value = cx.with_this(|this: &#native| this.#m())?;
                 cx.set_return(value.to_js());
                 Ok(())
             }
         });
         let js = &a.name;
-        attributes.push(quote!(AttributeDef { name: #js, get: #f }));
+        attributes.push(quote!(AttributeDef { name: #js, get: #f::<D> }));
     }
 
     let mut operations = Vec::new();
+    // The host interface's operations call the realm's host, no type of `D`.
+    let (generics, turbofish) = if settings.host {
+        (quote!(), quote!())
+    } else {
+        (quote!(<D: DomTypes>), quote!(::<D>))
+    };
     for op in &iface.operations {
         let m = ident(&op.name);
         let (lets, names) = arguments(op, conf, &iface.at)?;
@@ -155,15 +189,15 @@ pub(super) fn interface(
             fns.push(quote! {
                 /// <https://webidl.spec.whatwg.org/#js-operations>: an operation returning a
                 /// promise turns its exceptions into a rejected promise.
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f<D: DomTypes>(cx: &mut CallCtx<'_>) -> Fallible<()> {
                     let promise = cx.return_new_promise()?;
-                    if let Err(error) = #steps(cx, promise) {
+                    if let Err(error) = #steps::<D>(cx, promise) {
                         cx.reject_returned_promise(error)?;
                     }
                     Ok(())
                 }
 
-                fn #steps(cx: &mut CallCtx<'_>, promise: Promise<#inner>) -> Fallible<()> {
+                fn #steps<D: DomTypes>(cx: &mut CallCtx<'_>, promise: Promise<#inner>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     cx.with_this(|this: &#native| this.#m(&global, #(#names,)* promise))?
@@ -174,7 +208,22 @@ pub(super) fn interface(
             let doc = format!(" `{}`", op.idl);
             // A namespace's operations are called without a `this`
             // (<https://webidl.spec.whatwg.org/#namespace-object>).
-            let (receiver, call) = if iface.namespace {
+            let (receiver, call) = if settings.host {
+                // The host interface: the realm's host, for the caller's window.
+                if let Some(a) = op.args.iter().find(|a| a.name == "window") {
+                    return Err(Error {
+                        at: iface.at.clone(),
+                        message: format!(
+                            "argument `{}` of host operation `{}`: `window` is the caller's",
+                            a.name, op.name
+                        ),
+                    });
+                }
+                (
+                    quote!(&self, window: WindowId,),
+                    quote!(global.host.#m(global.window, #(#names),*)),
+                )
+            } else if iface.namespace {
                 (
                     quote!(),
                     quote!(<#native as #methods>::#m(&global, #(#names),*)),
@@ -185,9 +234,14 @@ pub(super) fn interface(
                     quote!(cx.with_this(|this: &#native| this.#m(&global, #(#names),*))?),
                 )
             };
+            let global_param = if settings.host {
+                quote!()
+            } else {
+                quote!(global: &Global,)
+            };
             trait_items.push(quote! {
                 #[doc = #doc]
-                fn #m(#receiver global: &Global, #(#params),*) -> Fallible<#t>;
+                fn #m(#receiver #global_param #(#params),*) -> Fallible<#t>;
             });
             // An `undefined` operation leaves the return value as it is (undefined).
             let ret = if op.ret == Ty::Undefined {
@@ -199,7 +253,7 @@ pub(super) fn interface(
                 }
             };
             fns.push(quote! {
-                fn #f(cx: &mut CallCtx<'_>) -> Fallible<()> {
+                fn #f #generics (cx: &mut CallCtx<'_>) -> Fallible<()> {
                     #(#lets)*
                     let global = cx.global();
                     #ret
@@ -207,7 +261,13 @@ pub(super) fn interface(
                 }
             });
         }
-        operations.push(quote!(OperationDef { name: #js, length: #length, call: #f }));
+        let pref = match &op.pref {
+            Some(p) => quote!(Some(#p)),
+            None => quote!(None),
+        };
+        operations.push(
+            quote!(OperationDef { name: #js, length: #length, call: #f #turbofish, pref: #pref }),
+        );
     }
 
     let mut exposed = Vec::new();
@@ -248,21 +308,29 @@ pub(super) fn interface(
         }
         None => quote!(None),
     };
-    let trait_doc = format!(
-        " `{} {name}{}` ({}): what `{}` implements.",
-        if iface.namespace {
-            "namespace"
-        } else {
-            "interface"
-        },
-        iface
-            .parent
-            .as_ref()
-            .map(|p| format!(" : {p}"))
-            .unwrap_or_default(),
-        iface.at,
-        settings.native.as_deref().unwrap_or_default()
-    );
+    let trait_doc = if settings.host {
+        format!(
+            " `namespace {name}` ({}): the embedder's host interface, which `Host` extends; \
+             each operation is a call on the realm's host for the caller's `window`.",
+            iface.at
+        )
+    } else {
+        format!(
+            " `{} {name}{}` ({}): what `DomTypes::{name}` implements (`{}` in Bindings.toml).",
+            if iface.namespace {
+                "namespace"
+            } else {
+                "interface"
+            },
+            iface
+                .parent
+                .as_ref()
+                .map(|p| format!(" : {p}"))
+                .unwrap_or_default(),
+            iface.at,
+            native_path
+        )
+    };
     let pref = match &settings.pref {
         Some(p) => quote!(Some(#p)),
         None => quote!(None),
@@ -279,25 +347,38 @@ pub(super) fn interface(
     };
     let namespace = iface.namespace;
     let hidden = settings.hidden;
-    Ok(quote! {
-        #[doc = #trait_doc]
-        pub trait #methods #bound {
-            #(#trait_items)*
-        }
+    let type_doc = format!(" `{name}`: `{native_path}` in Bindings.toml.");
+    Ok(Interface {
+        items: quote! {
+            #[doc = #trait_doc]
+            pub trait #methods #bound {
+                #(#trait_items)*
+            }
 
-        #(#fns)*
-
-        #[doc = #table_doc]
-        pub static #table: InterfaceDef = InterfaceDef {
-            name: #name,
-            parent: #parent,
-            exposed: &[#(#exposed),*],
-            pref: #pref,
-            namespace: #namespace,
-            hidden: #hidden,
-            constructor: #constructor,
-            attributes: &[#(#attributes),*],
-            operations: &[#(#operations),*],
-        };
+            #(#fns)*
+        },
+        table: quote! {
+            #[doc = #table_doc]
+            pub const #table: InterfaceDef = InterfaceDef {
+                name: #name,
+                parent: #parent,
+                exposed: &[#(#exposed),*],
+                pref: #pref,
+                namespace: #namespace,
+                hidden: #hidden,
+                constructor: #constructor,
+                attributes: &[#(#attributes),*],
+                operations: &[#(#operations),*],
+            };
+        },
+        // The host interface is implemented by the host, not by a type of `DomTypes`.
+        dom_type: if settings.host {
+            quote!()
+        } else {
+            quote! {
+                #[doc = #type_doc]
+                type #type_name: #methods;
+            }
+        },
     })
 }

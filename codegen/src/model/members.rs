@@ -2,8 +2,17 @@
 //! constructor, dictionary members with their partial dictionaries), with the member text
 //! kept for doc comments.
 
-use super::*;
+use weedle::argument::Argument;
+use weedle::attribute::{ExtendedAttribute, ExtendedAttributeList, IdentifierOrString};
+use weedle::interface::InterfaceMember;
 use weedle::namespace::NamespaceMember;
+use weedle::types::{
+    FloatingPointType, IntegerType, NonAnyType, ReturnType, SingleType, Type as WType,
+};
+
+use crate::Error;
+
+use super::{Attribute, Dictionary, Interface, Member, Operation, Resolver, Source, Ty};
 
 pub(super) fn no_attributes(
     source: &Source<'_>,
@@ -22,6 +31,40 @@ pub(super) fn no_attributes(
     }
 }
 
+/// A member's `[Pref="name"]` (Servo's extended attribute: the member exists only while the
+/// boolean pref is true), the only extended attribute a member may have.
+pub(super) fn pref_attribute(
+    source: &Source<'_>,
+    attrs: &Option<ExtendedAttributeList<'_>>,
+) -> Result<Option<String>, Error> {
+    let mut pref = None;
+    for a in attrs.iter().flat_map(|a| a.body.list.iter()) {
+        match a {
+            ExtendedAttribute::Ident(i) if i.lhs_identifier.0 == "Pref" => match i.rhs {
+                IdentifierOrString::String(s) if pref.is_none() && !s.0.is_empty() => {
+                    pref = Some(s.0.to_string())
+                }
+                _ => {
+                    return Err(source.error(
+                        i.lhs_identifier.0,
+                        "`[Pref]` takes one pref name, as a string: `[Pref=\"name\"]`",
+                    ))
+                }
+            },
+            other => {
+                return Err(source.error(
+                    attribute_name(other),
+                    format!(
+                        "unsupported extended attribute `[{}]`",
+                        attribute_name(other)
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(pref)
+}
+
 fn attribute_name<'a>(a: &ExtendedAttribute<'a>) -> &'a str {
     match a {
         ExtendedAttribute::ArgList(a) => a.identifier.0,
@@ -32,9 +75,14 @@ fn attribute_name<'a>(a: &ExtendedAttribute<'a>) -> &'a str {
     }
 }
 
+/// Members of an interface as one definition gives them (the interface, or a partial one).
+pub(super) type InterfacePart<'r, 'a> =
+    (&'r Source<'a>, &'r weedle::interface::InterfaceMembers<'a>);
+
 pub(super) fn interface(
     source: &Source<'_>,
     def: &weedle::InterfaceDefinition<'_>,
+    partials: &[InterfacePart<'_, '_>],
     resolver: &Resolver<'_, '_>,
 ) -> Result<Interface, Error> {
     let name = def.identifier.0;
@@ -49,7 +97,12 @@ pub(super) fn interface(
         operations: Vec::new(),
         at: source.at(name),
     };
-    for member in &def.members.body {
+    let own: InterfacePart<'_, '_> = (source, &def.members.body);
+    for (source, member) in [own]
+        .into_iter()
+        .chain(partials.iter().copied())
+        .flat_map(|(source, members)| members.iter().map(move |m| (source, m)))
+    {
         match member {
             InterfaceMember::Attribute(a) => {
                 let at = a.identifier.0;
@@ -87,6 +140,7 @@ pub(super) fn interface(
                     idl: format!("constructor({})", args_text(&c.args.body)),
                     args,
                     ret: Ty::Undefined,
+                    pref: None,
                 });
             }
             InterfaceMember::Operation(o) => {
@@ -206,7 +260,7 @@ fn operation(
     args: &weedle::argument::ArgumentList<'_>,
     return_type: &ReturnType<'_>,
 ) -> Result<Operation, Error> {
-    no_attributes(source, attributes, name)?;
+    let pref = pref_attribute(source, attributes)?;
     if existing.iter().any(|op| op.name == name) {
         return Err(source.error(name, format!("unsupported: overloaded operation `{name}`")));
     }
@@ -222,6 +276,7 @@ fn operation(
         ),
         args: resolver.args(source, args, name)?,
         ret: only_arguments_nullable(source, resolver.ret(source, return_type, name)?, name)?,
+        pref,
     })
 }
 
@@ -294,7 +349,16 @@ pub(super) fn dictionary(
         .chain(partials.iter().copied())
         .flat_map(|(source, members)| members.iter().map(move |m| (source, m)))
     {
-        no_attributes(source, &m.attributes, m.identifier.0)?;
+        let pref = pref_attribute(source, &m.attributes)?;
+        if pref.is_some() && m.required.is_some() {
+            return Err(source.error(
+                m.identifier.0,
+                format!(
+                    "a required dictionary member cannot have `[Pref]`: `{name}.{}`",
+                    m.identifier.0
+                ),
+            ));
+        }
         if members.iter().any(|x| x.name == m.identifier.0) {
             return Err(source.error(
                 m.identifier.0,
@@ -321,6 +385,7 @@ pub(super) fn dictionary(
                 m.identifier.0,
             )?,
             required: m.required.is_some(),
+            pref,
         });
     }
     // https://webidl.spec.whatwg.org/#dfn-dictionary-members: lexicographic order.

@@ -80,6 +80,11 @@ pub const KNOWN: &[(&str, PrefValue, &str)] = &[
         "put markers (script, gc, other) on samples of cross-origin-isolated contexts (the markers extension; other contexts would see only style and layout, which this engine does not produce)",
     ),
     (
+        "dom.profiler.proposals.enabled",
+        PrefValue::Bool(false),
+        "the JS Self-Profiling proposals beyond the spec (README \"Beyond the spec\"): ProfilerInitOptions.format (\"json-gzip\"), .bufferPolicy (\"ring\") and profiler.restart(); off, pages see exactly the spec's API",
+    ),
+    (
         "dom.testing.enabled",
         PrefValue::Bool(false),
         "expose JsprofTestBindings, which tests the generated WebIDL bindings from pages (and has gc())",

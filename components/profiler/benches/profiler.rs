@@ -8,12 +8,18 @@
 //! - and of issue 23: many sessions started, stopped and built in time proportional to
 //!   their number and samples (100,000 sessions x 1 s at 1 ms, 10,000 x 10 s).
 //!
-//! `./mach bench` runs this; the last two are printed as plain lines after criterion's output.
+//! - and of issue 28 (the proposals behind `dom.profiler.proposals.enabled`): a ring buffer's
+//!   cost per sample against the default's, the time `restart()` takes, the bytes of a
+//!   1,000-sample trace as JSON and as json-gzip.
+//!
+//! `./mach bench` runs this; the measurements that are not criterion's are printed as plain
+//! lines after its output.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
+use jsprof_profiler::{BufferPolicy, ProfilerTrace};
 use jsprof_profiler::{
     GroupConfig, MonotonicClock, ProfilerGroup, RawFrame, RawStack, RealmId, Recorder, Resolution,
     ResolvedSite, ScriptId, SessionOptions, Symbolizer,
@@ -93,7 +99,57 @@ fn add_sample(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // Against each other, after the same 1,000 samples: the default buffer (room for all)
+    // and a ring buffer of 1,000 that is full, so that every sample drops the oldest (and
+    // the tables are compacted as they outgrow the buffer).
+    for (name, policy, max) in [
+        (
+            "add_sample_after_1000_default",
+            BufferPolicy::Stop,
+            u32::MAX,
+        ),
+        ("add_sample_after_1000_ring_full", BufferPolicy::Ring, 1000),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    seed += 1;
+                    let mut rec =
+                        Recorder::new(REALM, 0, Resolution::Coarse, max).with_policy(policy);
+                    for (i, s) in workload(seed + 1_000_000).iter().enumerate() {
+                        rec.add(i as u64 * 1_000_000, Some(s), None);
+                    }
+                    (rec, workload(seed))
+                },
+                |(mut rec, stacks)| {
+                    for (i, s) in stacks.iter().enumerate() {
+                        rec.add((1000 + i) as u64 * 1_000_000, Some(s), None);
+                    }
+                    rec
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
     g.finish();
+}
+
+/// `profiler.restart()` on the caller's thread: a message to the sampler (the samples so far
+/// are handed to the builder there, and built on the builder thread).
+fn restart(c: &mut Criterion) {
+    let group = ProfilerGroup::new(GroupConfig {
+        base_interval: Duration::from_millis(1),
+        ..GroupConfig::default()
+    })
+    .unwrap();
+    let agent = group.register_agent(|| {});
+    let session = group.start_session(options(agent, 1.0, u32::MAX)).unwrap();
+    let mut g = c.benchmark_group("session");
+    g.bench_function("restart_callers_thread", |b| {
+        b.iter(|| session.restart(|_| {}, None).unwrap())
+    });
+    g.finish();
+    session.discard();
 }
 
 fn filled(n: usize) -> Recorder {
@@ -121,7 +177,55 @@ fn build_and_serialise(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(4));
-    targets = add_sample, build_and_serialise
+    targets = add_sample, build_and_serialise, restart
+}
+
+/// A 1,000-sample trace as JSON and as json-gzip (seed 004's format), and what the gzip
+/// costs on the builder thread.
+fn gzip_size() {
+    let trace: ProfilerTrace = filled(1000).build(&Scripts);
+    let json = trace.to_json().len();
+    let t = std::time::Instant::now();
+    let runs = 100;
+    let mut gz = 0;
+    for _ in 0..runs {
+        gz = trace.to_json_gzip().len();
+    }
+    let each = t.elapsed().as_secs_f64() * 1e3 / runs as f64;
+    println!(
+        "a 1,000-sample trace (90% repeated 20-frame stacks): JSON {json} bytes, json-gzip {gz} \
+         bytes ({:.1}%), serialised and gzipped in {each:.2} ms",
+        gz as f64 * 100.0 / json as f64,
+    );
+}
+
+/// `restart()` from the call to the trace in hand, on a session holding 1,000 samples of
+/// an idle agent (the sampler thread's turn and the build).
+fn restart_round_trip() {
+    let group = ProfilerGroup::new(GroupConfig {
+        base_interval: Duration::from_millis(1),
+        ..GroupConfig::default()
+    })
+    .unwrap();
+    let agent = group.register_agent(|| {});
+    let session = group.start_session(options(agent, 1.0, u32::MAX)).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(50));
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let t = std::time::Instant::now();
+        session
+            .restart(move |trace| tx.send(trace.samples.len()).unwrap(), None)
+            .unwrap();
+        let n = rx.recv().unwrap();
+        times.push((t.elapsed().as_secs_f64() * 1e3, n));
+    }
+    session.discard();
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    println!(
+        "restart() to the trace in hand, 20 restarts 50 ms apart at 1 ms (~{} samples each): median {:.3} ms, max {:.3} ms",
+        times[10].1, times[10].0, times[19].0
+    );
 }
 
 fn memory_per_sample() {
@@ -139,6 +243,7 @@ fn options(agent: jsprof_profiler::AgentHandle, interval: f64, max: u32) -> Sess
         realm: REALM,
         sample_interval: interval,
         max_buffer_size: max,
+        buffer_policy: jsprof_profiler::BufferPolicy::Stop,
         time_origin: 0,
         cross_origin_isolated: false,
         markers: jsprof_profiler::MarkerSet::NONE,
@@ -256,6 +361,8 @@ fn main() {
     // checks each benchmark once, and the measurements below are skipped.
     if std::env::args().any(|a| a == "--bench") {
         memory_per_sample();
+        gzip_size();
+        restart_round_trip();
         sampler_jitter();
         many_sessions();
     }

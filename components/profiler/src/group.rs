@@ -11,7 +11,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use crate::agent::{AgentHandle, AgentId, Answer};
 use crate::frame::{RealmId, Symbolizer};
 use crate::interval::{Base, IntervalError, DEFAULT_BASE, MIN_BASE};
-use crate::recorder::Recorder;
+use crate::recorder::{BufferPolicy, Recorder};
 use crate::sampler::{
     BufferFullCallback, BuildRequest, Control, SamplerCore, SamplerStats, SessionId, SessionStart,
     DEFAULT_MAX_BUFFERED,
@@ -34,7 +34,8 @@ pub struct GroupConfig {
     pub on_sampler_thread: Option<fn()>,
     /// How many samples the unstopped sessions may hold between them (12 bytes each, besides
     /// their interned stacks). A session that would take one more is full: it stops
-    /// sampling and its host is told, as when its own `maxBufferSize` is reached.
+    /// sampling and its host is told, as when its own `maxBufferSize` is reached (a ring
+    /// buffer that holds samples drops its own oldest instead).
     pub max_buffered_samples: u64,
 }
 
@@ -94,6 +95,8 @@ pub struct SessionOptions {
     pub sample_interval: f64,
     /// The sample buffer size limit.
     pub max_buffer_size: u32,
+    /// What a full buffer does: the spec's [`BufferPolicy::Stop`], or a ring buffer.
+    pub buffer_policy: BufferPolicy,
     /// The time origin of the profiler's global, on the group's clock.
     pub time_origin: Nanos,
     /// Whether the context is cross-origin isolated (5 µs timestamps instead of 100 µs).
@@ -117,6 +120,7 @@ impl fmt::Debug for SessionOptions {
             .field("realm", &self.realm)
             .field("sample_interval", &self.sample_interval)
             .field("max_buffer_size", &self.max_buffer_size)
+            .field("buffer_policy", &self.buffer_policy)
             .finish_non_exhaustive()
     }
 }
@@ -275,7 +279,8 @@ impl ProfilerGroup {
             Resolution::for_context(options.cross_origin_isolated),
             options.max_buffer_size,
         )
-        .with_markers(options.markers);
+        .with_markers(options.markers)
+        .with_policy(options.buffer_policy);
         let start = SessionStart {
             id,
             agent: options.agent.0.clone(),
@@ -511,6 +516,30 @@ impl Session {
         }
         let done: crate::sampler::TraceCallback = Box::new(done);
         self.group.stop(self.id, Some(BuildRequest { done, by }));
+        Ok(())
+    }
+
+    /// Restarts the session (WICG js-self-profiling#90, `profiler.restart()`): `done` gets
+    /// the trace of the samples so far, built on another thread as at a stop, while the
+    /// session goes on sampling into a fresh buffer on the same schedule: the next sample
+    /// is the one of the block the session is in (or of the next block, if that one was
+    /// taken), so no interval is lost. `on_full`, if given, is called when the fresh buffer
+    /// fills (a buffer that was full has already called its own).
+    /// A stopped session cannot be restarted.
+    pub fn restart(
+        &self,
+        done: impl FnOnce(ProfilerTrace) + Send + 'static,
+        on_full: Option<BufferFullCallback>,
+    ) -> Result<(), AlreadyStopped> {
+        if self.is_stopped() {
+            return Err(AlreadyStopped);
+        }
+        let done: crate::sampler::TraceCallback = Box::new(done);
+        self.group.send(Control::Restart(
+            self.id,
+            BuildRequest { done, by: None },
+            on_full,
+        ));
         Ok(())
     }
 

@@ -48,7 +48,8 @@ pub use group::{
     AlreadyStopped, ConfigError, GroupConfig, ProfilerGroup, Session, SessionOptions, SessionState,
 };
 pub use interval::IntervalError;
-pub use recorder::{Added, Recorder};
+pub use recorder::{Added, BufferPolicy, Recorder};
+pub use sampler::BufferFullCallback;
 pub use sampler::{SamplerStats, SessionId};
 pub use time::{Clock, FakeClock, MonotonicClock, Nanos, Resolution};
 pub use trace::{

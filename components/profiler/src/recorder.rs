@@ -9,7 +9,20 @@
 //!
 //! Invariant: `nodes[i].parent < i` — a stack node's parent comes before it, so the build is a
 //! single forward pass.
+//!
+//! # Buffer policies
+//!
+//! [`BufferPolicy::Stop`] is the spec's: once `maxBufferSize` samples are stored, every
+//! further sample is refused ([`Added::Full`]). [`BufferPolicy::Ring`] (the circular buffer
+//! of WICG js-self-profiling#81, behind a pref) drops the oldest sample instead, so the
+//! buffer holds the last `maxBufferSize` samples. Its memory stays bounded: the sample log
+//! frees whole chunks as they empty, and the frame and stack-node tables, which would grow
+//! on a long run whose stacks keep changing, are compacted to what the live samples use
+//! once they outgrow a multiple of the buffer (ids renumbered, parents still first). The
+//! build keeps only the frames, stacks and resources of the kept samples either way: it
+//! gives IDs on demand, as it meets them.
 
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -28,11 +41,32 @@ const FIRST_CHUNK: usize = 16;
 /// Distinct captured stacks remembered for the whole-stack fast path before it is reset.
 const MEMO_LIMIT: usize = 8192;
 
+/// The stack-node table of a ring buffer is compacted once it holds more than this many
+/// nodes per sample it holds, at least [`MIN_COMPACT`] and twice what the last compaction
+/// kept (so that compacting is amortised O(1) a sample, however deep the stacks). The
+/// samples held, not `maxBufferSize`: a ring over the process's budget holds fewer.
+const COMPACT_FACTOR: usize = 4;
+const MIN_COMPACT: usize = 4096;
+
+/// What a session's buffer does once it holds `maxBufferSize` samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BufferPolicy {
+    /// The spec's: no more samples are stored (and the host fires `samplebufferfull`).
+    #[default]
+    Stop,
+    /// A circular buffer (WICG js-self-profiling#81): the oldest sample is dropped to make
+    /// room, so the buffer keeps the last `maxBufferSize` samples; it is never full.
+    Ring,
+}
+
 /// Outcome of [`Recorder::add`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Added {
     /// The sample was stored.
     Stored,
+    /// A ring buffer was full: the sample was stored and the oldest one dropped (with a
+    /// `maxBufferSize` of 0, the new one itself), so the count is unchanged.
+    Replaced,
     /// The buffer was already full: nothing stored (take a sample, step 1).
     Full,
 }
@@ -90,31 +124,54 @@ struct Chunk {
     markers: Vec<u8>,
 }
 
+/// The sample log: chunks of at most [`CHUNK`] samples, oldest first. A ring buffer drops
+/// samples from the front (`head` of the first chunk's are gone) and frees a chunk once all
+/// of its samples are, keeping it for reuse.
 #[derive(Debug, Default)]
 struct SampleLog {
-    chunks: Vec<Chunk>,
+    chunks: VecDeque<Chunk>,
+    /// Samples of the first chunk already dropped.
+    head: usize,
     len: usize,
+    /// An emptied chunk, reused for the next one (a ring buffer allocates nothing once it
+    /// has gone round).
+    spare: Option<Chunk>,
 }
 
 impl SampleLog {
     /// Appends a sample; `marker` is `None` for a session that keeps no markers (its
     /// samples are then 12 bytes, not 13).
     fn push(&mut self, timestamp: f64, node: u32, marker: Option<u8>) {
-        if self.len.is_multiple_of(CHUNK) {
-            // A session's first chunk starts small (many sessions may hold a few samples
-            // each) and doubles up to CHUNK; later ones are whole at once.
-            let first = if self.chunks.is_empty() {
-                FIRST_CHUNK
-            } else {
-                CHUNK
+        if self
+            .chunks
+            .back()
+            .is_none_or(|c| c.timestamps.len() == CHUNK)
+        {
+            let chunk = match self.spare.take() {
+                Some(mut chunk) => {
+                    chunk.timestamps.clear();
+                    chunk.nodes.clear();
+                    chunk.markers.clear();
+                    chunk
+                }
+                None => {
+                    // A session's first chunk starts small (many sessions may hold a few
+                    // samples each) and doubles up to CHUNK; later ones are whole at once.
+                    let first = if self.chunks.is_empty() {
+                        FIRST_CHUNK
+                    } else {
+                        CHUNK
+                    };
+                    Chunk {
+                        timestamps: Vec::with_capacity(first),
+                        nodes: Vec::with_capacity(first),
+                        markers: Vec::with_capacity(if marker.is_some() { first } else { 0 }),
+                    }
+                }
             };
-            self.chunks.push(Chunk {
-                timestamps: Vec::with_capacity(first),
-                nodes: Vec::with_capacity(first),
-                markers: Vec::with_capacity(if marker.is_some() { first } else { 0 }),
-            });
+            self.chunks.push_back(chunk);
         }
-        let chunk = self.chunks.last_mut().expect("a chunk was just ensured");
+        let chunk = self.chunks.back_mut().expect("a chunk was just ensured");
         if chunk.timestamps.len() == chunk.timestamps.capacity() {
             let more = chunk
                 .timestamps
@@ -134,25 +191,54 @@ impl SampleLog {
         self.len += 1;
     }
 
+    /// Drops the oldest sample (a ring buffer making room).
+    fn pop_front(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        self.len -= 1;
+        self.head += 1;
+        let first_len = self.chunks.front().map_or(0, |c| c.timestamps.len());
+        // A chunk is freed once every sample in it is gone and no more will be added to it
+        // (it is full, or it is the only one and now empty).
+        if self.head == first_len && (first_len == CHUNK || self.len == 0) {
+            self.head = 0;
+            if let Some(chunk) = self.chunks.pop_front() {
+                if chunk.timestamps.capacity() == CHUNK {
+                    self.spare = Some(chunk);
+                }
+            }
+        }
+    }
+
     fn iter(&self) -> impl Iterator<Item = (f64, u32, u8)> + '_ {
-        self.chunks.iter().flat_map(|c| {
+        let head = self.head;
+        self.chunks.iter().enumerate().flat_map(move |(k, c)| {
+            let skip = if k == 0 { head } else { 0 };
             c.timestamps
                 .iter()
                 .zip(&c.nodes)
                 .enumerate()
+                .skip(skip)
                 .map(|(i, (&t, &n))| (t, n, c.markers.get(i).copied().unwrap_or(0)))
         })
     }
 
+    /// Every live sample's stack node, to be rewritten in place.
+    fn nodes_mut(&mut self) -> impl Iterator<Item = &mut u32> + '_ {
+        let head = self.head;
+        self.chunks
+            .iter_mut()
+            .enumerate()
+            .flat_map(move |(k, c)| c.nodes.iter_mut().skip(if k == 0 { head } else { 0 }))
+    }
+
     fn heap_bytes(&self) -> usize {
+        let chunk =
+            |c: &Chunk| c.timestamps.capacity() * 8 + c.nodes.capacity() * 4 + c.markers.capacity();
         self.chunks.capacity() * std::mem::size_of::<Chunk>()
-            + self
-                .chunks
-                .iter()
-                .map(|c| {
-                    c.timestamps.capacity() * 8 + c.nodes.capacity() * 4 + c.markers.capacity()
-                })
-                .sum::<usize>()
+            + self.chunks.iter().map(chunk).sum::<usize>()
+            + self.spare.as_ref().map_or(0, chunk)
     }
 }
 
@@ -163,6 +249,10 @@ pub struct Recorder {
     origin: Nanos,
     resolution: Resolution,
     max_samples: u32,
+    policy: BufferPolicy,
+    /// A ring buffer compacts its tables when `nodes` grows past this (and past
+    /// [`COMPACT_FACTOR`] a sample held).
+    compact_at: usize,
     markers: MarkerSet,
     frames: Vec<RawFrame>,
     frame_ids: FxHashMap<RawFrame, u32>,
@@ -181,6 +271,8 @@ impl Recorder {
             origin,
             resolution,
             max_samples,
+            policy: BufferPolicy::Stop,
+            compact_at: usize::MAX,
             markers: MarkerSet::NONE,
             frames: Vec::new(),
             frame_ids: FxHashMap::default(),
@@ -195,6 +287,35 @@ impl Recorder {
     pub fn with_markers(mut self, markers: MarkerSet) -> Self {
         self.markers = markers;
         self
+    }
+
+    /// Uses `policy` once the buffer holds `max_samples` samples ([`BufferPolicy::Stop`] by
+    /// default).
+    pub fn with_policy(mut self, policy: BufferPolicy) -> Self {
+        self.policy = policy;
+        self.compact_at = match policy {
+            BufferPolicy::Stop => usize::MAX,
+            BufferPolicy::Ring => MIN_COMPACT,
+        };
+        self
+    }
+
+    /// The buffer policy.
+    pub fn policy(&self) -> BufferPolicy {
+        self.policy
+    }
+
+    /// An empty recorder with the same realm, time origin, resolution, limit, policy and
+    /// markers: the buffer a restarted session samples into.
+    pub fn fresh(&self) -> Recorder {
+        Recorder::new(self.realm, self.origin, self.resolution, self.max_samples)
+            .with_markers(self.markers)
+            .with_policy(self.policy)
+    }
+
+    /// Stack nodes interned (bounded for a ring buffer; see the module docs).
+    pub fn interned_nodes(&self) -> usize {
+        self.nodes.len()
     }
 
     /// Number of samples stored.
@@ -222,8 +343,14 @@ impl Recorder {
         marker: Option<ProfilerMarker>,
     ) -> Added {
         // Step 1. If the length of samples >= the sample buffer size limit, the buffer is full.
-        if self.is_full() {
-            return Added::Full;
+        // (A ring buffer drops its oldest sample instead, WICG js-self-profiling#81.)
+        let replaced = self.is_full();
+        if replaced {
+            match self.policy {
+                BufferPolicy::Stop => return Added::Full,
+                BufferPolicy::Ring if self.max_samples == 0 => return Added::Replaced,
+                BufferPolicy::Ring => self.samples.pop_front(),
+            }
         }
         // Steps 2-3. A new sample, timestamped relative to the session's time origin.
         let timestamp = self.resolution.relative_ms(now, self.origin);
@@ -236,7 +363,72 @@ impl Recorder {
         let kept = (self.markers != MarkerSet::NONE)
             .then(|| ProfilerMarker::to_byte(self.markers.filter(marker)));
         self.samples.push(timestamp, node, kept);
-        Added::Stored
+        if self.nodes.len() > self.compact_at.max(COMPACT_FACTOR * self.samples.len) {
+            self.compact();
+        }
+        if replaced {
+            Added::Replaced
+        } else {
+            Added::Stored
+        }
+    }
+
+    /// Drops the oldest sample, if any (a ring buffer over the process's sample budget makes
+    /// room for its new sample this way).
+    pub fn drop_oldest(&mut self) {
+        self.samples.pop_front();
+    }
+
+    /// Keeps only the frames and stack nodes the live samples use (and their ancestors),
+    /// renumbered in their order, so parents still come first. Amortised O(1) a sample:
+    /// the next compaction waits until the table has doubled again.
+    fn compact(&mut self) {
+        let mut keep = vec![false; self.nodes.len()];
+        for (_, node, _) in self.samples.iter() {
+            let mut n = node;
+            while n != NO_NODE && !keep[n as usize] {
+                keep[n as usize] = true;
+                n = self.nodes[n as usize].parent;
+            }
+        }
+        let mut node_new = vec![NO_NODE; self.nodes.len()];
+        let mut frame_new = vec![NO_NODE; self.frames.len()];
+        let old_frames = std::mem::take(&mut self.frames);
+        let old_nodes = std::mem::take(&mut self.nodes);
+        self.frame_ids.clear();
+        self.node_ids.clear();
+        for (i, node) in old_nodes.iter().enumerate() {
+            if !keep[i] {
+                continue;
+            }
+            let f = node.frame as usize;
+            if frame_new[f] == NO_NODE {
+                frame_new[f] = self.frames.len() as u32;
+                self.frame_ids
+                    .insert(old_frames[f].clone(), self.frames.len() as u32);
+                self.frames.push(old_frames[f].clone());
+            }
+            let parent = if node.parent == NO_NODE {
+                NO_NODE
+            } else {
+                node_new[node.parent as usize]
+            };
+            let n = Node {
+                parent,
+                frame: frame_new[f],
+            };
+            node_new[i] = self.nodes.len() as u32;
+            self.node_ids.insert(n, self.nodes.len() as u32);
+            self.nodes.push(n);
+        }
+        for n in self.samples.nodes_mut() {
+            if *n != NO_NODE {
+                *n = node_new[*n as usize];
+            }
+        }
+        // The memo's nodes are the old ones.
+        self.memo.clear();
+        self.compact_at = MIN_COMPACT.max(2 * self.nodes.len());
     }
 
     /// The node of a captured stack after filtering (decision 6): frames of other realms and

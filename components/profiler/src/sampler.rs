@@ -70,7 +70,7 @@ use rustc_hash::FxHashMap;
 use crate::agent::{AgentId, AgentShared, Answer, PollStep, Sampled};
 use crate::frame::{RawStack, Symbolizer};
 use crate::interval::gcd;
-use crate::recorder::{Added, Recorder};
+use crate::recorder::{Added, BufferPolicy, Recorder};
 use crate::time::Nanos;
 use crate::trace::{ProfilerMarker, ProfilerTrace};
 
@@ -120,6 +120,9 @@ pub(crate) enum Control {
     Pause(SessionId),
     Resume(SessionId),
     Stop(SessionId, Option<BuildRequest>),
+    /// Hand the samples so far to be built and go on sampling into a fresh buffer; the
+    /// callback, if any, is the buffer-full notification from now on.
+    Restart(SessionId, BuildRequest, Option<BufferFullCallback>),
     /// Take a sample now in these sessions (WebDriver's Force Sample).
     Force(Vec<SessionId>, ForceDone),
     Stats(crossbeam_channel::Sender<SamplerStats>),
@@ -771,6 +774,44 @@ impl SamplerCore {
         })
     }
 
+    /// Restarts session `id` (WICG js-self-profiling#90): returns what it recorded so far, to
+    /// be built, and goes on sampling into a fresh buffer with the same settings. The
+    /// session stays in its cohort with its pending pick, so the block it is in is sampled
+    /// once, into whichever buffer is current at the pick: no interval is lost or sampled
+    /// twice. Ticks still waiting for an answer belong to the old buffer and are recorded
+    /// there without a stack, as at a stop. A session whose buffer was full samples again,
+    /// from its next block.
+    pub fn restart(
+        &mut self,
+        id: SessionId,
+        now: Nanos,
+        on_full: Option<BufferFullCallback>,
+    ) -> Option<Stopped> {
+        let waiting = std::mem::take(&mut self.sessions.get_mut(&id)?.waiting);
+        for (at, marker) in waiting {
+            self.record(id, at, None, marker);
+        }
+        let slot = self.sessions.get_mut(&id)?;
+        let fresh = slot.recorder.fresh();
+        let old = std::mem::replace(&mut slot.recorder, fresh);
+        if on_full.is_some() {
+            slot.on_full = on_full;
+        }
+        self.buffered -= old.len() as u64;
+        let stopped = Stopped {
+            recorder: old,
+            symbolizer: slot.symbolizer.clone(),
+        };
+        if slot.full {
+            slot.full = false;
+            if slot.active() {
+                self.plan_change(id, true);
+                self.schedule(id, now, now);
+            }
+        }
+        Some(stopped)
+    }
+
     /// Takes a sample now, through the same path as a timed one, in each of `ids` that is
     /// live and not paused (WebDriver's Force Sample; the spec's "take a sample"). A session
     /// whose buffer was already found full takes none; one that fills now gets the
@@ -1099,9 +1140,13 @@ impl SamplerCore {
         stack: Option<&RawStack>,
         marker: Option<ProfilerMarker>,
     ) {
+        // A tick the session no longer waits for (it restarted since: the tick went into
+        // the trace handed over then) is not recorded again.
         if let Some(slot) = self.sessions.get_mut(&id) {
-            slot.waiting.pop_front();
-            self.record(id, at, stack, marker);
+            if slot.waiting.front().map(|w| w.0) == Some(at) {
+                slot.waiting.pop_front();
+                self.record(id, at, stack, marker);
+            }
         }
     }
 
@@ -1118,15 +1163,24 @@ impl SamplerCore {
         if slot.full {
             return;
         }
-        // The process's budget is spent like the session's own buffer: the session is full.
-        let added = if self.buffered >= self.max_buffered {
-            Added::Full
-        } else {
+        // The process's budget is spent like the session's own buffer: the session is full
+        // (a ring buffer that holds samples drops its oldest instead).
+        let added = if self.buffered < self.max_buffered {
             slot.recorder.add(at, stack, marker)
+        } else if slot.recorder.policy() == BufferPolicy::Ring && !slot.recorder.is_empty() {
+            slot.recorder.drop_oldest();
+            self.buffered -= 1;
+            slot.recorder.add(at, stack, marker)
+        } else {
+            Added::Full
         };
-        if added == Added::Stored {
-            self.buffered += 1;
-            return;
+        match added {
+            Added::Stored => {
+                self.buffered += 1;
+                return;
+            }
+            Added::Replaced => return,
+            Added::Full => {}
         }
         // Decision 4: stop taking samples and tell the host, once.
         let was_active = slot.active();

@@ -17,6 +17,8 @@ use crate::sampler::{SamplerCore, SessionId, SessionStart, MAX_PICK_LATENESS};
 use crate::time::{Clock, FakeClock, Nanos, Resolution};
 use crate::trace::{MarkerSet, ProfilerMarker, ProfilerTrace};
 
+mod proposals;
+
 const MS: Nanos = 1_000_000;
 const REALM: RealmId = RealmId(1);
 const SEED: u64 = 7;

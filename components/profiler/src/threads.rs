@@ -162,6 +162,11 @@ fn run_loop(
                         build_elsewhere(stopped, done, builder, &*clock);
                     }
                 }
+                Ok(Control::Restart(id, done, on_full)) => {
+                    if let Some(stopped) = core.restart(id, now, on_full) {
+                        build_elsewhere(stopped, Some(done), builder, &*clock);
+                    }
+                }
                 Ok(Control::Force(sessions, done)) => core.force(&sessions, now, done),
                 Ok(Control::Stats(reply)) => {
                     let _ = reply.send(with_thread_cpu(core.stats()));

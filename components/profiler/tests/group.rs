@@ -26,6 +26,7 @@ fn options(agent: &AgentHandle, interval: f64, max: u32) -> SessionOptions {
         realm: RealmId(1),
         sample_interval: interval,
         max_buffer_size: max,
+        buffer_policy: jsprof_profiler::BufferPolicy::Stop,
         time_origin: 0,
         cross_origin_isolated: false,
         markers: jsprof_profiler::MarkerSet::NONE,
@@ -268,4 +269,29 @@ fn force_sample_records_by_request_before_it_returns_even_at_a_coarse_base() {
         .count();
     assert_eq!(stackless as u64, g.total_stats().late_answers);
     assert!(stackless < 5, "{:?}", trace.samples);
+}
+
+#[test]
+fn restart_hands_over_the_samples_so_far_and_goes_on_sampling() {
+    let g = group(1);
+    let agent = g.register_agent(|| {});
+    let s = g.start_session(options(&agent, 1.0, 1000)).unwrap();
+    wait_for_ticks(&g, 10);
+    let (tx, rx) = bounded(1);
+    s.restart(move |t| tx.send(t).unwrap(), None).unwrap();
+    let first = rx.recv_timeout(Duration::from_secs(10)).expect("a trace");
+    assert!(first.samples.len() >= 5, "{}", first.samples.len());
+    assert_eq!(s.state(), SessionState::Started);
+    let ticks = g.stats().unwrap().ticks;
+    wait_for_ticks(&g, ticks + 10);
+    let second = stop(&s);
+    assert!(second.samples.len() >= 5, "{}", second.samples.len());
+    // The second trace starts where the first ended.
+    let last = first.samples.last().unwrap().timestamp;
+    assert!(second.samples[0].timestamp > last);
+    // A stopped profiler cannot be restarted.
+    assert_eq!(
+        s.restart(|_| {}, None),
+        Err(jsprof_profiler::AlreadyStopped)
+    );
 }

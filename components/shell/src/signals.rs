@@ -8,10 +8,11 @@
 //! process is doing ([`State`]):
 //!
 //! - by default (parsing arguments, `jsprof convert`, a page run), a signal ends the process
-//!   as its default action does: killed by that signal, at once;
+//!   as its default action does: killed by that signal, at once (content processes, `-M`,
+//!   die with it: see `transport.rs`);
 //! - while `jsprof --webdriver` runs its browser, the first signal shuts the browser down
-//!   (its page's script is stopped, its profilers too), and `main` writes `--trace-out` and
-//!   exits 0. If the browser has not ended [`BACKSTOP`] later (a navigation waiting on a
+//!   (its page's script is stopped, its profilers too, in its content process with `-M`),
+//!   and `main` writes `--trace-out` and exits 0. If the browser has not ended [`BACKSTOP`] later (a navigation waiting on a
 //!   server that does not answer), or a second signal comes, the process is killed by the
 //!   signal as by default.
 //!
@@ -31,7 +32,7 @@ enum State {
     /// It kills the process (its default action).
     Default,
     /// It shuts down this browser.
-    Browser(jsprof_script::Browser),
+    Browser(crate::driven::RemoteBrowser),
     /// A signal shut the browser down: the next one kills the process, and so does the
     /// backstop unless [`browser_ended`] comes first.
     Ending,
@@ -75,7 +76,7 @@ pub fn listen() {
 }
 
 /// From now on a signal shuts `browser` down (see the module's doc).
-pub fn run_browser(browser: &jsprof_script::Browser) {
+pub fn run_browser(browser: &crate::driven::RemoteBrowser) {
     *lock() = State::Browser(browser.clone());
 }
 

@@ -729,6 +729,50 @@ fn a_full_buffer_fires_samplebufferfull_once_and_stop_still_resolves() {
 }
 
 #[test]
+fn json_gzip_resolves_with_the_gzip_of_the_very_json_trace_out_writes() {
+    // A proposal beyond the spec (README "Beyond the spec"): three restart()s and a stop()
+    // of a json-gzip profiler; --trace-out keeps the same four traces, in the same order.
+    let dir = tempfile::tempdir().unwrap();
+    let trace_out = dir.path().join("traces.json");
+    let out = jsprof(&[
+        "--pref",
+        "profiler.base_interval_ms=1",
+        "--pref",
+        "dom.profiler.proposals.enabled=true",
+        "--trace-out",
+        trace_out.to_str().unwrap(),
+        "profiler/gzip-bytes.html",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pages: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("GZIP true "))
+        .collect();
+    assert_eq!(pages.len(), 4, "{}", out.stdout);
+    let text = std::fs::read_to_string(&trace_out).unwrap();
+    let traces: Vec<jsprof_profiler::ProfilerTrace> = serde_json::from_str(&text).unwrap();
+    let jsons: Vec<String> = traces.iter().map(|t| t.to_json()).collect();
+    // Each trace's JSON here is the file's text itself (nothing lost in parsing it back).
+    assert_eq!(format!("[{}]", jsons.join(",")), text);
+    assert_eq!(jsons.len(), 4);
+    let mut last = f64::MIN;
+    for (i, (page, json)) in pages.iter().zip(&jsons).enumerate() {
+        // gzip is deterministic: the same bytes mean the same JSON, byte for byte.
+        let gz: String = jsprof_profiler::gzip(json.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(*page, gz, "trace {i}");
+        // And the traces follow each other: sampling went on across each restart.
+        let t = &traces[i];
+        assert!(t.samples.len() >= 10, "trace {i}: {}", t.samples.len());
+        assert!(t.samples[0].timestamp > last, "trace {i}");
+        last = t.samples.last().unwrap().timestamp;
+    }
+}
+
+#[test]
 fn constructor_and_stop_throw_the_spec_exceptions() {
     let out = jsprof(&["profiler/errors.html"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -155,6 +155,7 @@ fn the_agent_sits_beside_the_embedders_callbacks() {
                 realm: REALM,
                 sample_interval: 1.0,
                 max_buffer_size: 100_000,
+                buffer_policy: jsprof_profiler::BufferPolicy::Stop,
                 time_origin: MonotonicClock.now(),
                 cross_origin_isolated: false,
                 markers: MarkerSet::NONE,

@@ -5,17 +5,19 @@
 //! statuses live in [`server`] (on the `webdriver` crate, the one Servo and geckodriver use),
 //! with no SpiderMonkey; what needs the engine reaches it as a [`Command`] through the
 //! [`Browser`] trait, which `jsprof-script` implements on the page's event loop. The engine
-//! depends on this crate without its `server` feature, for these types only.
+//! depends on this crate without its `server` feature, for these types only. Commands and
+//! replies are serde types: `jsprof -M` sends them to the content process of the page.
 
 #![forbid(unsafe_code)]
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[cfg(feature = "server")]
 pub mod server;
 
 /// What the server asks of the browser. Each command is answered once with a [`Reply`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Command {
     /// Navigate To, Back, Forward, Refresh: answered once the new document's `load` event has
     /// fired (the "normal" page load strategy) or its load failed. The current browsing
@@ -73,7 +75,7 @@ pub enum Command {
 }
 
 /// The navigations of [`Command::Navigate`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Navigation {
     To(String),
     Back,
@@ -82,7 +84,7 @@ pub enum Navigation {
 }
 
 /// Element location strategies the browser supports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Locator {
     Css,
     TagName,
@@ -93,7 +95,7 @@ pub enum Locator {
 }
 
 /// What Switch To Frame switches to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Frame {
     Top,
     Index(u16),
@@ -103,7 +105,7 @@ pub enum Frame {
 
 /// The spec's errors the browser can give (<https://w3c.github.io/webdriver/#errors>); the
 /// server maps each to its error code and HTTP status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ErrorKind {
     InvalidArgument,
     InvalidSelector,
@@ -119,7 +121,7 @@ pub enum ErrorKind {
 }
 
 /// A command's failure: its kind and a message for people.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Error {
     pub kind: ErrorKind,
     pub message: String,

@@ -174,6 +174,7 @@ fn run_in_realm(
             realm: REALM,
             sample_interval: 1.0,
             max_buffer_size: 100_000,
+            buffer_policy: jsprof_profiler::BufferPolicy::Stop,
             time_origin: MonotonicClock.now(),
             // A cross-origin-isolated context: samples carry the markers extension's
             // `script` while the in-script guard is held.

@@ -3,14 +3,25 @@
 //! A `Profiler` owns one profiling session of the process's `ProfilerGroup`. Its reflector is
 //! kept alive while the session runs (it may still fire `samplebufferfull`) and until the
 //! `stop()` promise is settled.
+//!
+//! Beyond the spec, behind the pref `dom.profiler.proposals.enabled`
+//! (`webidl/proposals/`, README "Beyond the spec"): `ProfilerInitOptions.format`
+//! (`"json-gzip"`: the promises resolve with the trace's JSON gzipped, in an ArrayBuffer),
+//! `ProfilerInitOptions.bufferPolicy` (`"ring"`: a full buffer drops its oldest samples) and
+//! `restart()`. Without the pref the bindings read neither member and define no `restart`.
 
 use std::time::{Duration, Instant};
 
-use jsprof_profiler::{ProfilerTrace, Session};
+use jsprof_profiler::{BufferFullCallback, BufferPolicy, ProfilerTrace, Session};
 
-use crate::dom::bindings::generated::{ProfilerInitOptions, ProfilerMethods};
-use crate::dom::bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector, ToJs};
 use crate::policy::ProfilingPolicy;
+use jsprof_script_bindings::generated::{
+    ProfilerInitOptions, ProfilerMethods, ProfilerTraceFormat,
+};
+use jsprof_script_bindings::runtime::{
+    DomObject, Error, Fallible, Global, Out, Promise, Reflector, ReflectorHandle, ToJs, WindowId,
+};
+use jsprof_script_bindings::task::TaskSender;
 
 thread_local! {
     /// Main-thread time spent stopping this thread's profilers: `stop()` itself and the
@@ -37,7 +48,34 @@ pub struct Profiler {
     /// Shared with the host, which stops it at the end of the run if the page did not.
     session: std::sync::Arc<Session>,
     /// The window whose event loop runs the profiler's tasks.
-    window: usize,
+    window: WindowId,
+    /// What `stop()` and `restart()` resolve with: the trace, or its JSON gzipped.
+    format: ProfilerTraceFormat,
+    /// Where `samplebufferfull` is fired (the reflector, once it exists).
+    target: ReflectorHandle,
+}
+
+/// The buffer-full notification of a profiler: a task firing `samplebufferfull` at it
+/// (decision 4 of the brief).
+fn buffer_full(tasks: TaskSender, window: WindowId, target: ReflectorHandle) -> BufferFullCallback {
+    Box::new(move || {
+        tasks.queue(Box::new(move |js| {
+            if let Some(&target) = target.get() {
+                js.fire_event(window, target, "samplebufferfull");
+            }
+        }));
+    })
+}
+
+/// What a profiler's promise resolves with, made where the trace is built (the group's
+/// builder thread), never on the script thread: the trace as JS values, or (json-gzip, seed
+/// 004) its JSON gzipped in an ArrayBuffer: the very JSON the trace's JS value is parsed
+/// from.
+fn trace_value(trace: &ProfilerTrace, format: ProfilerTraceFormat) -> Out {
+    match format {
+        ProfilerTraceFormat::Json => trace.to_js(),
+        ProfilerTraceFormat::JsonGzip => Out::ArrayBuffer(trace.to_json_gzip()),
+    }
 }
 
 impl DomObject for Profiler {
@@ -71,23 +109,22 @@ impl ProfilerMethods for Profiler {
         // agent is the surrounding agent and the realm the current realm (the window's);
         // the trace starts empty. Once the buffer is full, `samplebufferfull` is fired at the
         // profiler as a task (decision 4 of the brief).
-        let handle = std::sync::Arc::new(std::sync::OnceLock::new());
-        let target = handle.clone();
+        //
+        // Beyond the spec (the bindings read these members only under the pref
+        // `dom.profiler.proposals.enabled`): with bufferPolicy "ring" the buffer keeps the
+        // last maxBufferSize samples and is never full
+        // (https://github.com/WICG/js-self-profiling/issues/81); with format "json-gzip"
+        // the trace is handed over as its JSON, gzipped, in an ArrayBuffer (seed 004).
+        let handle: ReflectorHandle = std::sync::Arc::new(std::sync::OnceLock::new());
         let tasks = global.host.tasks(global.window);
-        let window = global.window;
-        let on_buffer_full = Box::new(move || {
-            tasks.queue(Box::new(move |js| {
-                if let Some(&target) = target.get() {
-                    js.fire_event(window, target, "samplebufferfull");
-                }
-            }));
-        });
+        let on_buffer_full = buffer_full(tasks, global.window, handle.clone());
         let session = global
             .host
             .start_profiling(
                 global.window,
                 options.sample_interval,
                 options.max_buffer_size,
+                options.buffer_policy.unwrap_or(BufferPolicy::Stop),
                 Some(on_buffer_full),
             )
             .map_err(|e| Error::Type(format!("Failed to construct 'Profiler': {e}")))?;
@@ -97,9 +134,11 @@ impl ProfilerMethods for Profiler {
             .track_session(global.window, std::sync::Arc::downgrade(&session));
         // Step 4. Return a new Profiler associated with the newly created profiling session.
         Ok(Profiler {
-            reflector: Reflector::with_handle(handle),
+            reflector: Reflector::with_handle(handle.clone()),
             session,
             window: global.window,
+            format: options.format.unwrap_or(ProfilerTraceFormat::Json),
+            target: handle,
         })
     }
 
@@ -129,14 +168,15 @@ impl ProfilerMethods for Profiler {
         let pending = global.host.tasks(self.window).expect();
         let sink = global.host.trace_sink();
         let window = self.window;
+        let format = self.format;
         // Step 3. Let p be a new promise (`promise`, made by the bindings).
         // Step 4. In parallel: stop the profiling session (no sample is taken after this
         // point) and resolve p with its ProfilerTrace: the trace is built and serialised
-        // on the profiler group's builder thread, and p is resolved by a task on this
-        // profiler's event loop.
+        // (with json-gzip, also gzipped) on the profiler group's builder thread, and p is
+        // resolved by a task on this profiler's event loop.
         self.session
             .stop(move |trace| {
-                let value = trace.to_js();
+                let value = trace_value(&trace, format);
                 if let Some(sink) = sink {
                     sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
                 }
@@ -147,6 +187,56 @@ impl ProfilerMethods for Profiler {
                     add_stop_cost(0, start.elapsed());
                 }));
             })
+            .map_err(|_| invalid())?;
+        add_stop_cost(1, start.elapsed());
+        // Step 5. Return p.
+        Ok(())
+    }
+
+    /// `restart()`, a proposal beyond the spec
+    /// (<https://github.com/WICG/js-self-profiling/issues/90>), behind the pref
+    /// `dom.profiler.proposals.enabled`: the trace so far, while sampling goes on into a
+    /// fresh buffer on the same schedule, so that no sample interval is lost between two
+    /// consecutive traces (a stop and a new `Profiler` lose the time between the two).
+    fn restart(&self, global: &Global, promise: Promise<ProfilerTrace>) -> Fallible<()> {
+        // Step 1. If the profiling session's state is stopped, return a promise rejected
+        // with an "InvalidStateError" DOMException (the bindings reject `promise`).
+        let invalid = || Error::invalid_state("Profiler already stopped.");
+        if self.session.is_stopped() {
+            return Err(invalid());
+        }
+        let start = Instant::now();
+        let pending = global.host.tasks(self.window).expect();
+        let sink = global.host.trace_sink();
+        let window = self.window;
+        let format = self.format;
+        // Step 2. Let p be a new promise (`promise`, made by the bindings).
+        // Step 3. Hand the samples taken so far over as a trace and give the session an
+        // empty buffer, with the same sample interval, buffer size limit, buffer policy and
+        // time origin, in the same schedule: the next sample is that of the sample interval
+        // the session is in (or of the next one, if that one has its sample already). A
+        // buffer that was full is no longer: sampling resumes, and `samplebufferfull` is
+        // fired again when the new buffer fills.
+        let refill = buffer_full(global.host.tasks(self.window), window, self.target.clone());
+        // Step 4. In parallel: resolve p with the handed-over samples' ProfilerTrace (or,
+        // with json-gzip, its JSON gzipped in an ArrayBuffer), built on the profiler group's
+        // builder thread, by a task on this profiler's event loop. `--trace-out` keeps the
+        // trace as it keeps stop()'s.
+        self.session
+            .restart(
+                move |trace| {
+                    let value = trace_value(&trace, format);
+                    if let Some(sink) = sink {
+                        sink.lock().unwrap_or_else(|e| e.into_inner()).push(trace);
+                    }
+                    pending.queue(Box::new(move |js| {
+                        let start = Instant::now();
+                        js.settle(window, promise.resolved_with(value));
+                        add_stop_cost(0, start.elapsed());
+                    }));
+                },
+                Some(refill),
+            )
             .map_err(|_| invalid())?;
         add_stop_cost(1, start.elapsed());
         // Step 5. Return p.

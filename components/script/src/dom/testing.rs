@@ -3,8 +3,8 @@
 //! the generated bindings (constructor, attribute, operations, promise-returning operation,
 //! dictionaries, sequences, optional arguments, every numeric conversion) from real script.
 
-use crate::dom::bindings::generated::{JsprofTestBindingsMethods, JsprofTestEcho};
-use crate::dom::bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector};
+use jsprof_script_bindings::generated::{JsprofTestBindingsMethods, JsprofTestEcho};
+use jsprof_script_bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector};
 
 #[derive(Debug)]
 pub struct JsprofTestBindings {
@@ -35,6 +35,10 @@ impl JsprofTestBindingsMethods for JsprofTestBindings {
     #[allow(clippy::panic, reason = "the point of this test-only member")]
     fn crash_for_testing(&self, _global: &Global) -> Fallible<()> {
         panic!("JsprofTestBindings.crashForTesting() was called");
+    }
+
+    fn abort_for_testing(&self, _global: &Global) -> Fallible<()> {
+        std::process::abort()
     }
 
     fn gc(&self, _global: &Global) -> Fallible<()> {

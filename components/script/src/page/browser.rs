@@ -1,6 +1,8 @@
-//! The browser the WebDriver server drives (`jsprof --webdriver PORT`): one top-level
-//! browsing context whose pages run one after the other on the main thread, each with the
-//! event loop of [`run_page`], kept turning until the next navigation.
+//! The browser the WebDriver server drives (`jsprof --webdriver PORT`), as the engine sees
+//! it: the page of one navigation of the top-level browsing context ([`run_navigation`]),
+//! run with the event loop of [`run_page`] and kept turning until the next navigation. The
+//! session history and the page per navigation (each in a content process or thread of its
+//! own) are the shell's.
 //!
 //! The server's thread reaches the page through [`Browser`] (the `jsprof_webdriver::Browser`
 //! the server calls): commands become [`Message::WebDriver`]s of the running page's loop
@@ -9,11 +11,19 @@
 //! whose script is running), the window's visibility, and ending a session.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
+use jsprof_net::Url;
+use jsprof_profiler::{ProfilerTrace, Session};
 use jsprof_webdriver::{Command, Error, ErrorKind, Navigation, Reply, Responder};
 use serde_json::Value;
 
-use super::*;
+use crate::document;
+use crate::{PageError, RunOptions};
+
+use super::host::Sessions;
+use super::{navigation_start, Message, Page, GROUP};
 
 /// How long Force Sample waits for its samples to be recorded.
 const FORCE_SAMPLE_WAIT: Duration = Duration::from_secs(30);
@@ -105,8 +115,8 @@ impl Browser {
             .push((command, respond));
     }
 
-    /// Ends the browser (SIGINT, SIGTERM): the running page's script is stopped, its
-    /// profilers too, and [`run_browser`] returns.
+    /// Ends the browser (SIGINT, SIGTERM, or its own browser process asking): the running
+    /// page's script is stopped, its profilers too, and [`run_navigation`] returns.
     pub fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::Release);
         self.halt_page();
@@ -162,7 +172,7 @@ impl Browser {
             let current = link.current.load(Ordering::Acquire);
             let all = link.sessions.lock().unwrap_or_else(|e| e.into_inner());
             all.iter()
-                .filter(|(w, _)| *w == current)
+                .filter(|(w, _)| w.index() == current)
                 .filter_map(|(_, s)| s.upgrade())
                 .collect()
         };
@@ -179,146 +189,90 @@ impl Browser {
     }
 }
 
-/// What [`run_browser`] leaves: the traces of every page's profilers, if collected.
-#[derive(Debug, Default)]
-pub struct BrowserReport {
-    pub traces: Vec<ProfilerTrace>,
-    /// A panic caught in the engine (a bug): the browser stopped there.
-    pub internal_error: Option<String>,
-    /// The page given to start with could not be loaded: the browser did not start.
+/// What became of the page of one navigation ([`run_navigation`]).
+#[derive(Default)]
+pub struct Navigated {
+    /// The document could not be loaded (the navigation, if it had a responder, was answered
+    /// with this error; without one the caller reports it).
     pub load_error: Option<String>,
+    /// The navigation that ended the page: its responder is for the browser to answer once
+    /// the next page has loaded (or with the error that there is no such page).
+    pub end: Option<(Navigation, Responder)>,
+    /// A session that ended while the page ran ([`Command::Reset`]) stopped it: answered once
+    /// `about:blank` has loaded.
+    pub reset: Option<Responder>,
+    /// The traces of the page's profilers, if collected.
+    pub traces: Vec<ProfilerTrace>,
+    /// A panic caught in the engine (a bug): the page stopped there.
+    pub internal_error: Option<String>,
 }
 
-/// The session history of the one top-level browsing context (no `bfcache`: going back
-/// loads the entry again).
-#[derive(Debug, Default)]
-struct History {
-    entries: Vec<Url>,
-    index: usize,
-}
-
-impl History {
-    /// Where `navigation` leads, if anywhere (Back at the first entry stays).
-    fn target(&mut self, navigation: &Navigation) -> Result<Option<Url>, Error> {
-        Ok(match navigation {
-            Navigation::To(url) => {
-                let url = Url::parse(url).map_err(|e| {
-                    Error::new(ErrorKind::InvalidArgument, format!("{url}: not a URL: {e}"))
-                })?;
-                self.entries.truncate(self.index + 1);
-                self.entries.push(url.clone());
-                self.index = self.entries.len() - 1;
-                Some(url)
-            }
-            Navigation::Back if self.index > 0 => {
-                self.index -= 1;
-                Some(self.entries[self.index].clone())
-            }
-            Navigation::Forward if self.index + 1 < self.entries.len() => {
-                self.index += 1;
-                Some(self.entries[self.index].clone())
-            }
-            Navigation::Refresh => self.entries.get(self.index).cloned(),
-            Navigation::Back | Navigation::Forward => None,
-        })
+impl std::fmt::Debug for Navigated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Navigated")
+            .field("load_error", &self.load_error)
+            .field("end", &self.end.as_ref().map(|(n, _)| n))
+            .field("reset", &self.reset.is_some())
+            .field("traces", &self.traces.len())
+            .field("internal_error", &self.internal_error)
+            .finish()
     }
 }
 
-/// Runs the browser until [`Browser::shutdown`]: `first` (or `about:blank`), then each page
-/// WebDriver navigates to.
-pub fn run_browser(first: Option<Url>, options: &RunOptions, browser: &Browser) -> BrowserReport {
-    let mut report = BrowserReport::default();
-    let Ok(blank) = Url::parse("about:blank") else {
-        return report;
-    };
-    let url = first.unwrap_or_else(|| blank.clone());
-    let mut history = History {
-        entries: vec![url.clone()],
-        index: 0,
-    };
-    let mut next: (Url, Option<Responder>) = (url, None);
+/// Runs the page of one navigation of the top-level browsing context: loads `url` and turns
+/// its event loop, serving `browser`'s commands, until a navigation, a session's end or
+/// [`Browser::shutdown`] ends it. `respond` (the navigation's) is answered once the page's
+/// `load` event has fired, or with the error if its document cannot be loaded. An HTTP
+/// error status still shows its document, as browsers do. The session history and what
+/// comes next are the caller's (the shell's browser, with a page per navigation in a
+/// content process or thread of its own).
+pub fn run_navigation(
+    url: &Url,
+    options: &RunOptions,
+    browser: &Browser,
+    respond: Option<Responder>,
+) -> Navigated {
     let mut options = options.clone();
     options.profile_interval = None;
-    let hidden = &browser.shared.hidden;
-    hidden.store(options.prefs.bool("dom.document.hidden"), Ordering::Release);
-    let mut first_page = true;
-    while !browser.shared.shutdown.load(Ordering::Acquire) {
-        let (url, respond) = next;
-        let first = first_page.then_some(&mut report.load_error);
-        first_page = false;
-        let driven = run_driven_page(&url, &options, browser, respond, first);
-        if report.load_error.is_some() {
-            return report;
-        }
-        let Some((end, traces)) = driven else {
-            // A document that could not be loaded (the navigation was answered with the
-            // error): the browsing context shows an empty document.
-            if url == blank {
-                break;
-            }
-            next = (blank.clone(), None);
-            continue;
-        };
-        report.traces.extend(traces);
-        if let Some(e) = crate::glue::internal_error() {
-            report.internal_error = Some(e);
-            break;
-        }
-        // A session ended while the page ran: it was stopped, and a blank page follows.
-        let reset = browser
-            .shared
-            .reset
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let end = match (reset, end) {
-            (Some(respond), superseded) => {
-                if let Some((_, respond)) = superseded {
-                    respond(Err(Error::new(
-                        ErrorKind::UnknownError,
-                        "the session ended",
-                    )));
-                }
-                Some((Navigation::To("about:blank".into()), respond))
-            }
-            (None, end) => end,
-        };
-        next = match end {
-            Some((navigation, respond)) => match history.target(&navigation) {
-                Ok(Some(url)) => (url, Some(respond)),
-                Ok(None) => {
-                    respond(Ok(Value::Null));
-                    (history.entries[history.index].clone(), None)
-                }
-                Err(e) => {
-                    respond(Err(e));
-                    (history.entries[history.index].clone(), None)
-                }
-            },
-            None => (url, None),
-        };
-        // Visibility is the window's: it outlives the page.
-        let hidden = hidden.load(Ordering::Acquire);
-        options
-            .prefs
-            .set_from_arg(&format!("dom.document.hidden={hidden}"))
-            .ok();
+    // The window's visibility, as the browser left it (a pref of the run).
+    browser
+        .shared
+        .hidden
+        .store(options.prefs.bool("dom.document.hidden"), Ordering::Release);
+    match run_driven_page(url, &options, browser, respond) {
+        Err(load_error) => Navigated {
+            load_error: Some(load_error),
+            internal_error: jsprof_script_bindings::glue::internal_error(),
+            ..Navigated::default()
+        },
+        Ok((end, traces)) => Navigated {
+            load_error: None,
+            end,
+            // A session that ended while the page ran: it was stopped, and a blank page
+            // follows.
+            reset: browser
+                .shared
+                .reset
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+            traces,
+            internal_error: jsprof_script_bindings::glue::internal_error(),
+        },
     }
-    report
 }
 
 type DrivenPage = (Option<(Navigation, Responder)>, Vec<ProfilerTrace>);
 
 /// Loads `url` and runs its page until a navigation or shutdown ends it. A document that
-/// cannot be loaded answers the navigation with the error, and gives `None`. Unlike
+/// cannot be loaded answers the navigation with the error, and is that error. Unlike
 /// [`run_page`], an HTTP error status still shows its document, as browsers do.
 fn run_driven_page(
     url: &Url,
     options: &RunOptions,
     browser: &Browser,
     respond: Option<Responder>,
-    first_error: Option<&mut Option<String>>,
-) -> Option<DrivenPage> {
+) -> Result<DrivenPage, String> {
     let started = navigation_start();
     let page = options
         .loader
@@ -337,17 +291,10 @@ fn run_driven_page(
     let mut page = match page {
         Ok((page, _)) => page,
         Err(error) => {
-            match respond {
-                Some(respond) => {
-                    respond(Err(Error::new(ErrorKind::UnknownError, error.to_string())))
-                }
-                None => match first_error {
-                    // The page named on the command line: the browser does not start.
-                    Some(first_error) => *first_error = Some(error.to_string()),
-                    None => eprintln!("jsprof: {error}"),
-                },
+            if let Some(respond) = respond {
+                respond(Err(Error::new(ErrorKind::UnknownError, error.to_string())));
             }
-            return None;
+            return Err(error.to_string());
         }
     };
     page.keep_alive = true;
@@ -419,7 +366,7 @@ fn run_driven_page(
         .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())))
         .unwrap_or_default();
     let end = page.browser.take().and_then(|b| b.end);
-    Some((end, traces))
+    Ok((end, traces))
 }
 
 /// Pauses (`hidden`) or resumes every session of a page (decision 8); a session already in

@@ -1,7 +1,14 @@
 //! The event loop: the parser's scripts in the standard's order, tasks, timers and the
 //! end of a run.
 
-use super::*;
+use std::time::Instant;
+
+use jsprof_script_bindings::glue::Arg;
+
+use crate::document::ScriptKind;
+
+use super::scripts::ready_from;
+use super::{Fetched, Message, Page, Timer};
 
 impl Page {
     pub(super) fn run(&mut self) {
@@ -109,7 +116,7 @@ impl Page {
     pub(super) fn expired(&mut self) -> bool {
         if self.deadline.is_some_and(|d| Instant::now() >= d)
             || self.halt.load(std::sync::atomic::Ordering::Acquire)
-            || crate::glue::internal_error().is_some()
+            || jsprof_script_bindings::glue::internal_error().is_some()
         {
             self.timed_out = true;
         }

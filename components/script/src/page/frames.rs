@@ -1,6 +1,14 @@
 //! iframes: a child document's window, created when its response arrives.
 
-use super::*;
+use jsprof_net::{LoadError, Response};
+use jsprof_profiler::Nanos;
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::WindowId;
+
+use crate::document;
+
+use super::scripts::{join_src, ready_from, script_request};
+use super::{Doc, Page, Ready, PRELUDE};
 
 impl Page {
     /// Creates the child browsing context of `parent`'s iframe number `index` from its
@@ -10,7 +18,7 @@ impl Page {
     /// document.)
     pub(super) fn load_frame(
         &mut self,
-        parent: usize,
+        parent: WindowId,
         index: u32,
         started: (Nanos, f64),
         sandboxed: bool,
@@ -69,7 +77,10 @@ impl Page {
             let docs = self.host.docs.borrow();
             let index = docs.len() - 1;
             let d = &docs[index];
-            (self.host.init_json(&doc, d, index), d.origin.clone())
+            (
+                self.host.init_json(&doc, d, WindowId(index)),
+                d.origin.clone(),
+            )
         };
         let child = match self.js.new_window(PRELUDE, &init, origin) {
             Ok(w) => w,
@@ -85,8 +96,8 @@ impl Page {
         };
         {
             let mut docs = self.host.docs.borrow_mut();
-            docs[child].parent = Some(parent);
-            let frames = &mut docs[parent].frames;
+            docs[child.index()].parent = Some(parent);
+            let frames = &mut docs[parent.index()].frames;
             if frames.len() <= index as usize {
                 frames.resize(index as usize + 1, None);
             }

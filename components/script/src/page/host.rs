@@ -1,7 +1,23 @@
 //! The state of one event loop that natives reach ([`PageHost`]): documents, timers,
-//! workers, profiling support, sessions, discarded windows.
+//! workers (the handles of those it started, [`WorkerHandle`], or the creator of the one it
+//! runs, [`WorkerParent`]), profiling support, sessions, discarded windows.
 
-use super::*;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jsprof_profiler::{AgentHandle, MonotonicClock, ProfilerTrace, Session};
+use jsprof_script_bindings::glue::Js;
+use jsprof_script_bindings::runtime::WindowId;
+use jsprof_script_bindings::task::TaskSender;
+use jsprof_spidermonkey::ScriptRegistry;
+
+use crate::document;
+use crate::RunOptions;
+
+use super::{profiler_group, Doc, Message, Timer};
 
 /// The embedder state natives reach (through [`Host`]). Only interior mutability: natives run
 /// while the event loop is inside a call into JS.
@@ -17,7 +33,7 @@ pub(super) struct PageHost {
     /// Where other threads send the event loop what they have (a child document).
     pub(super) messages_tx: mpsc::Sender<Message>,
     pub(super) timers: RefCell<BTreeMap<(Instant, u64), Timer>>,
-    pub(super) timer_keys: RefCell<HashMap<(usize, u32), (Instant, u64)>>,
+    pub(super) timer_keys: RefCell<HashMap<(WindowId, u32), (Instant, u64)>>,
     pub(super) timer_seq: Cell<u64>,
     pub(super) clamp: Duration,
     pub(super) imports_pending: Cell<bool>,
@@ -34,10 +50,10 @@ pub(super) struct PageHost {
     /// Shared with the WebDriver server's thread, which forces samples in them.
     pub(super) sessions: Sessions,
     /// Windows whose iframe left the document: nothing runs in them any more.
-    pub(super) discarded: RefCell<HashSet<usize>>,
+    pub(super) discarded: RefCell<HashSet<WindowId>>,
     /// (parent window, iframe number) of iframes removed from their document, so that a
     /// load still in flight for one is dropped when it arrives.
-    pub(super) discarded_frames: RefCell<HashSet<(usize, u32)>>,
+    pub(super) discarded_frames: RefCell<HashSet<(WindowId, u32)>>,
     /// How the page was run (its loader and prefs; workers are run the same way).
     pub(super) options: RunOptions,
     /// For a worker's event loop: its creator.
@@ -49,7 +65,7 @@ pub(super) struct PageHost {
     pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
     /// For a worker's loop: held while it has work (its script, timers, loads, tasks), so
     /// that its creator's page does not end before the worker has said what it had to say.
-    pub(super) busy: RefCell<Option<crate::dom::PendingTask>>,
+    pub(super) busy: RefCell<Option<jsprof_script_bindings::task::PendingTask>>,
     /// Main-thread time spent on profiling support: initialising it, registering scripts
     /// (the in-script guards are counted by the agent, `jsprof_spidermonkey::guard_time`).
     pub(super) support: Cell<Duration>,
@@ -81,8 +97,19 @@ pub(super) fn take_unbuilt() -> Vec<String> {
 /// How many pages the process has started.
 static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Makes the next page the process starts number `generation` at least. A browser whose
+/// pages run in content processes numbers them itself (each process would start at 1), so
+/// that an element reference from a page navigated away from is never taken for one of the
+/// page that follows.
+pub fn set_next_page_generation(generation: u64) {
+    GENERATIONS.fetch_max(
+        generation.saturating_sub(1),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
 /// The sessions of a loop's `Profiler`s, by window.
-pub(super) type Sessions = Arc<Mutex<Vec<(usize, std::sync::Weak<Session>)>>>;
+pub(super) type Sessions = Arc<Mutex<Vec<(WindowId, std::sync::Weak<Session>)>>>;
 
 impl PageHost {
     /// The host of one event loop: a page's (and its iframes'), or a worker's (`parent`: its
@@ -145,8 +172,8 @@ impl PageHost {
     /// nobody will read their traces: they are discarded unbuilt. With one, their traces
     /// go to it, and this waits for them until the run's deadline (plus [`BUILD_GRACE`]);
     /// what could not be built by then is abandoned and named in [`take_unbuilt`].
-    pub(super) fn stop_profilers(&self, of: impl Fn(usize) -> bool) {
-        let sessions: Vec<(usize, std::sync::Weak<Session>)> = {
+    pub(super) fn stop_profilers(&self, of: impl Fn(WindowId) -> bool) {
+        let sessions: Vec<(WindowId, std::sync::Weak<Session>)> = {
             let mut all = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
             let (chosen, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *all)
                 .into_iter()
@@ -168,9 +195,9 @@ impl PageHost {
         let (tx, rx) = mpsc::channel();
         // The traces taken into the sink, per window; once `closed` (the wait is over), a
         // trace that comes later is dropped, so that what is counted is what the sink holds.
-        let taken: Arc<Mutex<(bool, HashMap<usize, usize>)>> = Arc::default();
+        let taken: Arc<Mutex<(bool, HashMap<WindowId, usize>)>> = Arc::default();
         // The windows whose traces are awaited, one entry per session.
-        let mut waiting: Vec<usize> = Vec::new();
+        let mut waiting: Vec<WindowId> = Vec::new();
         for (window, session) in live {
             let (tx, sink, taken) = (tx.clone(), sink.clone(), taken.clone());
             let done = move |trace| {
@@ -239,7 +266,7 @@ impl PageHost {
 
     /// For a worker's loop: runs `f` as a task of its creator's loop, with the window and id
     /// of its Worker object there.
-    pub(super) fn to_worker_object(&self, f: impl FnOnce(&mut Js, usize, u32) + Send + 'static) {
+    pub(super) fn to_worker_object(&self, f: impl FnOnce(&mut Js, WindowId, u32) + Send + 'static) {
         if let Some(p) = &self.parent {
             let (w, id) = (p.window, p.id);
             p.tasks.queue(Box::new(move |js| f(js, w, id)));
@@ -257,12 +284,12 @@ impl PageHost {
 
     /// The prelude's `init` for window `window`: its document's URL, tree and what the
     /// window needs to know.
-    pub(super) fn init_json(&self, doc: &document::Document, d: &Doc, window: usize) -> String {
+    pub(super) fn init_json(&self, doc: &document::Document, d: &Doc, window: WindowId) -> String {
         serde_json::json!({
             "url": d.url.as_str(),
             "nodes": doc.nodes,
             "crossOriginIsolated": d.cross_origin_isolated,
-            "windowIndex": window,
+            "windowIndex": window.index(),
             "hidden": self.hidden.load(std::sync::atomic::Ordering::Acquire),
             "page": self.generation,
         })
@@ -270,13 +297,13 @@ impl PageHost {
     }
 
     /// Window `window`'s document (borrowed: `performance.now()` reads it on every call).
-    pub(super) fn doc(&self, window: usize) -> std::cell::Ref<'_, Doc> {
-        std::cell::Ref::map(self.docs.borrow(), |docs| &docs[window])
+    pub(super) fn doc(&self, window: WindowId) -> std::cell::Ref<'_, Doc> {
+        std::cell::Ref::map(self.docs.borrow(), |docs| &docs[window.index()])
     }
 
     /// Initialises sampling support (once): registers the page's event loop as an agent of
     /// the process's ProfilerGroup and installs the stack capture in its runtime.
-    pub(super) fn sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
+    pub(super) fn sampling_agent(&self, window: WindowId) -> Result<AgentHandle, String> {
         if let Some(agent) = self.agent.borrow().as_ref() {
             return Ok(agent.clone());
         }
@@ -286,7 +313,7 @@ impl PageHost {
         Ok(agent)
     }
 
-    pub(super) fn install_sampling_agent(&self, window: usize) -> Result<AgentHandle, String> {
+    pub(super) fn install_sampling_agent(&self, window: WindowId) -> Result<AgentHandle, String> {
         let group = profiler_group(&self.options.prefs).map_err(|e| e.to_string())?;
         let interrupter = self
             .interrupter
@@ -295,11 +322,11 @@ impl PageHost {
             .ok_or("the page has no runtime yet")?;
         let prefs = &self.options.prefs;
         let config = jsprof_spidermonkey::AgentConfig {
-            realm: realm_of(window),
+            realm: window.realm(),
             max_frames: prefs.int("js.stack_capture_max_frames").clamp(1, 4096) as u32,
             signal_sampling: prefs.get_bool("profiler.signal_sampling").unwrap_or(true),
             read_slots: prefs.bool("js.stack_capture_slots"),
-            realm_of_principals: Some(crate::glue::realm_of_principals),
+            realm_of_principals: Some(jsprof_script_bindings::glue::realm_of_principals),
         };
         let agent =
             jsprof_spidermonkey::install_agent(interrupter, group, self.registry.clone(), config)
@@ -331,5 +358,34 @@ impl PageHost {
 
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         self.timers.borrow().keys().next().map(|(at, _)| *at)
+    }
+}
+
+/// A worker's creator: where its messages and errors go.
+#[derive(Debug, Clone)]
+pub(super) struct WorkerParent {
+    pub(super) tasks: TaskSender,
+    pub(super) window: WindowId,
+    pub(super) id: u32,
+    /// The run's trace sink.
+    pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
+}
+
+/// A running dedicated worker, seen from its creator.
+pub(super) struct WorkerHandle {
+    pub(super) tasks: TaskSender,
+    pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
+    pub(super) interrupter: mozjs::rust::ThreadSafeJSContext,
+    pub(super) thread: std::thread::JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    /// Ends the worker's loop (and a script it is running) and waits for its thread.
+    pub(super) fn terminate(self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.tasks.queue(Box::new(|_| {}));
+        self.interrupter.request_interrupt_callback();
+        let _ = self.thread.join();
     }
 }

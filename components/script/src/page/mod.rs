@@ -10,31 +10,32 @@
 //! script and iframe. A dedicated worker ([`run_worker`]) is another such loop on its own
 //! thread, with its own runtime, host and realm.
 
-use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
+use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use std::sync::{Arc, Mutex, OnceLock};
-
-use jsprof_net::{Credentials, LoadError, Loader, Mode, Origin, Request, Response, Url};
+use jsprof_net::{LoadError, Loader, Origin, Response, Url};
 use jsprof_profiler::{
-    AgentHandle, Clock, GroupConfig, MarkerSet, MonotonicClock, Nanos, ProfilerGroup,
-    ProfilerTrace, Resolution, Session, SessionOptions,
+    Clock, GroupConfig, MonotonicClock, Nanos, ProfilerGroup, ProfilerTrace, Resolution, Session,
 };
+use jsprof_script_bindings::glue::Js;
+use jsprof_script_bindings::host::Host;
+use jsprof_script_bindings::runtime::WindowId;
+use jsprof_script_bindings::task::Task;
+use jsprof_spidermonkey::SamplingStats;
 
 use crate::document::{self, ScriptElement, ScriptKind};
-use crate::dom::bindings::runtime::GlobalKind;
-use crate::dom::{Task, TaskSender};
-use crate::glue::{realm_of, Arg, Host, Js};
+use crate::dom::DomTypeHolder;
 use crate::policy::{self, Init, ProfilingPolicy};
 use crate::prefs::Prefs;
 use crate::watchdog::{Stop, Watchdog};
-use jsprof_spidermonkey::{SamplingStats, ScriptInfo, ScriptRegistry, SourceId};
+
+use self::host::{take_unbuilt, PageHost, BUILD_GRACE};
+use self::scripts::{join_src, script_request};
 
 mod browser;
+mod console;
 mod event_loop;
 mod frames;
 mod host;
@@ -42,12 +43,10 @@ mod host_calls;
 mod scripts;
 mod webdriver;
 
-pub use self::browser::{run_browser, Browser, BrowserReport};
+pub use self::browser::{run_navigation, Browser, Navigated};
+pub use self::console::{Console, Stream};
+pub use self::host::set_next_page_generation;
 mod workers;
-
-use self::host::*;
-use self::scripts::*;
-use self::workers::*;
 
 /// The prelude (`src/prelude/`): one function expression `(host, global, init) => hooks`,
 /// kept in files by Web API and joined at build time, so a realm still evaluates one script.
@@ -81,6 +80,8 @@ pub struct RunOptions {
     pub profile_interval: Option<f64>,
     /// Keep every trace the page's own `Profiler`s produce (in [`RunReport::traces`]).
     pub collect_traces: bool,
+    /// Where the page's console lines, uncaught errors and the engine's lines about it go.
+    pub console: Console,
 }
 
 /// Why a page could not run at all (a page that throws still runs: its errors are reported).
@@ -138,6 +139,38 @@ pub struct RunReport {
     /// When whatever the run produced must be written by, if the run has a deadline: its
     /// `--timeout` plus [`WRITE_GRACE`] (the run's output may overrun it by a second).
     pub write_by: Option<Instant>,
+    /// The process's sampler thread (the last one started, if the group started several),
+    /// as that thread saw itself.
+    pub sampler_thread: Option<SamplerThread>,
+}
+
+/// Where a sampler thread ran: its process and its thread id, as read on that thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SamplerThread {
+    pub pid: u32,
+    pub tid: u32,
+}
+
+/// The last sampler thread the process's group started (see [`on_sampler_thread`]).
+static SAMPLER_THREAD: Mutex<Option<SamplerThread>> = Mutex::new(None);
+
+/// Run by the group on each sampler thread it starts: notes where the thread runs (Linux's
+/// `/proc/thread-self` names it `PID/task/TID`), then sets the thread up for sampling.
+fn on_sampler_thread() {
+    let me = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|link| {
+            let link = link.to_str()?.to_owned();
+            let (pid, tid) = link.split_once("/task/")?;
+            Some(SamplerThread {
+                pid: pid.parse().ok()?,
+                tid: tid.parse().ok()?,
+            })
+        });
+    if me.is_some() {
+        *SAMPLER_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = me;
+    }
+    jsprof_spidermonkey::setup_sampler_thread();
 }
 
 /// How long after the run's deadline its traces may still be written (building them had
@@ -156,7 +189,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
     let base = prefs.int("profiler.base_interval_ms");
     let group = ProfilerGroup::new(GroupConfig {
         base_interval: Duration::from_millis(base.max(0) as u64),
-        on_sampler_thread: Some(jsprof_spidermonkey::setup_sampler_thread),
+        on_sampler_thread: Some(on_sampler_thread),
         max_buffered_samples: prefs.count("profiler.max_buffered_samples") as u64,
         ..GroupConfig::default()
     })
@@ -165,7 +198,7 @@ fn profiler_group(prefs: &Prefs) -> Result<&'static ProfilerGroup, PageError> {
 }
 
 struct Timer {
-    window: usize,
+    window: WindowId,
     id: u32,
     delay: Duration,
     repeat: bool,
@@ -196,10 +229,10 @@ struct Doc {
     /// Whether COOP and COEP make the document cross-origin isolated (5 µs time, not 100).
     cross_origin_isolated: bool,
     /// The window whose iframe holds this document, if any.
-    parent: Option<usize>,
+    parent: Option<WindowId>,
     /// The windows of this document's iframes, by iframe number (in the order their loads
     /// started), once their documents arrived.
-    frames: Vec<Option<usize>>,
+    frames: Vec<Option<WindowId>>,
 }
 
 impl Doc {
@@ -246,15 +279,15 @@ enum Message {
     Task(Task),
     /// A script element inserted by script (not by the parser): its response.
     Script {
-        window: usize,
+        window: WindowId,
         element: ScriptElement,
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
-        _pending: crate::dom::PendingTask,
+        _pending: jsprof_script_bindings::task::PendingTask,
     },
     /// The document of `parent`'s iframe number `index`.
     Frame {
-        parent: usize,
+        parent: WindowId,
         index: u32,
         /// The iframe's `sandbox` attribute gives its document an opaque origin.
         sandboxed: bool,
@@ -262,20 +295,10 @@ enum Message {
         started: (Nanos, f64),
         result: Result<Response, LoadError>,
         /// Keeps the loop turning until this is handled.
-        _pending: crate::dom::PendingTask,
+        _pending: jsprof_script_bindings::task::PendingTask,
     },
     /// A command of the WebDriver server for this page (see [`webdriver`]).
     WebDriver(jsprof_webdriver::Command, jsprof_webdriver::Responder),
-}
-
-/// A script a module import or `importScripts` fetched.
-#[derive(Debug)]
-pub(crate) struct FetchedScript {
-    pub source: String,
-    /// Its final URL.
-    pub url: String,
-    /// True for a classic script from an opaque response.
-    pub muted: bool,
 }
 
 /// A script ready to run.
@@ -291,7 +314,7 @@ struct Ready {
 struct Page {
     js: Js,
     host: Rc<PageHost>,
-    window: usize,
+    window: WindowId,
     url: Url,
     scripts: Vec<ScriptElement>,
     messages: mpsc::Receiver<Message>,
@@ -381,7 +404,7 @@ impl Page {
         // is reported; the profilers' traces are still written.
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run()))
         {
-            crate::glue::record_internal_error(&*payload);
+            jsprof_script_bindings::glue::record_internal_error(&*payload);
         }
         self.host.terminate_workers();
         self.host.stop_running_profilers();
@@ -402,9 +425,9 @@ impl Page {
         let (tx, messages) = mpsc::channel();
         let top_doc = Doc::of(&response, started, false);
         let host = PageHost::new(options, top_doc.clone(), tx.clone(), None);
-        let mut js = Js::new(host.clone());
+        let mut js = Js::new::<DomTypeHolder>(host.clone());
         let _ = host.interrupter.set(js.interrupter());
-        let init = host.init_json(&doc, &top_doc, 0);
+        let init = host.init_json(&doc, &top_doc, WindowId(0));
         let window = js
             .new_window(PRELUDE, &init, top_doc.origin.clone())
             .map_err(PageError::Engine)?;
@@ -418,7 +441,7 @@ impl Page {
         // Profiling from outside: one session for the window's realm, for the whole run.
         let session = match options.profile_interval {
             Some(interval) => Some(
-                host.start_profiling(window, interval, u32::MAX, None)
+                host.start_profiling(window, interval, u32::MAX, Default::default(), None)
                     .map_err(|e| PageError::Engine(format!("--profile-interval: {e}")))?,
             ),
             None => None,
@@ -485,7 +508,7 @@ impl Page {
         session: Option<Session>,
     ) -> RunReport {
         self.timed_out |= stop.is_some();
-        let internal_error = crate::glue::internal_error();
+        let internal_error = jsprof_script_bindings::glue::internal_error();
         let out_of_memory = match stop {
             Some(Stop::OutOfMemory { resident, limit }) => Some((resident, limit)),
             _ => None,
@@ -537,6 +560,7 @@ impl Page {
             url: self.url,
             unbuilt,
             write_by: self.deadline.map(|d| d + WRITE_GRACE),
+            sampler_thread: *SAMPLER_THREAD.lock().unwrap_or_else(|e| e.into_inner()),
         }
     }
 }

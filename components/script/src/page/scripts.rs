@@ -1,7 +1,13 @@
 //! The script processing model: running inline and fetched scripts, and the requests and
 //! responses of script fetches (CORS, muted errors).
 
-use super::*;
+use jsprof_net::{Credentials, LoadError, Mode, Origin, Request, Response, Url};
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::WindowId;
+
+use crate::document::{ScriptElement, ScriptKind};
+
+use super::{Page, Ready};
 
 impl Page {
     pub(super) fn execute_inline(&mut self, i: usize) {
@@ -34,7 +40,7 @@ impl Page {
     /// Runs `ready`, or reports why it could not be had and fires `error` at its element.
     pub(super) fn execute_or_fail(
         &mut self,
-        w: usize,
+        w: WindowId,
         i: usize,
         s: &ScriptElement,
         ready: Result<Ready, String>,
@@ -56,7 +62,7 @@ impl Page {
 
     /// execute the script element (https://html.spec.whatwg.org/#execute-the-script-element)
     /// number `i` of window `w`'s document.
-    pub(super) fn execute_in(&mut self, w: usize, i: usize, s: &ScriptElement, ready: Ready) {
+    pub(super) fn execute_in(&mut self, w: WindowId, i: usize, s: &ScriptElement, ready: Ready) {
         if self.expired() {
             return;
         }

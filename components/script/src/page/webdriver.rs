@@ -4,11 +4,17 @@
 //! (`prelude/13-webdriver.js`) in the current browsing context's window.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
+use jsprof_net::Url;
+use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::WindowId;
 use jsprof_webdriver::{Command, Error, ErrorKind, Frame, Navigation, Reply, Responder};
 use serde_json::{json, Value};
 
-use super::*;
+use crate::Browser;
+
+use super::Page;
 
 /// A page's answer to a command it handed a window (`host.webdriverReply`).
 pub(super) fn reply_of(error: &str, value: &str) -> Reply {
@@ -57,8 +63,8 @@ impl Page {
                 }
                 self.navigate(navigation, respond);
             }
-            Command::CurrentUrl => respond(Ok(json!(self.host.doc(0).url.as_str()))),
-            Command::Title => self.in_window(0, "title", json!([]), respond),
+            Command::CurrentUrl => respond(Ok(json!(self.host.doc(WindowId(0)).url.as_str()))),
+            Command::Title => self.in_window(WindowId(0), "title", json!([]), respond),
             Command::PageSource => self.in_window(current, "source", json!([]), respond),
             Command::Execute {
                 body,
@@ -85,7 +91,12 @@ impl Page {
             Command::ElementClick(id) => self.in_window(current, "click", json!([id]), respond),
             Command::SwitchToFrame(frame) => respond(self.switch_to_frame(current, frame)),
             Command::SwitchToParentFrame => {
-                let parent = self.host.docs.borrow().get(current).and_then(|d| d.parent);
+                let parent = self
+                    .host
+                    .docs
+                    .borrow()
+                    .get(current.index())
+                    .and_then(|d| d.parent);
                 self.set_current(parent.unwrap_or(current));
                 respond(Ok(Value::Null));
             }
@@ -110,37 +121,43 @@ impl Page {
         self.host.closed.store(true, Ordering::Release);
     }
 
-    fn current_window(&self) -> usize {
-        self.browser
-            .as_ref()
-            .map_or(0, |b| b.current.load(Ordering::Acquire))
+    fn current_window(&self) -> WindowId {
+        WindowId(
+            self.browser
+                .as_ref()
+                .map_or(0, |b| b.current.load(Ordering::Acquire)),
+        )
     }
 
-    fn set_current(&mut self, window: usize) {
+    fn set_current(&mut self, window: WindowId) {
         if let Some(browser) = &self.browser {
-            browser.current.store(window, Ordering::Release);
+            browser.current.store(window.index(), Ordering::Release);
         }
     }
 
-    fn window_open(&self, window: usize) -> bool {
-        window < self.host.docs.borrow().len() && !self.host.discarded.borrow().contains(&window)
+    fn window_open(&self, window: WindowId) -> bool {
+        window.index() < self.host.docs.borrow().len()
+            && !self.host.discarded.borrow().contains(&window)
     }
 
     /// Switch To Frame (<https://w3c.github.io/webdriver/#switch-to-frame>).
-    fn switch_to_frame(&mut self, current: usize, frame: Frame) -> Reply {
+    fn switch_to_frame(&mut self, current: WindowId, frame: Frame) -> Reply {
         let no_frame = || Error::new(ErrorKind::NoSuchFrame, "no such frame");
         let window = match frame {
-            Frame::Top => 0,
+            Frame::Top => WindowId(0),
             Frame::Index(n) => self
                 .host
                 .docs
                 .borrow()
-                .get(current)
+                .get(current.index())
                 .and_then(|d| d.frames.get(usize::from(n)).copied().flatten())
                 .ok_or_else(no_frame)?,
             Frame::Element(id) => {
                 let reply = self.in_window_now(current, "frameWindow", json!([id]))?;
-                reply.as_u64().map(|w| w as usize).ok_or_else(no_frame)?
+                reply
+                    .as_u64()
+                    .map(|w| WindowId(w as usize))
+                    .ok_or_else(no_frame)?
             }
         };
         if !self.window_open(window) {
@@ -152,7 +169,7 @@ impl Page {
 
     /// Hands command `name` to window `window`'s prelude (`hooks.webdriver`); `respond`
     /// gets its answer, now or (Execute Async Script) later.
-    fn in_window(&mut self, window: usize, name: &str, args: Value, respond: Responder) {
+    fn in_window(&mut self, window: WindowId, name: &str, args: Value, respond: Responder) {
         if !self.window_open(window) {
             respond(Err(Error::new(
                 ErrorKind::NoSuchWindow,
@@ -181,7 +198,7 @@ impl Page {
     }
 
     /// [`in_window`](Self::in_window) for a command answered synchronously.
-    fn in_window_now(&mut self, window: usize, name: &str, args: Value) -> Reply {
+    fn in_window_now(&mut self, window: WindowId, name: &str, args: Value) -> Reply {
         let answer: Arc<Mutex<Option<Reply>>> = Arc::default();
         let slot = answer.clone();
         self.in_window(
@@ -201,7 +218,10 @@ impl Page {
     /// were paused or resumed by `Browser::set_hidden`).
     fn update_visibility(&mut self, hidden: bool) {
         let windows = self.host.docs.borrow().len();
-        let open: Vec<usize> = (0..windows).filter(|&w| self.window_open(w)).collect();
+        let open: Vec<WindowId> = (0..windows)
+            .map(WindowId)
+            .filter(|&w| self.window_open(w))
+            .collect();
         for window in open {
             self.js.call_hook(
                 window,

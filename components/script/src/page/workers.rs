@@ -1,7 +1,21 @@
 //! Dedicated workers: their loop on its own thread ([`run_worker`]), their handles, and the
 //! port pairs that carry `MessagePort`s between loops.
 
-use super::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{mpsc, Arc};
+
+use jsprof_net::{Credentials, Mode, Origin, Request, Response, Url};
+use jsprof_script_bindings::generated::JsprofHostMethods;
+use jsprof_script_bindings::glue::{Arg, Js};
+use jsprof_script_bindings::runtime::{GlobalKind, WindowId};
+use jsprof_script_bindings::task::TaskSender;
+
+use crate::dom::DomTypeHolder;
+use crate::policy::{Init, ProfilingPolicy};
+use crate::RunOptions;
+
+use super::host::{PageHost, WorkerParent};
+use super::{navigation_start, Doc, Page, PRELUDE};
 
 /// Message ports whose two ends live on different threads (one was transferred to a worker):
 /// pair id -> the loops holding each end, and messages waiting for an end to arrive.
@@ -12,12 +26,17 @@ pub(super) static NEXT_PORT_PAIR: std::sync::atomic::AtomicU64 =
 
 #[derive(Default)]
 pub(super) struct PortPair {
-    pub(super) ends: [Option<(TaskSender, usize)>; 2],
+    pub(super) ends: [Option<(TaskSender, WindowId)>; 2],
     pub(super) waiting: [Vec<String>; 2],
 }
 
 /// Delivers `data` to end `end` of pair `pid` (a task of the loop holding it).
-pub(super) fn deliver_port_message(holder: &(TaskSender, usize), pid: u64, end: u8, data: String) {
+pub(super) fn deliver_port_message(
+    holder: &(TaskSender, WindowId),
+    pid: u64,
+    end: u8,
+    data: String,
+) {
     let window = holder.1;
     holder.0.queue(Box::new(move |js| {
         js.call_hook(
@@ -30,35 +49,6 @@ pub(super) fn deliver_port_message(holder: &(TaskSender, usize), pid: u64, end: 
             ],
         );
     }));
-}
-
-/// A worker's creator: where its messages and errors go.
-#[derive(Debug, Clone)]
-pub(super) struct WorkerParent {
-    pub(super) tasks: TaskSender,
-    pub(super) window: usize,
-    pub(super) id: u32,
-    /// The run's trace sink.
-    pub(super) traces: Option<Arc<Mutex<Vec<ProfilerTrace>>>>,
-}
-
-/// A running dedicated worker, seen from its creator.
-pub(super) struct WorkerHandle {
-    pub(super) tasks: TaskSender,
-    pub(super) closed: Arc<std::sync::atomic::AtomicBool>,
-    pub(super) interrupter: mozjs::rust::ThreadSafeJSContext,
-    pub(super) thread: std::thread::JoinHandle<()>,
-}
-
-impl WorkerHandle {
-    /// Ends the worker's loop (and a script it is running) and waits for its thread.
-    pub(super) fn terminate(self) {
-        self.closed
-            .store(true, std::sync::atomic::Ordering::Release);
-        self.tasks.queue(Box::new(|_| {}));
-        self.interrupter.request_interrupt_callback();
-        let _ = self.thread.join();
-    }
 }
 
 /// A dedicated worker's thread: its own runtime, realm (a DedicatedWorkerGlobalScope) and
@@ -117,7 +107,7 @@ pub(super) fn run_worker(
     };
     let (tx, messages) = mpsc::channel();
     let host = PageHost::new(&options, doc.clone(), tx, Some(parent));
-    let mut js = Js::new(host.clone());
+    let mut js = Js::new::<DomTypeHolder>(host.clone());
     let _ = host.interrupter.set(js.interrupter());
     js.terminate_on_interrupt(host.closed.clone());
     if ready
@@ -142,10 +132,11 @@ pub(super) fn run_worker(
     ) {
         Ok(w) => w,
         Err(e) => {
-            host.worker_error(
-                0,
-                &format!("cannot start the worker: {e}"),
-                url.as_str(),
+            // Reaching the Worker object cannot fail: its loop is gone or it is told.
+            let _ = host.worker_error(
+                WindowId(0),
+                format!("cannot start the worker: {e}"),
+                url.to_string(),
                 0,
                 0,
             );
@@ -161,10 +152,10 @@ pub(super) fn run_worker(
             js.perform_microtask_checkpoint();
         }
         Err(message) => {
-            host.worker_error(
+            let _ = host.worker_error(
                 window,
-                &format!("failed to load the worker script {message}"),
-                url.as_str(),
+                format!("failed to load the worker script {message}"),
+                url.to_string(),
                 0,
                 0,
             );
@@ -189,7 +180,7 @@ pub(super) fn run_worker(
     };
     let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| while page.turn() {}));
     if let Err(payload) = turned {
-        crate::glue::record_internal_error(&*payload);
+        jsprof_script_bindings::glue::record_internal_error(&*payload);
     }
     page.host.terminate_workers();
     page.host.stop_running_profilers();
