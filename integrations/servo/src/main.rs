@@ -12,14 +12,13 @@
 //! `script::jsprof` gets the configuration and gives back the traces.
 //!
 //! "Done" is not what jsprof means by it (no task, timer or load left: Servo does not say):
-//! the load is complete, every `stop()` promise is settled, and the page has printed
-//! nothing for [`QUIET`].
+//! the load is complete, every `stop()` promise is settled, the page has printed nothing
+//! for [`QUIET`], and an empty script evaluated in the page after that has run (the script
+//! thread had finished the tasks queued before it).
 //!
 //! Exit codes, as `jsprof`'s: 0 when the page ran (also when `--timeout` stopped it, with
 //! `jsprof-servo: stopped at --timeout with work left` on stderr), 2 when the command line
 //! or the page is wrong, 70 when Servo reported a crash (a panic in a pipeline).
-//!
-//! DRAFT: never built (`../PLAN.md`, "Unverified").
 
 #![forbid(unsafe_code)]
 
@@ -152,7 +151,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         if page.crashed.get() {
             break End::Crashed;
         }
-        if page.is_done() {
+        if page.is_done(&webview) {
             break End::Done;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -295,16 +294,42 @@ struct Page {
     /// When the page last printed.
     last_output: Cell<Option<Instant>>,
     crashed: Cell<bool>,
+    /// When the last ping (an empty script evaluated in the page) was sent, and when it was
+    /// answered: the script thread runs it after every task queued before it.
+    ping_sent: Cell<Option<Instant>>,
+    ping_answered: Rc<Cell<Option<Instant>>>,
 }
 
 impl Page {
-    /// Loaded, no `stop()` promise left to settle, and quiet for [`QUIET`].
-    fn is_done(&self) -> bool {
+    /// Loaded, no `stop()` promise left to settle, quiet for [`QUIET`], and the script
+    /// thread has answered a ping sent once it was quiet (a page that computes for longer
+    /// than [`QUIET`] without printing is busy, not done: its task has to end before the
+    /// ping runs).
+    fn is_done(&self, webview: &WebView) -> bool {
         let Some(complete) = self.complete_at.get() else {
             return false;
         };
         let last = self.last_output.get().map_or(complete, |t| t.max(complete));
-        script::jsprof::pending_stops() == 0 && last.elapsed() >= QUIET
+        if script::jsprof::pending_stops() != 0 || last.elapsed() < QUIET {
+            return false;
+        }
+        match (self.ping_sent.get(), self.ping_answered.get()) {
+            (Some(sent), Some(answered)) if answered >= sent => {
+                if last <= sent {
+                    return true;
+                }
+                // It printed since: ask again once it is quiet.
+                self.ping_sent.set(None);
+                false
+            }
+            (Some(_), _) => false,
+            (None, _) => {
+                self.ping_sent.set(Some(Instant::now()));
+                let answered = self.ping_answered.clone();
+                webview.evaluate_javascript("0", move |_| answered.set(Some(Instant::now())));
+                false
+            }
+        }
     }
 }
 
