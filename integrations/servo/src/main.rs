@@ -34,9 +34,8 @@ use dpi::PhysicalSize;
 use jsprof_page_model::prefs::{Prefs, KNOWN};
 use jsprof_profiler::ProfilerTrace;
 use servo::{
-    ConsoleLogLevel, EventLoopWaker, LoadStatus, Opts, PrefValue, Preferences,
-    RenderingContext, ServoBuilder, SoftwareRenderingContext, WebView, WebViewBuilder,
-    WebViewDelegate,
+    ConsoleLogLevel, EventLoopWaker, LoadStatus, Opts, PrefValue, Preferences, RenderingContext,
+    ServoBuilder, SoftwareRenderingContext, WebView, WebViewBuilder, WebViewDelegate,
 };
 
 /// Run a web page in Servo with jsprof's Profiler, like `jsprof` runs it in its engine.
@@ -96,7 +95,11 @@ fn run(args: Args) -> Result<ExitCode, String> {
     let url = page_url(&args.page)?;
     let timeout = match args.timeout {
         Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
-        Some(t) => return Err(format!("--timeout {t}: expected a positive number of seconds")),
+        Some(t) => {
+            return Err(format!(
+                "--timeout {t}: expected a positive number of seconds"
+            ))
+        }
         None => None,
     };
     let (jsprof_prefs, preferences) = split_prefs(&args.prefs)?;
@@ -223,7 +226,9 @@ fn split_prefs(args: &[String]) -> Result<(Prefs, Preferences), String> {
         }
         let servo_name = name.replace(['.', '-'], "_");
         if !Preferences::exists(&servo_name) {
-            return Err(format!("--pref {arg}: neither a jsprof nor a Servo preference"));
+            return Err(format!(
+                "--pref {arg}: neither a jsprof nor a Servo preference"
+            ));
         }
         // FIXME: Servo's set_value panics when the value's type is not the pref's.
         servo.set_value(&servo_name, PrefValue::from_booleanish_str(value));
