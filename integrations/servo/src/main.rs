@@ -1,0 +1,366 @@
+//! `jsprof-servo`: Servo 0.7.0, headless, with jsprof's JS Self-Profiling API patched into
+//! its script crate (`../patches`). It has `jsprof`'s contract, so that jsprof's WPT runner
+//! drives it unchanged (`./mach test-wpt --engine servo`): it loads one page, prints the
+//! page's console output on stdout (one message a line, as written), and exits when the
+//! page is done; `--timeout`, `--trace-out`, `--pref`, `--certificate-path` and
+//! `--host-override` mean what they mean to `jsprof`.
+//!
+//! Built as Servo's own headless tests are (`servo-0.7.0/tests/common/mod.rs`): a
+//! `SoftwareRenderingContext` made current, a `ServoBuilder` with an `EventLoopWaker`, one
+//! `WebView` with a delegate, and `spin_event_loop` until done. Single-process (Servo's
+//! default `Opts`): the page's script threads run in this process, which is how
+//! `script::jsprof` gets the configuration and gives back the traces.
+//!
+//! "Done" is not what jsprof means by it (no task, timer or load left: Servo does not say):
+//! the load is complete, every `stop()` promise is settled, the page has printed nothing
+//! for [`QUIET`], and an empty script evaluated in the page after that has run (the script
+//! thread had finished the tasks queued before it).
+//!
+//! Exit codes, as `jsprof`'s: 0 when the page ran (also when `--timeout` stopped it, with
+//! `jsprof-servo: stopped at --timeout with work left` on stderr), 2 when the command line
+//! or the page is wrong, 70 when Servo reported a crash (a panic in a pipeline).
+
+#![forbid(unsafe_code)]
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use dpi::PhysicalSize;
+use jsprof_page_model::prefs::{Prefs, KNOWN};
+use jsprof_profiler::ProfilerTrace;
+use servo::{
+    ConsoleLogLevel, EventLoopWaker, LoadStatus, Opts, PrefValue, Preferences, RenderingContext,
+    ServoBuilder, SoftwareRenderingContext, WebView, WebViewBuilder, WebViewDelegate,
+};
+
+/// Run a web page in Servo with jsprof's Profiler, like `jsprof` runs it in its engine.
+#[derive(Debug, Parser)]
+#[command(name = "jsprof-servo", version)]
+struct Args {
+    /// A file path, or a file:, http:, https: or data: URL.
+    page: String,
+    /// Set a preference (repeatable): jsprof's (`profiler.base_interval_ms=10`) or
+    /// Servo's (`dom.webgpu.enabled=true`, `dom_webgpu_enabled=true`).
+    #[arg(long = "pref", value_name = "NAME=VALUE")]
+    prefs: Vec<String>,
+    /// Stop after this many seconds even if the page is not done.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Write every trace the page's Profilers produced (each `stop()`, then those still
+    /// running at the end), as a JSON array.
+    #[arg(long, value_name = "FILE")]
+    trace_out: Option<PathBuf>,
+    /// Trust the CA certificate(s) in this PEM file for https (Servo's
+    /// `Opts::certificate_path`).
+    #[arg(long, value_name = "PEM")]
+    certificate_path: Option<PathBuf>,
+    /// Resolve this host name to 127.0.0.1 (repeatable), e.g. web-platform.test.
+    #[arg(long = "host-override", value_name = "HOST")]
+    host_overrides: Vec<String>,
+}
+
+/// How long a loaded page must print nothing, with no `stop()` left to settle, to be done.
+const QUIET: Duration = Duration::from_millis(500);
+/// How long the traces of profilers still running at the end may take to build.
+const STOP_LIMIT: Duration = Duration::from_secs(2);
+/// How long a graceful shutdown may take before the process just exits.
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
+/// The exit code of a run Servo reported a crash in (sysexits' EX_SOFTWARE, as jsprof).
+const INTERNAL_ERROR: u8 = 70;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("jsprof-servo: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// How the run ended.
+enum End {
+    Done,
+    TimedOut,
+    Crashed,
+}
+
+fn run(args: Args) -> Result<ExitCode, String> {
+    let url = page_url(&args.page)?;
+    let timeout = match args.timeout {
+        Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(format!(
+                "--timeout {t}: expected a positive number of seconds"
+            ))
+        }
+        None => None,
+    };
+    let (jsprof_prefs, preferences) = split_prefs(&args.prefs)?;
+    if jsprof_prefs.int("profiler.base_interval_ms") < 1 {
+        return Err("--pref profiler.base_interval_ms: expected 1 or more".into());
+    }
+
+    // jsprof's side of Servo: set before Servo starts its first script thread.
+    let traces: Arc<Mutex<Vec<ProfilerTrace>>> = Arc::default();
+    script::jsprof::configure(script::jsprof::Config {
+        prefs: jsprof_prefs,
+        trace_sink: args.trace_out.is_some().then(|| traces.clone()),
+        file_header_sidecars: true,
+    })
+    .map_err(|_| "jsprof was configured twice".to_owned())?;
+
+    let hosts = hosts_file(&args.host_overrides)?;
+    let mut opts = Opts::default();
+    opts.certificate_path = args.certificate_path.map(|p| p.display().to_string());
+    opts.host_file = hosts.clone();
+    // Servo logs a harmless error without it (seen in the probe, SERVO.md).
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+
+    let rendering_context: Rc<dyn RenderingContext> = Rc::new(
+        SoftwareRenderingContext::new(PhysicalSize {
+            width: 1024,
+            height: 768,
+        })
+        .map_err(|e| format!("no software rendering context: {e:?}"))?,
+    );
+    rendering_context
+        .make_current()
+        .map_err(|e| format!("the rendering context cannot be made current: {e:?}"))?;
+    let waker = Waker::default();
+    let servo = ServoBuilder::default()
+        .opts(opts)
+        .preferences(preferences)
+        .event_loop_waker(Box::new(waker.clone()))
+        .build();
+    let page = Rc::new(Page::default());
+    let webview = WebViewBuilder::new(&servo, rendering_context)
+        .delegate(page.clone())
+        .url(url)
+        .build();
+
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let end = loop {
+        waker.wait(Duration::from_millis(20));
+        servo.spin_event_loop();
+        if page.crashed.get() {
+            break End::Crashed;
+        }
+        if page.is_done(&webview) {
+            break End::Done;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break End::TimedOut;
+        }
+    };
+
+    // The end of the run, as jsprof's: profilers still running are stopped and their
+    // traces kept (with a sink), then every trace is written.
+    script::jsprof::stop_running_sessions(STOP_LIMIT);
+    if let Some(path) = &args.trace_out {
+        write_traces(path, &traces.lock().unwrap_or_else(PoisonError::into_inner))?;
+    }
+    if let Some(hosts) = &hosts {
+        let _ = std::fs::remove_file(hosts);
+    }
+    let code = match end {
+        End::Done => 0,
+        End::TimedOut => {
+            eprintln!("jsprof-servo: stopped at --timeout with work left");
+            0
+        }
+        End::Crashed => INTERNAL_ERROR,
+    };
+    if !matches!(end, End::Done) {
+        // A script that never yields may keep Servo's shutdown waiting: just exit.
+        std::process::exit(code.into());
+    }
+    // Servo's shutdown spins its event loop until every thread has ended; a watchdog
+    // ends the process if that takes too long.
+    std::thread::spawn(|| {
+        std::thread::sleep(SHUTDOWN_LIMIT);
+        eprintln!("jsprof-servo: Servo did not shut down within {SHUTDOWN_LIMIT:?}");
+        std::process::exit(0);
+    });
+    drop(webview);
+    drop(servo);
+    Ok(ExitCode::from(code))
+}
+
+/// The page argument as a URL: a file:, http:, https: or data: URL as it is, anything else
+/// as a file path.
+fn page_url(page: &str) -> Result<url::Url, String> {
+    if let Ok(url) = url::Url::parse(page) {
+        if matches!(url.scheme(), "file" | "http" | "https" | "data") {
+            return Ok(url);
+        }
+    }
+    let path = std::fs::canonicalize(page).map_err(|e| format!("{page}: {e}"))?;
+    url::Url::from_file_path(&path).map_err(|()| format!("{page}: not a usable file path"))
+}
+
+/// `--pref NAME=VALUE`: a name jsprof knows (`profiler.base_interval_ms`, ...) sets jsprof's
+/// preference; any other is Servo's, spelled with dots or underscores
+/// (`dom.webgpu.enabled` is `dom_webgpu_enabled`), typed by
+/// `PrefValue::from_booleanish_str`. As in Servo's own tests, no HTTP proxy.
+fn split_prefs(args: &[String]) -> Result<(Prefs, Preferences), String> {
+    let mut jsprof = Prefs::default();
+    let mut servo = Preferences::default();
+    servo.network_http_proxy_uri = String::new();
+    servo.network_https_proxy_uri = String::new();
+    for arg in args {
+        let (name, value) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("--pref {arg}: expected name=value"))?;
+        if KNOWN.iter().any(|(known, _, _)| *known == name) {
+            jsprof.set_from_arg(arg).map_err(|e| e.to_string())?;
+            continue;
+        }
+        let servo_name = name.replace(['.', '-'], "_");
+        if !Preferences::exists(&servo_name) {
+            return Err(format!(
+                "--pref {arg}: neither a jsprof nor a Servo preference"
+            ));
+        }
+        // FIXME: Servo's set_value panics when the value's type is not the pref's.
+        servo.set_value(&servo_name, PrefValue::from_booleanish_str(value));
+    }
+    Ok((jsprof, servo))
+}
+
+/// A hosts file mapping every `--host-override` name to 127.0.0.1 (Servo's
+/// `Opts::host_file`; the `HOST_FILE` environment variable would take precedence).
+fn hosts_file(hosts: &[String]) -> Result<Option<PathBuf>, String> {
+    if hosts.is_empty() {
+        return Ok(None);
+    }
+    let path = std::env::temp_dir().join(format!("jsprof-servo-hosts-{}", std::process::id()));
+    std::fs::write(&path, format!("127.0.0.1 {}\n", hosts.join(" ")))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(path))
+}
+
+/// `--trace-out`: every trace, as a JSON array of `ProfilerTrace`s, in the order they were
+/// built (jsprof's own serialisation, as `stop()`'s promise got it).
+fn write_traces(path: &Path, traces: &[ProfilerTrace]) -> Result<(), String> {
+    let json: Vec<String> = traces.iter().map(ProfilerTrace::to_json).collect();
+    std::fs::write(path, format!("[{}]\n", json.join(",")))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!(
+        "jsprof-servo: {} trace(s) from the page's profilers written to {}",
+        traces.len(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// Wakes the embedder's loop when Servo has work for it (the waker is called from Servo's
+/// threads).
+#[derive(Clone, Default)]
+struct Waker(Arc<(Mutex<bool>, Condvar)>);
+
+impl EventLoopWaker for Waker {
+    fn clone_box(&self) -> Box<dyn EventLoopWaker> {
+        Box::new(self.clone())
+    }
+
+    fn wake(&self) {
+        let (woken, condvar) = &*self.0;
+        *woken.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        condvar.notify_one();
+    }
+}
+
+impl Waker {
+    /// Waits until Servo wakes the loop, or `at_most`.
+    fn wait(&self, at_most: Duration) {
+        let (woken, condvar) = &*self.0;
+        let guard = woken.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut guard, _) = condvar
+            .wait_timeout_while(guard, at_most, |woken| !*woken)
+            .unwrap_or_else(PoisonError::into_inner);
+        *guard = false;
+    }
+}
+
+/// The page's `WebViewDelegate`: its console output, its load, a crash.
+#[derive(Default)]
+struct Page {
+    /// When the load completed (`document.readyState` "complete").
+    complete_at: Cell<Option<Instant>>,
+    /// When the page last printed.
+    last_output: Cell<Option<Instant>>,
+    crashed: Cell<bool>,
+    /// When the last ping (an empty script evaluated in the page) was sent, and when it was
+    /// answered: the script thread runs it after every task queued before it.
+    ping_sent: Cell<Option<Instant>>,
+    ping_answered: Rc<Cell<Option<Instant>>>,
+}
+
+impl Page {
+    /// Loaded, no `stop()` promise left to settle, quiet for [`QUIET`], and the script
+    /// thread has answered a ping sent once it was quiet (a page that computes for longer
+    /// than [`QUIET`] without printing is busy, not done: its task has to end before the
+    /// ping runs).
+    fn is_done(&self, webview: &WebView) -> bool {
+        let Some(complete) = self.complete_at.get() else {
+            return false;
+        };
+        let last = self.last_output.get().map_or(complete, |t| t.max(complete));
+        if script::jsprof::pending_stops() != 0 || last.elapsed() < QUIET {
+            return false;
+        }
+        match (self.ping_sent.get(), self.ping_answered.get()) {
+            (Some(sent), Some(answered)) if answered >= sent => {
+                if last <= sent {
+                    return true;
+                }
+                // It printed since: ask again once it is quiet.
+                self.ping_sent.set(None);
+                false
+            }
+            (Some(_), _) => false,
+            (None, _) => {
+                self.ping_sent.set(Some(Instant::now()));
+                let answered = self.ping_answered.clone();
+                webview.evaluate_javascript("0", move |_| answered.set(Some(Instant::now())));
+                false
+            }
+        }
+    }
+}
+
+impl WebViewDelegate for Page {
+    fn notify_load_status_changed(&self, _webview: WebView, status: LoadStatus) {
+        if status == LoadStatus::Complete && self.complete_at.get().is_none() {
+            self.complete_at.set(Some(Instant::now()));
+        }
+    }
+
+    fn show_console_message(&self, _webview: WebView, _level: ConsoleLogLevel, message: String) {
+        // Every level on stdout, as jsprof prints the console (the WPT runner reads its
+        // result line there).
+        println!("{message}");
+        self.last_output.set(Some(Instant::now()));
+    }
+
+    fn notify_new_frame_ready(&self, webview: WebView) {
+        webview.paint();
+    }
+
+    fn notify_crashed(&self, _webview: WebView, reason: String, backtrace: Option<String>) {
+        eprintln!("jsprof-servo: internal error: {reason}");
+        if let Some(backtrace) = backtrace {
+            eprintln!("{backtrace}");
+        }
+        self.crashed.set(true);
+    }
+}
