@@ -10,8 +10,10 @@
 //! `http://localhost:PORT/` another one (the cross-origin iframe); and over `file:`, where
 //! every file shares one origin (no cross-origin iframe).
 
+mod common;
+
+use common::pages;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 
@@ -55,13 +57,6 @@ const WINDOWS: &[&str] = &[
 ];
 const TOP: &[&str] = &["iframes", "workers"];
 const WORKERS: &[&str] = &["worker"];
-
-fn pages() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/pages")
-        .canonicalize()
-        .unwrap()
-}
 
 /// A static server for `tests/pages` with `.headers` sidecars, and `/echo`: the request's
 /// body back, its method in `X-Method`, its `Content-Type` and `X-Echo` headers as sent.

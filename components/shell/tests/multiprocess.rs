@@ -10,11 +10,14 @@
 //! `/hold` answers when the test says (so a page surely runs while the test acts). The runs
 //! take turns, so that no test's pages compete with another's for the two cores.
 
+mod common;
+
+use common::{pages, spawn_reading_lines};
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,13 +33,6 @@ const WAIT: Duration = Duration::from_secs(120);
 const LONG: &str = "300";
 
 const ENV: &str = "JSPROF_MULTIPROCESS";
-
-fn pages() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/pages")
-        .canonicalize()
-        .unwrap()
-}
 
 /// The test server: `tests/pages` (HTML with `Document-Policy: js-profiling`), plus
 /// `/barrier?k=KEY&n=N`, answered (`go`) once N requests with that key have arrived, and
@@ -198,28 +194,7 @@ fn spawn(mode: Mode, args: &[&str]) -> Jsprof {
     } else {
         cmd.env_remove(ENV);
     }
-    let mut child = cmd
-        .args(args)
-        .current_dir(pages())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("jsprof starts");
-    let lines = |pipe: Box<dyn Read + Send>| {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        rx
-    };
-    let stdout = lines(Box::new(child.stdout.take().unwrap()));
-    let stderr = lines(Box::new(child.stderr.take().unwrap()));
+    let (child, stdout, stderr) = spawn_reading_lines(cmd.args(args));
     Jsprof {
         child,
         started: Instant::now(),

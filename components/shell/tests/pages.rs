@@ -4,16 +4,11 @@
 //! Past 600 lines on purpose: one flat list of independent page tests sharing the
 //! `jsprof`/server helpers at the top, found by their page's name.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::pages;
 use std::process::Command;
 use std::thread;
-
-fn pages() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/pages")
-        .canonicalize()
-        .unwrap()
-}
 
 struct Output {
     code: i32,

@@ -5,11 +5,13 @@
 //! gracefully, and in a page run) or, once the WebDriver browser runs, exit 0 with its
 //! `--trace-out` written.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use common::spawn_reading_lines;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -23,13 +25,6 @@ const PROMPTLY: Duration = Duration::from_secs(5);
 /// Rounds of each case, per signal.
 const ROUNDS: usize = 15;
 
-fn pages() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/pages")
-        .canonicalize()
-        .unwrap()
-}
-
 /// A running `jsprof` whose stdout and stderr lines are read as they come.
 struct Jsprof {
     child: Child,
@@ -38,28 +33,8 @@ struct Jsprof {
 }
 
 fn spawn(args: &[&str]) -> Jsprof {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jsprof"))
-        .args(args)
-        .current_dir(pages())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("jsprof starts");
-    let lines = |pipe: Box<dyn Read + Send>| {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        rx
-    };
-    let stdout = lines(Box::new(child.stdout.take().unwrap()));
-    let stderr = lines(Box::new(child.stderr.take().unwrap()));
+    let (child, stdout, stderr) =
+        spawn_reading_lines(Command::new(env!("CARGO_BIN_EXE_jsprof")).args(args));
     Jsprof {
         child,
         stdout,
