@@ -246,36 +246,33 @@ pub(super) unsafe extern "C" fn native_promise_result(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // The promise is rooted by the call's arguments.
-        {
-            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
-            // arguments, live for the call.
-            let args = unsafe { CallArgs::from_vp(vp, argc) };
-            args.rval().set(UndefinedValue());
-            let v = args.get(0);
-            if !v.get().is_object() {
-                return true;
-            }
-            rooted!(in(cx) let obj = v.get().to_object());
-            // SAFETY: `obj` is a rooted object, on the context's thread.
-            if !unsafe { jsapi::IsPromiseObject(obj.handle().into()) } {
-                return true;
-            }
-            // SAFETY: `obj` is a rooted promise (checked above).
-            let state = unsafe { jsapi::JS::GetPromiseState(obj.handle().into()) };
-            if state == jsapi::JS::PromiseState::Pending {
-                return true;
-            }
-            rooted!(in(cx) let mut result = UndefinedValue());
-            // SAFETY: `obj` is a rooted, settled promise (checked above); `result` is rooted.
-            unsafe {
-                mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into())
-            };
-            args.rval().set(result.get());
+    // The promise is rooted by the call's arguments.
+    let body = |args: &CallArgs| {
+        args.rval().set(UndefinedValue());
+        let v = args.get(0);
+        if !v.get().is_object() {
+            return true;
         }
+        rooted!(in(cx) let obj = v.get().to_object());
+        // SAFETY: `obj` is a rooted object, on the context's thread.
+        if !unsafe { jsapi::IsPromiseObject(obj.handle().into()) } {
+            return true;
+        }
+        // SAFETY: `obj` is a rooted promise (checked above).
+        let state = unsafe { jsapi::JS::GetPromiseState(obj.handle().into()) };
+        if state == jsapi::JS::PromiseState::Pending {
+            return true;
+        }
+        rooted!(in(cx) let mut result = UndefinedValue());
+        // SAFETY: `obj` is a rooted, settled promise (checked above); `result` is rooted.
+        unsafe {
+            mozjs::glue::JS_GetPromiseResult(obj.handle().into(), result.handle_mut().into())
+        };
+        args.rval().set(result.get());
         true
-    })
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "promiseResult", 0, body) }
 }
 
 /// `whenSettled(promise, onFulfilled, onRejected)`: adds reactions to an engine-made promise
@@ -286,42 +283,39 @@ pub(super) unsafe extern "C" fn native_when_settled(
     argc: u32,
     vp: *mut Value,
 ) -> bool {
-    guarded(false, || {
-        // Every object is rooted by the call's arguments or by `rooted!`.
+    // Every object is rooted by the call's arguments or by `rooted!`.
+    let body = |args: &CallArgs| {
+        args.rval().set(UndefinedValue());
+        let object = |i: u32| {
+            let v = args.get(i).get();
+            if v.is_object() {
+                v.to_object()
+            } else {
+                ptr::null_mut()
+            }
+        };
+        rooted!(in(cx) let promise = object(0));
+        rooted!(in(cx) let on_fulfilled = object(1));
+        rooted!(in(cx) let on_rejected = object(2));
+        if promise.get().is_null()
+            // SAFETY: `promise` is a rooted, non-null object (only evaluated if non-null).
+            || !unsafe { jsapi::IsPromiseObject(promise.handle().into()) }
         {
-            // SAFETY: a JSNative called by SpiderMonkey: `vp` holds the callee, `this` and `argc`
-            // arguments, live for the call.
-            let args = unsafe { CallArgs::from_vp(vp, argc) };
-            args.rval().set(UndefinedValue());
-            let object = |i: u32| {
-                let v = args.get(i).get();
-                if v.is_object() {
-                    v.to_object()
-                } else {
-                    ptr::null_mut()
-                }
-            };
-            rooted!(in(cx) let promise = object(0));
-            rooted!(in(cx) let on_fulfilled = object(1));
-            rooted!(in(cx) let on_rejected = object(2));
-            if promise.get().is_null()
-                // SAFETY: `promise` is a rooted, non-null object (only evaluated if non-null).
-                || !unsafe { jsapi::IsPromiseObject(promise.handle().into()) }
-            {
-                return true;
-            }
-            // SAFETY: `cx` is the live context, in the caller's realm; `promise` is a rooted
-            // promise and the reactions are rooted (null or objects).
-            unsafe {
-                jsapi::JS::AddPromiseReactions(
-                    cx,
-                    promise.handle().into(),
-                    on_fulfilled.handle().into(),
-                    on_rejected.handle().into(),
-                )
-            }
+            return true;
         }
-    })
+        // SAFETY: `cx` is the live context, in the caller's realm; `promise` is a rooted
+        // promise and the reactions are rooted (null or objects).
+        unsafe {
+            jsapi::JS::AddPromiseReactions(
+                cx,
+                promise.handle().into(),
+                on_fulfilled.handle().into(),
+                on_rejected.handle().into(),
+            )
+        }
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "whenSettled", 0, body) }
 }
 
 /// `isProxy(value)`: whether `value` is a scripted Proxy (or a wrapper of one), whose every
