@@ -208,7 +208,8 @@ impl Agent {
 /// **Sampling support** (when a document's policy allows profiling: eagerly, or with its
 /// first `Profiler`): makes this thread's runtime an agent of `group` and returns its handle,
 /// which sessions are started with and [`InScript`](crate::InScript) marks. Call on the
-/// runtime's thread, outside any JS; a second call returns the installed agent's handle.
+/// runtime's thread, outside JS or inside it (a `Profiler` constructor): the guards alive
+/// then count for the new agent. A second call returns the installed agent's handle.
 ///
 /// Frames are named through `registry` (register every script as it is compiled:
 /// [`ScriptRegistry::register`]). `interrupter` is the runtime's
@@ -241,6 +242,11 @@ pub fn install_agent(
         None => group.register_agent(requester),
     };
     MARKS.with(|m| *m.borrow_mut() = Some(handle.clone()));
+    // Installed inside script (a lazy policy's first `Profiler`): the script running now,
+    // and every entry it nests in, is script to the new agent until its guard drops.
+    for _ in 0..crate::in_script::depth() {
+        handle.enter();
+    }
     AGENT.with(|a| {
         *a.borrow_mut() = Some(Agent {
             handle: handle.clone(),

@@ -16,13 +16,24 @@ const GUARD_SAMPLE: u32 = 32;
 thread_local! {
     /// Guards taken while an agent was installed, and the estimated time in them.
     static GUARDS: Cell<(u64, Duration)> = const { Cell::new((0, Duration::ZERO)) };
+    /// Guards alive on this thread, with an agent or without: an agent installed inside
+    /// script (a lazy policy's first `Profiler`, from the script that constructs it) starts
+    /// at this depth, so the rest of that script is script to it, not idle.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// How many [`InScript`] guards are alive on this thread ([`install_agent`]
+/// (crate::install_agent) enters the new agent that many times; each guard's drop leaves
+/// it).
+pub(crate) fn depth() -> u32 {
+    DEPTH.with(Cell::get)
 }
 
 /// **Task entry and exit**: marks this thread's agent "in script" for the life of the guard.
 /// Take one around every entry into JS: evaluating or running a script or module, calling a
 /// function (an event listener, a timer's callback, a promise job, a hook), running the
-/// microtask checkpoint. Guards nest. Without an agent it does nothing (and costs a
-/// thread-local read).
+/// microtask checkpoint. Guards nest. Without an agent it counts its depth only (two
+/// thread-local reads); an agent installed while it lives is left by its drop.
 ///
 /// Its cost is part of what profiling support costs a page: one guard in 32 is timed and
 /// counted for all of them ([`guard_time`]).
@@ -38,6 +49,7 @@ impl InScript {
     pub fn enter() -> Self {
         let timed = GUARDS.with(|g| g.get().0.is_multiple_of(u64::from(GUARD_SAMPLE)));
         let start = timed.then(Instant::now);
+        DEPTH.with(|d| d.set(d.get() + 1));
         let agent = AGENT.with(|a| a.borrow().as_ref().map(|a| a.handle.clone()));
         let Some(handle) = &agent else {
             return InScript {
@@ -60,7 +72,13 @@ impl InScript {
 impl Drop for InScript {
     fn drop(&mut self) {
         let start = self.timed.then(Instant::now);
-        if let Some(handle) = self.agent.take() {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        // The agent this guard entered, or one installed since (which entered for it).
+        let agent = self
+            .agent
+            .take()
+            .or_else(|| AGENT.with(|a| a.borrow().as_ref().map(|a| a.handle.clone())));
+        if let Some(handle) = agent {
             handle.leave();
         }
         if let Some(start) = start {
