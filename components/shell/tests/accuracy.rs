@@ -34,61 +34,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "common/stats.rs"]
+mod stats;
+use stats::tolerance;
+
 /// The probability that a test of this file fails although jsprof samples truthfully.
 const FALSE_FAILURE: f64 = 1e-3;
 
 /// Runs of each case; each must pass.
 const RUNS: usize = 5;
-
-/// `erfc(x)` for `x >= 0`, with a fractional error below 1.2e-7 (Numerical Recipes' `erfcc`,
-/// a Chebyshev fit), ample for tails of 1e-4.
-fn erfc(x: f64) -> f64 {
-    let t = 1.0 / (1.0 + 0.5 * x);
-    let poly = -x * x - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    t * poly.exp()
-}
-
-/// The `z` whose two-sided normal tail `P(|Z| > z)` is `alpha` (bisection on `erfc`).
-fn z_for(alpha: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0_f64, 40.0_f64);
-    for _ in 0..200 {
-        let mid = (lo + hi) / 2.0;
-        if erfc(mid / std::f64::consts::SQRT_2) > alpha {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    hi
-}
-
-/// How far a share sampled `n` times may be from the truth `p` in one of a test's
-/// `comparisons`: `z` binomial standard deviations and the continuity correction.
-fn tolerance(p: f64, n: u64, comparisons: usize) -> f64 {
-    let z = z_for(FALSE_FAILURE / comparisons as f64);
-    let n = n as f64;
-    z * (p * (1.0 - p) / n).sqrt() + 0.5 / n
-}
-
-#[test]
-fn the_tolerance_is_the_bonferroni_z_of_the_binomial() {
-    // The two-sided 5% and 1e-4 points of the normal distribution.
-    assert!((z_for(0.05) - 1.959_964).abs() < 1e-4);
-    assert!((z_for(1e-4) - 3.890_592).abs() < 1e-4);
-    // 70% over 400 samples, one of 10 comparisons: 3.89 * 2.29 points + 0.125.
-    let t = tolerance(0.7, 400, 10);
-    assert!(
-        (t - (3.890_592 * (0.21_f64 / 400.0).sqrt() + 0.00125)).abs() < 1e-5,
-        "{t}"
-    );
-}
 
 fn page(name: &str, fragment: &str) -> String {
     let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -142,7 +96,7 @@ const MIN_SAMPLES: u64 = 60;
 fn assert_share(what: &str, sampled: u64, n: u64, truth: f64, comparisons: usize) {
     assert!(n >= MIN_SAMPLES, "{what}: only {n} samples");
     let share = sampled as f64 / n as f64;
-    let allowed = tolerance(truth, n, comparisons);
+    let allowed = tolerance(truth, n, comparisons, FALSE_FAILURE);
     // Shown with --nocapture: how far each run was from its truth, against its allowance.
     eprintln!(
         "{what}: sampled {:.2}%, truth {:.2}%, off {:.2} of {:.2} allowed points, n = {n}",
