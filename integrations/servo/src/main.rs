@@ -11,16 +11,20 @@
 //! default `Opts`): the page's script threads run in this process, which is how
 //! `script::jsprof` gets the configuration and gives back the traces.
 //!
-//! "Done" is not what jsprof means by it (no task, timer or load left: Servo does not say):
-//! the load is complete, every `stop()` promise is settled, the page has printed nothing
-//! for [`QUIET`], and an empty script evaluated in the page after that has run (the script
-//! thread had finished the tasks queued before it).
+//! "Done" is as close as Servo lets us come to jsprof's (no task, timer or load left):
+//! the load is complete, and for [`QUIET`] the page has printed nothing, no `stop()`
+//! promise was left to settle, no timer was scheduled and no dedicated worker was running
+//! (`script::jsprof::pending_work`, counted by the patches), and an empty script evaluated
+//! in the page after that has run (the script thread had finished the tasks queued before
+//! it). A fetch in flight is not seen: one slower than [`QUIET`] ends the run early.
 //!
 //! Exit codes, as `jsprof`'s: 0 when the page ran (also when `--timeout` stopped it, with
 //! `jsprof-servo: stopped at --timeout with work left` on stderr), 2 when the command line
 //! or the page is wrong, 70 when Servo reported a crash (a panic in a pipeline).
 
 #![forbid(unsafe_code)]
+
+mod serve;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -42,7 +46,8 @@ use servo::{
 #[derive(Debug, Parser)]
 #[command(name = "jsprof-servo", version)]
 struct Args {
-    /// A file path, or a file:, http:, https: or data: URL.
+    /// An http:, https: or data: URL, or a file (a path or a file: URL), which is served
+    /// from its folder over HTTP on 127.0.0.1 with its `.headers` sidecars.
     page: String,
     /// Set a preference (repeatable): jsprof's (`profiler.base_interval_ms=10`) or
     /// Servo's (`dom.webgpu.enabled=true`, `dom_webgpu_enabled=true`).
@@ -195,16 +200,44 @@ fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::from(code))
 }
 
-/// The page argument as a URL: a file:, http:, https: or data: URL as it is, anything else
-/// as a file path.
+/// The page argument as a URL: an http:, https: or data: URL as it is; a file (a path or a
+/// file: URL) served from its folder over HTTP on 127.0.0.1 ([`serve`]: Servo fetches module
+/// scripts in CORS mode, which fails for file: URLs), its fragment kept.
 fn page_url(page: &str) -> Result<url::Url, String> {
-    if let Ok(url) = url::Url::parse(page) {
-        if matches!(url.scheme(), "file" | "http" | "https" | "data") {
-            return Ok(url);
-        }
+    let (file, fragment) = match url::Url::parse(page) {
+        Ok(url) if matches!(url.scheme(), "http" | "https" | "data") => return Ok(url),
+        Ok(url) if url.scheme() == "file" => (
+            url.to_file_path()
+                .map_err(|()| format!("{page}: not a usable file URL"))?,
+            url.fragment().map(str::to_owned),
+        ),
+        // A path, perhaps with a fragment (`periodic.html#10,4400`).
+        _ => match page.rsplit_once('#') {
+            Some((file, fragment)) if !Path::new(page).exists() => {
+                (PathBuf::from(file), Some(fragment.to_owned()))
+            }
+            _ => (PathBuf::from(page), None),
+        },
+    };
+    let file = std::fs::canonicalize(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    if !file.is_file() {
+        return Err(format!("{}: not a file", file.display()));
     }
-    let path = std::fs::canonicalize(page).map_err(|e| format!("{page}: {e}"))?;
-    url::Url::from_file_path(&path).map_err(|()| format!("{page}: not a usable file path"))
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else {
+        return Err(format!("{}: not a usable file path", file.display()));
+    };
+    let origin = serve::serve(dir.to_path_buf())
+        .map_err(|e| format!("cannot serve {}: {e}", dir.display()))?;
+    let mut url = url::Url::parse(&origin).map_err(|e| e.to_string())?;
+    url.path_segments_mut()
+        .map_err(|()| "no path".to_owned())?
+        .push(&name.to_string_lossy());
+    url.set_fragment(fragment.as_deref());
+    eprintln!(
+        "jsprof-servo: serving {} at {origin} (Servo loads no module script from file:)",
+        dir.display()
+    );
+    Ok(url)
 }
 
 /// `--pref NAME=VALUE`: a name jsprof knows (`profiler.base_interval_ms`, ...) sets jsprof's
@@ -296,7 +329,7 @@ impl Waker {
 struct Page {
     /// When the load completed (`document.readyState` "complete").
     complete_at: Cell<Option<Instant>>,
-    /// When the page last printed.
+    /// When the page last printed, or was last seen with work pending.
     last_output: Cell<Option<Instant>>,
     crashed: Cell<bool>,
     /// When the last ping (an empty script evaluated in the page) was sent, and when it was
@@ -314,8 +347,14 @@ impl Page {
         let Some(complete) = self.complete_at.get() else {
             return false;
         };
+        // Work the page still has: a `stop()` to settle, a timer to fire, a worker running.
+        let work = script::jsprof::pending_work();
+        if script::jsprof::pending_stops() != 0 || work.timers != 0 || work.busy_workers != 0 {
+            self.last_output.set(Some(Instant::now()));
+            return false;
+        }
         let last = self.last_output.get().map_or(complete, |t| t.max(complete));
-        if script::jsprof::pending_stops() != 0 || last.elapsed() < QUIET {
+        if last.elapsed() < QUIET {
             return false;
         }
         match (self.ping_sent.get(), self.ping_answered.get()) {

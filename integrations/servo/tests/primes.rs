@@ -1,57 +1,79 @@
-//! jsprof-servo on `examples/primes` over HTTP (Servo fetches module scripts in CORS mode,
-//! and a `file:` URL is no HTTP(S) URL, so a `file:` page's modules fail to load there):
-//! the trace's frames, positions and resources are jsprof's own for the same page, and a
-//! page without `Document-Policy: js-profiling` gets the constructor's NotAllowedError.
+//! jsprof-servo on `examples/primes` given as a file (which it serves over HTTP: Servo
+//! fetches module scripts in CORS mode, which fails for `file:` URLs): the trace's frames
+//! and positions are jsprof's own for the same page; and a page without
+//! `Document-Policy: js-profiling` gets the constructor's NotAllowedError.
 
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 
 use common::{jsprof_servo, serve};
 
-#[test]
-fn primes_frames_and_positions_are_jsprofs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/primes");
-    let origin = serve(root);
-    let trace_out =
-        std::env::temp_dir().join(format!("jsprof-servo-primes-{}.json", std::process::id()));
-    let console = jsprof_servo(&format!("{origin}/index.html"), Some(&trace_out));
-    assert!(
-        console.starts_with("Finished generating 10000 primes!\n"),
-        "{console}"
-    );
-    let traces: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&trace_out).expect("trace")).expect("JSON");
-    let _ = std::fs::remove_file(&trace_out);
-    let trace = &traces[0];
+/// A trace's frames as (name, the resource's file name, line, column): jsprof-servo serves a
+/// file page over HTTP where jsprof reads it from `file:`, so only the origins differ.
+fn frames_of(trace: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
     let resources: Vec<&str> = trace["resources"]
         .as_array()
         .expect("resources")
         .iter()
         .map(|r| r.as_str().unwrap())
         .collect();
-    let frames: Vec<(String, &str, u64, u64)> = trace["frames"]
+    trace["frames"]
         .as_array()
         .expect("frames")
         .iter()
         .map(|f| {
+            let url = resources[f["resourceId"].as_u64().unwrap() as usize];
             (
                 f["name"].as_str().unwrap().to_owned(),
-                resources[f["resourceId"].as_u64().unwrap() as usize],
+                url.rsplit('/').next().unwrap().to_owned(),
                 f["line"].as_u64().unwrap(),
                 f["column"].as_u64().unwrap(),
             )
         })
-        .collect();
-    let generate = format!("{origin}/generate.js");
-    let main = format!("{origin}/main.js");
-    // jsprof's own trace of the same page (`jsprof URL --trace-out`), frame for frame.
-    let jsprof = [
-        ("isPrime".to_owned(), generate.as_str(), 5, 17),
-        ("genPrimes".to_owned(), generate.as_str(), 14, 26),
-        ("handleLoad".to_owned(), main.as_str(), 4, 26),
-    ];
-    assert_eq!(frames, jsprof, "{trace}");
+        .collect()
+}
+
+fn read_traces(path: &Path) -> serde_json::Value {
+    let traces =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("trace")).expect("JSON");
+    let _ = std::fs::remove_file(path);
+    traces
+}
+
+/// The command, `jsprof-servo examples/primes/index.html --trace-out t.json`, beside
+/// `jsprof examples/primes/index.html --trace-out t.json` (`JSPROF_BIN`, which `./mach servo
+/// test` builds and names): the same frames at the same positions.
+#[test]
+fn primes_frames_and_positions_are_jsprofs() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/primes/index.html");
+    let tmp = std::env::temp_dir();
+    let servo_out = tmp.join(format!("jsprof-servo-primes-{}.json", std::process::id()));
+    let console = jsprof_servo(page.to_str().unwrap(), Some(&servo_out));
+    assert!(
+        console.starts_with("Finished generating 10000 primes!\n"),
+        "{console}"
+    );
+    let traces = read_traces(&servo_out);
+    let trace = &traces[0];
+
+    let jsprof = std::env::var("JSPROF_BIN")
+        .expect("JSPROF_BIN: jsprof's binary (./mach servo test sets it)");
+    let jsprof_out = tmp.join(format!("jsprof-primes-{}.json", std::process::id()));
+    let out = Command::new(jsprof)
+        .arg(&page)
+        .arg("--trace-out")
+        .arg(&jsprof_out)
+        .output()
+        .expect("run jsprof");
+    assert!(out.status.success(), "{out:?}");
+    let theirs = read_traces(&jsprof_out);
+    assert_eq!(frames_of(trace), frames_of(&theirs[0]), "{trace}\n{theirs}");
+    assert!(
+        frames_of(trace).iter().any(|(name, ..)| name == "isPrime"),
+        "{trace}"
+    );
     // 10,000 primes take far longer than one 20 ms interval, and every sample is in them.
     let samples = trace["samples"].as_array().expect("samples");
     assert!(samples.len() >= 3, "{trace}");
