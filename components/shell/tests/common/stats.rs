@@ -54,4 +54,3 @@ fn the_tolerance_is_the_bonferroni_z_of_the_binomial() {
         "{t}"
     );
 }
-
