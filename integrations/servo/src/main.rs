@@ -122,9 +122,11 @@ fn run(args: Args) -> Result<ExitCode, String> {
     .map_err(|_| "jsprof was configured twice".to_owned())?;
 
     let hosts = hosts_file(&args.host_overrides)?;
-    let mut opts = Opts::default();
-    opts.certificate_path = args.certificate_path.map(|p| p.display().to_string());
-    opts.host_file = hosts.clone();
+    let opts = Opts {
+        certificate_path: args.certificate_path.map(|p| p.display().to_string()),
+        host_file: hosts.clone(),
+        ..Opts::default()
+    };
     // Servo logs a harmless error without it (seen in the probe, SERVO.md).
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
@@ -246,9 +248,11 @@ fn page_url(page: &str) -> Result<url::Url, String> {
 /// `PrefValue::from_booleanish_str`. As in Servo's own tests, no HTTP proxy.
 fn split_prefs(args: &[String]) -> Result<(Prefs, Preferences), String> {
     let mut jsprof = Prefs::default();
-    let mut servo = Preferences::default();
-    servo.network_http_proxy_uri = String::new();
-    servo.network_https_proxy_uri = String::new();
+    let mut servo = Preferences {
+        network_http_proxy_uri: String::new(),
+        network_https_proxy_uri: String::new(),
+        ..Preferences::default()
+    };
     for arg in args {
         let (name, value) = arg
             .split_once('=')
