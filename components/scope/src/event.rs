@@ -211,7 +211,7 @@ impl Details {
 }
 
 /// An event as recorded: its interval on the recorder's clock, in ns since recording began.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RawEvent {
     /// 1, 2, … in the order events began (a parent's is below its children's).
     pub id: u32,

@@ -16,12 +16,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
+
 use crate::event::{Details, RawEvent};
 
 /// A frame of the page: the top-level window's, or an iframe's. A frame's ID is its
 /// window's index + 1 (the engine never loads a second document into a window, so a window
 /// is a frame for its whole life).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrameInfo {
     pub frame_id: u32,
     /// The frame whose document holds this frame's iframe (none for the top-level frame).
@@ -30,11 +32,15 @@ pub struct FrameInfo {
 }
 
 /// What a stopped recording holds: its events, in the order they began, and every frame
-/// that existed while it ran.
-#[derive(Debug, Clone)]
+/// that existed while it ran. It crosses between processes (serde) without its `epoch`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recording {
     /// When recording began: time 0 of the session.
+    #[serde(skip, default = "Instant::now")]
     pub epoch: Instant,
+    /// The same moment on the profiler's monotonic clock (what traces' time origins are
+    /// given on).
+    pub epoch_nanos: u64,
     /// How long it ran, in ns.
     pub duration: u64,
     pub events: Vec<RawEvent>,
@@ -62,6 +68,7 @@ struct State {
 #[derive(Debug)]
 struct Live {
     epoch: Instant,
+    epoch_nanos: u64,
     events: Vec<RawEvent>,
     /// The IDs of the events running on the page's thread, innermost last.
     stack: Vec<u32>,
@@ -117,6 +124,7 @@ impl Recorder {
         state.generation += 1;
         state.live = Some(Live {
             epoch: Instant::now(),
+            epoch_nanos: jsprof_profiler::Clock::now(&jsprof_profiler::MonotonicClock),
             events: Vec::new(),
             stack: Vec::new(),
             frames: state.frames.clone(),
@@ -148,6 +156,7 @@ impl Recorder {
         }
         Some(Recording {
             epoch: live.epoch,
+            epoch_nanos: live.epoch_nanos,
             duration,
             events,
             frames: live.frames.into_values().collect(),
@@ -194,6 +203,37 @@ impl Recorder {
         EventGuard(Some((self.clone(), generation, id)))
     }
 
+    /// Records an event that already happened, from `start` to `end` (a load done on
+    /// another thread): a top-level event, if recording began before it started.
+    pub fn record_span(&self, frame: u32, start: Instant, end: Instant, details: Details) {
+        let t0 = Instant::now();
+        let mut state = self.state();
+        let Some(live) = &mut state.live else {
+            return;
+        };
+        let Some(from) = start.checked_duration_since(live.epoch) else {
+            return;
+        };
+        let id = live.events.len() as u32 + 1;
+        live.events.push(RawEvent {
+            id,
+            parent: 0,
+            frame,
+            start: from.as_nanos() as u64,
+            end: Some(end.saturating_duration_since(live.epoch).as_nanos() as u64),
+            overhead: t0.elapsed().as_nanos() as u64,
+            details,
+        });
+    }
+
+    /// The frame of the innermost event running on the page's thread, if any.
+    fn current_frame(&self) -> Option<u32> {
+        let state = self.state();
+        let live = state.live.as_ref()?;
+        let id = *live.stack.last()?;
+        live.events.get(id as usize - 1).map(|e| e.frame)
+    }
+
     fn end(&self, generation: u64, id: u32) {
         let t0 = Instant::now();
         let mut state = self.state();
@@ -230,6 +270,23 @@ impl EventGuard {
     /// Whether an event is being recorded.
     pub fn is_recording(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// What the event records, once known better (a load's status and size at its end).
+    pub fn update(&self, details: Details) {
+        if let Some((recorder, generation, id)) = &self.0 {
+            let mut state = recorder.state();
+            if state.generation != *generation {
+                return;
+            }
+            if let Some(e) = state
+                .live
+                .as_mut()
+                .and_then(|live| live.events.get_mut(*id as usize - 1))
+            {
+                e.details = details;
+            }
+        }
     }
 }
 
@@ -275,4 +332,18 @@ pub fn recording() -> bool {
     CURRENT
         .try_with(|c| c.borrow().as_ref().is_some_and(|r| r.is_recording()))
         .unwrap_or(false)
+}
+
+/// The hook for work that belongs to no frame of its own (a collection): begins an event in
+/// the frame of the innermost running event, or the top-level frame (1) when none runs.
+pub fn begin_here(details: impl FnOnce() -> Details) -> EventGuard {
+    CURRENT
+        .try_with(|c| match &*c.borrow() {
+            Some(r) if r.is_recording() => {
+                let frame = r.current_frame().unwrap_or(1);
+                r.begin(frame, details())
+            }
+            _ => EventGuard::NONE,
+        })
+        .unwrap_or(EventGuard::NONE)
 }

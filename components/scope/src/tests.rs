@@ -57,6 +57,7 @@ fn recording() -> Recording {
     };
     Recording {
         epoch: Instant::now(),
+        epoch_nanos: 0,
         duration: 40 * MS,
         events: vec![
             raw(1, 0, 1, 0, 10, eval(EvalKind::Inline)),

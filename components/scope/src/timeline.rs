@@ -76,8 +76,12 @@ pub fn post_process(recording: &Recording) -> Vec<Timeline> {
         .iter()
         .map(|f| (f.frame_id, Vec::new()))
         .collect();
-    for (i, e) in recording.events.iter().enumerate() {
-        frames.entry(e.frame).or_default().push(i);
+    // In the order events began (a load recorded once done began before events recorded
+    // earlier); a parent began before its children, and has a lower ID when they tie.
+    let mut order: Vec<usize> = (0..recording.events.len()).collect();
+    order.sort_by_key(|&i| (recording.events[i].start, recording.events[i].id));
+    for i in order {
+        frames.entry(recording.events[i].frame).or_default().push(i);
     }
     frames
         .into_iter()
@@ -93,14 +97,15 @@ pub fn post_process(recording: &Recording) -> Vec<Timeline> {
 /// The events `indices` (of one frame, in the order they began) with their tree's values.
 fn aggregate(recording: &Recording, frame: u32, indices: &[usize]) -> Vec<Event> {
     let raw: Vec<_> = indices.iter().map(|&i| &recording.events[i]).collect();
+    let by_id: HashMap<u32, &crate::event::RawEvent> =
+        recording.events.iter().map(|e| (e.id, e)).collect();
     let at: HashMap<u32, usize> = raw.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
     let mut events: Vec<Event> = raw
         .iter()
         .map(|e| {
             let end = e.end.unwrap_or(recording.duration).max(e.start);
-            let parent = recording
-                .events
-                .get((e.parent as usize).wrapping_sub(1))
+            let parent = by_id
+                .get(&e.parent)
                 .filter(|p| p.frame == frame)
                 .map_or(0, |p| p.id);
             Event {
@@ -147,7 +152,8 @@ pub enum Mode {
     All = 1,
     /// `REDUCE_UNIQUE_TYPES = 2`: one summed event per type.
     ReduceUniqueTypes = 2,
-    /// `REDUCE_UNIQUE_EVENTS = 3`: one per type and key ([`Details::unique_key`]).
+    /// `REDUCE_UNIQUE_EVENTS = 3`: one per type and key ([`Details::unique_key`]); merged
+    /// loads give the sum of their bytes.
     ReduceUniqueEvents = 3,
     /// `REDUCE_ALL = 4`: one for the whole selection.
     ReduceAll = 4,
@@ -330,8 +336,12 @@ impl Timeline {
             details,
             samples: None,
         };
+        let mut bytes = 0u64;
         for &i in members {
             let e = &self.events[i];
+            if let Some(Details::Process { bytes: b, .. }) = &e.details {
+                bytes = bytes.saturating_add(*b);
+            }
             out.time += e.time;
             out.overhead += e.overhead;
             out.hits += e.hits;
@@ -342,6 +352,10 @@ impl Timeline {
                 out.aggregated_time += e.aggregated_time;
                 out.aggregated_overhead += e.aggregated_overhead;
             }
+        }
+        // Merged loads: their bytes summed.
+        if let Some(Details::Process { bytes: b, .. }) = &mut out.details {
+            *b = bytes;
         }
         out
     }

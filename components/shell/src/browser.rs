@@ -160,6 +160,8 @@ pub fn run_pages(
                 printer.line(None, Stream::Stderr, &text);
                 continue;
             }
+            // Only the profiler service's browser has a service.
+            Event::Service(_) => continue,
             Event::Page(i, what) => (i, what),
         };
         let Some(page) = pages.get_mut(i) else {
@@ -184,7 +186,11 @@ pub fn run_pages(
                 // Done with it: a content process exits, a content thread's reader ends.
                 page.tx = None;
             }
-            What::Message(FromContent::Hello { .. } | FromContent::Reply { .. }) => {}
+            What::Message(
+                FromContent::Hello { .. }
+                | FromContent::Reply { .. }
+                | FromContent::ScopeReply { .. },
+            ) => {}
             What::Exited(exit) => {
                 page.exited = true;
                 page.tx = None;
@@ -249,7 +255,7 @@ pub fn run_pages(
 }
 
 /// The lines that say how page `i`'s run ended.
-fn end_lines(printer: &Printer, i: usize, outcome: &Outcome) {
+pub fn end_lines(printer: &Printer, i: usize, outcome: &Outcome) {
     let mut lines = Vec::new();
     if let Some(error) = &outcome.load_error {
         lines.push(format!("jsprof: {error}"));
