@@ -26,7 +26,7 @@ fn hooks(c: &mut Criterion) {
         b.iter(|| {
             n += 1;
             // Bounded memory: a fresh recording every million events.
-            if n % 1_000_000 == 0 {
+            if n.is_multiple_of(1_000_000) {
                 recorder.stop();
                 recorder.start(StartMode::Immediate).ok();
             }

@@ -566,15 +566,19 @@ fn a_web_page_cannot_quit_the_service() {
         }
         Some(req)
     });
+    let profile =
+        std::env::temp_dir().join(format!("jsprof-scope-chromium-{}", std::process::id()));
     let mut browser = Command::new(&chromium)
         .args([
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
             "--no-first-run",
-            "--user-data-dir",
+            // Headless Chromium loads the page, runs it until its network is idle, and ends.
+            "--dump-dom",
+            "--virtual-time-budget=10000",
         ])
-        .arg(std::env::temp_dir().join(format!("jsprof-scope-chromium-{}", std::process::id())))
+        .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("http://localhost:{attacker}/attack.html"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -583,6 +587,7 @@ fn a_web_page_cannot_quit_the_service() {
     let how = outcome.recv_timeout(DEADLINE);
     let _ = browser.kill();
     let _ = browser.wait();
+    let _ = std::fs::remove_dir_all(&profile);
     // The connection was closed without an answer: the fetch failed.
     assert_eq!(how.as_deref(), Ok("refused"));
     let mut conn = service.connect();
