@@ -87,22 +87,8 @@ impl Client {
                 .and_then(|i| args.get(i + 1).copied())
         };
         let flag = |name: &str| args.contains(&name);
-        let integer = |name: &str| -> Result<Option<u64>, String> {
-            option(name)
-                .map(|v| {
-                    v.parse::<u64>()
-                        .map_err(|_| format!("{name} {v}: not a whole number"))
-                })
-                .transpose()
-        };
-        let number = |name: &str| -> Result<Option<f64>, String> {
-            option(name)
-                .map(|v| {
-                    v.parse::<f64>()
-                        .map_err(|_| format!("{name} {v}: not a number"))
-                })
-                .transpose()
-        };
+        let integer = |name: &str| parsed::<u64>(option(name), name);
+        let number = |name: &str| parsed::<f64>(option(name), name);
         match command {
             "windows" => {
                 let windows = self.call("ListWindows", json!({}))?;
@@ -224,6 +210,16 @@ impl Client {
         }
         Ok(())
     }
+}
+
+/// The value of option `name`, if given, as a `T`.
+fn parsed<T: std::str::FromStr>(value: Option<&str>, name: &str) -> Result<Option<T>, String> {
+    value
+        .map(|v| {
+            v.parse::<T>()
+                .map_err(|_| format!("{name} {v}: not a valid number"))
+        })
+        .transpose()
 }
 
 fn text(v: &Value) -> String {

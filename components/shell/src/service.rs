@@ -33,11 +33,11 @@ use jsprof_scope::sessions::{Sessions, Stopped};
 use jsprof_scope::timeline::{post_process, stack_samples};
 use serde_json::{json, Value};
 
-use crate::browser::{content_kind, crash_line, end_lines, Printer, EVENT_QUEUE};
+use crate::browser::{crash_line, end_lines, start_contents, Printer, EVENT_QUEUE};
 use crate::protocol::{
     Config, Driven, FromContent, Json, Load, ScopeCall, ScopeReply, Stream, ToContent,
 };
-use crate::transport::{self, Content, Event, FromContentTx, Mode, ToContentTx, What};
+use crate::transport::{Content, Event, FromContentTx, Mode, ToContentTx, What};
 
 /// How long a call waits for its window's content (a stop waits for the trace's build,
 /// itself bounded by 30 s).
@@ -447,33 +447,21 @@ pub fn run(
             let _ = events.try_send(Event::Service(ServiceEvent::Quit));
         });
     }
+    // A window whose content could not be started has ended, as a crash.
+    let contents = start_contents(&urls.iter().collect::<Vec<_>>(), mode, &events_tx, &printer);
     let mut windows: Vec<Window> = urls
         .into_iter()
-        .map(|url| Window {
+        .zip(contents)
+        .map(|(url, content)| Window {
             url,
-            content: None,
+            exited: content.is_none(),
+            crashed: content.is_none(),
+            content,
             tx: None,
             asked: Vec::new(),
             done: false,
-            exited: false,
-            crashed: false,
         })
         .collect();
-    for (i, window) in windows.iter_mut().enumerate() {
-        match transport::start(mode, i, events_tx.clone(), crate::content::run) {
-            Ok(content) => window.content = Some(content),
-            Err(e) => {
-                let line = format!(
-                    "jsprof: cannot start a {} for {}: {e}",
-                    content_kind(mode),
-                    window.url
-                );
-                printer.line(Some(i), Stream::Stderr, &line);
-                window.exited = true;
-                window.crashed = true;
-            }
-        }
-    }
     drop(events_tx);
     let mut quitting = false;
     while windows.iter().any(|w| !w.exited) {
