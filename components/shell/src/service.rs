@@ -46,6 +46,9 @@ const CALL_WAIT: Duration = Duration::from_secs(60);
 /// The longest line a client may send.
 const MAX_LINE: u64 = 1 << 20;
 
+/// How many connections are served at once; more are closed as they come.
+const MAX_CONNECTIONS: u64 = 64;
+
 /// What the service's threads tell the browser's loop.
 #[derive(Debug)]
 pub enum ServiceEvent {
@@ -333,17 +336,29 @@ fn serve_connection(shared: Arc<Shared>, stream: TcpStream, conn: u64) {
     shared.disconnected(conn);
 }
 
-/// Accepts connections until the listener fails (the process ends with the browser).
+/// Accepts connections until the listener fails (the process ends with the browser), at
+/// most [`MAX_CONNECTIONS`] served at once.
 fn accept(shared: Arc<Shared>, listener: TcpListener) {
+    let open = Arc::new(AtomicU64::new(0));
     let mut conn = 0u64;
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
+        if open.load(Ordering::Acquire) >= MAX_CONNECTIONS {
+            continue; // Dropped: closed at once.
+        }
         conn += 1;
-        let shared = shared.clone();
-        let id = conn;
-        let _ = std::thread::Builder::new()
+        open.fetch_add(1, Ordering::AcqRel);
+        let (shared, open, id) = (shared.clone(), open.clone(), conn);
+        let counted = open.clone();
+        let started = std::thread::Builder::new()
             .name("jsprof-scope-conn".into())
-            .spawn(move || serve_connection(shared, stream, id));
+            .spawn(move || {
+                serve_connection(shared, stream, id);
+                counted.fetch_sub(1, Ordering::AcqRel);
+            });
+        if started.is_err() {
+            open.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -472,17 +487,19 @@ pub fn run(
                 continue;
             }
             Event::Service(ServiceEvent::Ask { window, id, call }) => {
-                let w = &mut windows[window as usize - 1];
-                match &w.tx {
-                    Some(tx)
-                        if tx.send(ToContent::Scope {
-                            id,
-                            call: Json::new(&call),
-                        }) =>
-                    {
-                        w.asked.push(id)
-                    }
-                    _ => shared.answer(id, Err(format!("window {window} is not running"))),
+                let sent = windows
+                    .get_mut((window as usize).wrapping_sub(1))
+                    .filter(|w| {
+                        w.tx.as_ref().is_some_and(|tx| {
+                            tx.send(ToContent::Scope {
+                                id,
+                                call: Json::new(&call),
+                            })
+                        })
+                    });
+                match sent {
+                    Some(w) => w.asked.push(id),
+                    None => shared.answer(id, Err(format!("window {window} is not running"))),
                 }
                 continue;
             }

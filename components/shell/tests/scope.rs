@@ -597,3 +597,26 @@ fn a_web_page_cannot_quit_the_service() {
     );
     service.quit(&mut conn);
 }
+
+/// SIGTERM ends the browser, also while its first load is held, and jsprof exits 0.
+#[test]
+fn sigterm_ends_a_paused_service() {
+    for multiprocess in [false, true] {
+        let server = common::serve_pages(Some);
+        let mut service = Service::start(multiprocess, &["--start-paused"], &page_url(server));
+        // A client is connected and the window is known: the browser runs.
+        let mut conn = service.connect();
+        conn.ok("ListWindows", json!({}));
+        let pid = nix::unistd::Pid::from_raw(service.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let until = Instant::now() + DEADLINE;
+        let status = loop {
+            if let Some(status) = service.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < until, "SIGTERM did not end the service");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "{status:?}");
+    }
+}
