@@ -347,3 +347,37 @@ pub fn begin_here(details: impl FnOnce() -> Details) -> EventGuard {
         })
         .unwrap_or(EventGuard::NONE)
 }
+
+/// The running evaluation entered the page's function `name` (a timer's callback, an event
+/// listener): recorded as its function, if it is the innermost event, is an evaluation the
+/// engine started for a callback (not a script's own evaluation that dispatched an event
+/// synchronously) and has none yet.
+pub fn entered(name: String) {
+    let _ = CURRENT.try_with(|c| {
+        let Some(r) = &*c.borrow() else { return };
+        if !r.is_recording() {
+            return;
+        }
+        let mut state = r.state();
+        let Some(live) = &mut state.live else { return };
+        let Some(&id) = live.stack.last() else { return };
+        if let Some(crate::event::RawEvent {
+            details:
+                Details::ThreadEvaluation {
+                    kind,
+                    function: function @ None,
+                    ..
+                },
+            ..
+        }) = live.events.get_mut(id as usize - 1)
+        {
+            use crate::event::EvalKind::{EventHandler, Interval, Message, Timeout, WorkerMessage};
+            if matches!(
+                kind,
+                EventHandler | Interval | Message | Timeout | WorkerMessage
+            ) {
+                *function = Some(name);
+            }
+        }
+    });
+}

@@ -233,6 +233,9 @@ fn summary(e: &Value) -> String {
         if let Some(t) = d["eventType"].as_str() {
             s += &format!(" {t}");
         }
+        if let Some(function) = d["function"].as_str() {
+            s += &format!(" {function}()");
+        }
         if let Some(script) = d["script"].as_str() {
             s += &format!(" {script}");
         }

@@ -200,6 +200,37 @@ fn check_top_timeline(events: &[Value], server: u16) {
             .count(),
         3
     );
+    // The function each callback evaluation entered.
+    let entered = |k: &str| -> BTreeSet<String> {
+        events
+            .iter()
+            .filter(|e| kind(e) == Some(k))
+            .filter_map(|e| {
+                e["threadEvaluation"]["function"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect()
+    };
+    assert_eq!(entered("interval"), BTreeSet::from(["tick".to_owned()]));
+    assert_eq!(entered("timeout"), BTreeSet::from(["later".to_owned()]));
+    assert!(
+        entered("eventHandler").contains("onLoad"),
+        "{:?}",
+        entered("eventHandler")
+    );
+    // `worker.onmessage = (e) => …`: an arrow function named by its assignment.
+    assert_eq!(
+        entered("workerMessage"),
+        BTreeSet::from(["worker.onmessage".to_owned()])
+    );
+    assert!(events
+        .iter()
+        .filter(|e| matches!(
+            kind(e),
+            Some("inline" | "external" | "module" | "microtask")
+        ))
+        .all(|e| e["threadEvaluation"]["function"].is_null()));
     assert!(events
         .iter()
         .any(|e| kind(e) == Some("eventHandler") && e["threadEvaluation"]["eventType"] == "load"));
