@@ -31,6 +31,6 @@ pub use jsprof_script_bindings::glue::{
 pub use jsprof_spidermonkey::{GcWalks, SamplingStats};
 pub use page::{
     run_navigation, run_page, set_next_page_generation, Browser, Console, Navigated, PageError,
-    RunOptions, RunReport, SamplerThread, Stream,
+    RunOptions, RunReport, SamplerThread, ScopeRecording, Stream,
 };
 pub use prefs::{PrefError, Prefs};

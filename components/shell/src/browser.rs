@@ -116,20 +116,12 @@ pub fn run_pages(
             crashed: false,
         })
         .collect();
-    for (i, page) in pages.iter_mut().enumerate() {
-        match transport::start(mode, i, events_tx.clone(), crate::content::run) {
-            Ok(content) => page.content = Some(content),
-            Err(e) => {
-                let line = format!(
-                    "jsprof: cannot start a {} for {}: {e}",
-                    content_kind(mode),
-                    page.url
-                );
-                printer.line(Some(i), Stream::Stderr, &line);
-                page.exited = true;
-                page.crashed = true;
-            }
-        }
+    let urls: Vec<&Url> = pages.iter().map(|p| &p.url).collect();
+    let contents = start_contents(&urls, mode, &events_tx, &printer);
+    for (page, content) in pages.iter_mut().zip(contents) {
+        page.exited = content.is_none();
+        page.crashed = content.is_none();
+        page.content = content;
     }
     drop(events_tx);
     // A content process that has not ended this long after its deadline is killed.
@@ -160,6 +152,8 @@ pub fn run_pages(
                 printer.line(None, Stream::Stderr, &text);
                 continue;
             }
+            // Only the profiler service's browser has a service.
+            Event::Service(_) => continue,
             Event::Page(i, what) => (i, what),
         };
         let Some(page) = pages.get_mut(i) else {
@@ -184,7 +178,11 @@ pub fn run_pages(
                 // Done with it: a content process exits, a content thread's reader ends.
                 page.tx = None;
             }
-            What::Message(FromContent::Hello { .. } | FromContent::Reply { .. }) => {}
+            What::Message(
+                FromContent::Hello { .. }
+                | FromContent::Reply { .. }
+                | FromContent::ScopeReply { .. },
+            ) => {}
             What::Exited(exit) => {
                 page.exited = true;
                 page.tx = None;
@@ -248,8 +246,34 @@ pub fn run_pages(
     Ok(ExitCode::from(code))
 }
 
+/// Starts a content for each of `urls` (page number i for the i-th), all sending into
+/// `events`; one that cannot be started is a line, and `None`.
+pub fn start_contents(
+    urls: &[&Url],
+    mode: Mode,
+    events: &crossbeam::Sender<Event>,
+    printer: &Printer,
+) -> Vec<Option<Content>> {
+    urls.iter()
+        .enumerate()
+        .map(
+            |(i, url)| match transport::start(mode, i, events.clone(), crate::content::run) {
+                Ok(content) => Some(content),
+                Err(e) => {
+                    let line = format!(
+                        "jsprof: cannot start a {} for {url}: {e}",
+                        content_kind(mode)
+                    );
+                    printer.line(Some(i), Stream::Stderr, &line);
+                    None
+                }
+            },
+        )
+        .collect()
+}
+
 /// The lines that say how page `i`'s run ended.
-fn end_lines(printer: &Printer, i: usize, outcome: &Outcome) {
+pub fn end_lines(printer: &Printer, i: usize, outcome: &Outcome) {
     let mut lines = Vec::new();
     if let Some(error) = &outcome.load_error {
         lines.push(format!("jsprof: {error}"));

@@ -141,9 +141,15 @@ fn run_driven(
 ) -> Outcome {
     jsprof_script::set_next_page_generation(driven.generation);
     let browser = jsprof_script::Browser::new();
+    // `--start-paused`: released by Continue (or by Stop, which also ends the browser).
+    let (go, held) = std::sync::mpsc::channel::<()>();
     {
         let (browser, tx) = (browser.clone(), tx.clone());
         listen(rx, ending, move |message| match message {
+            ToContent::Scope { id, call } => crate::service::serve_call(&browser, &tx, id, call),
+            ToContent::Continue => {
+                let _ = go.send(());
+            }
             ToContent::WebDriver { id, command } => {
                 let respond = responder(&tx, id);
                 match command.get() {
@@ -153,9 +159,18 @@ fn run_driven(
                     Err(e) => respond(Err(Error::new(ErrorKind::InvalidArgument, e))),
                 }
             }
-            ToContent::Stop => browser.shutdown(),
+            ToContent::Stop => {
+                browser.shutdown();
+                let _ = go.send(());
+            }
             ToContent::Load(_) => {}
         });
+    }
+    if driven.hold {
+        let _ = held.recv();
+        if browser.is_shutdown() {
+            return Outcome::default();
+        }
     }
     let loaded = driven.loaded.map(|id| responder(tx, id));
     let navigated = run_navigation(url, options, &browser, loaded);

@@ -295,6 +295,7 @@ pub fn run(first: Option<Url>, mode: Mode, config: &Config, browser: &RemoteBrow
         let driven = Driven {
             loaded: respond.map(|respond| browser.expect_load(respond)),
             generation,
+            hold: false,
         };
         // The window's visibility, as the session left it.
         let mut page_config = config.clone();
@@ -449,6 +450,8 @@ fn run_content(
                 printer.line(None, Stream::Stderr, &text);
                 continue;
             }
+            // Only the profiler service's browser has a service.
+            Event::Service(_) => continue,
             Event::Page(_, what) => what,
         };
         match what {
@@ -467,7 +470,7 @@ fn run_content(
                 browser.answer(id, reply);
             }
             What::Message(FromContent::Done(outcome)) => ended.outcome = Some(outcome),
-            What::Message(FromContent::Hello { .. }) => {}
+            What::Message(FromContent::Hello { .. } | FromContent::ScopeReply { .. }) => {}
             What::Exited(exit) => {
                 ended.exit = Some(exit);
                 break;

@@ -52,6 +52,14 @@ struct Args {
     /// POST /session/{id}/forcesample). 0 picks a free port.
     #[arg(long, value_name = "PORT")]
     webdriver: Option<u16>,
+    /// Serve the profiler service (seed 003, Opera Scope's `profiler`) on 127.0.0.1:PORT,
+    /// JSON one message a line, and keep the pages running until its Quit, SIGINT or
+    /// SIGTERM (`jsprof scope PORT` is its client). 0 picks a free port.
+    #[arg(long, value_name = "PORT")]
+    profiler_service: Option<u16>,
+    /// With --profiler-service: hold each page's first load until a client sends Continue.
+    #[arg(long, requires = "profiler_service")]
+    start_paused: bool,
     /// Start the page hidden (document.visibilityState "hidden", as if minimised): its
     /// Profilers are paused until it is shown. Same as --pref dom.document.hidden=true.
     #[arg(long)]
@@ -96,6 +104,8 @@ mod diagnostics;
 mod driven;
 mod export;
 mod protocol;
+mod scope_client;
+mod service;
 mod signals;
 mod transport;
 
@@ -136,6 +146,16 @@ fn main() -> ExitCode {
             Some(token) => content::process_main(token),
             None => ExitCode::from(LOAD_ERROR),
         };
+    }
+    // `jsprof scope PORT`: the profiler service's client.
+    if sub == Some("scope") {
+        let rest = argv[1..].iter().cloned();
+        return scope_client::run(scope_client::ScopeArgs::parse_from(rest)).unwrap_or_else(
+            |message| {
+                eprintln!("jsprof: {message}");
+                ExitCode::from(LOAD_ERROR)
+            },
+        );
     }
     // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.
     if let Some(sub @ ("convert" | "report")) = sub {
@@ -232,6 +252,9 @@ fn run(args: Args) -> Result<ExitCode, String> {
         Mode::Threads
     };
     if let Some(port) = args.webdriver {
+        if args.profiler_service.is_some() {
+            return Err("--webdriver and --profiler-service: one or the other".into());
+        }
         if args.profile_out.is_some() || timeout.is_some() {
             return Err("--webdriver runs until SIGINT or SIGTERM: --profile-out and --timeout do not apply (the pages' Profilers and --trace-out do)".into());
         }
@@ -250,6 +273,12 @@ fn run(args: Args) -> Result<ExitCode, String> {
     }
     if urls.is_empty() {
         return Err("no page given".into());
+    }
+    if let Some(port) = args.profiler_service {
+        if args.profile_out.is_some() || timeout.is_some() || args.trace_out.is_some() {
+            return Err("--profiler-service runs until its Quit, SIGINT or SIGTERM: --profile-out, --trace-out and --timeout do not apply".into());
+        }
+        return service::run(port, urls, mode, &config, args.start_paused);
     }
     browser::run_pages(
         urls,
@@ -277,7 +306,10 @@ fn webdriver(
         .map_err(|e| format!("--webdriver {port}: cannot listen: {e}"))?;
     eprintln!("jsprof: WebDriver listening on http://{}", server.address());
     // From here a signal ends the browser (until then it ended the process).
-    signals::run_browser(&browser);
+    {
+        let browser = browser.clone();
+        signals::run_browser(move || browser.shutdown());
+    }
     let report = driven::run(first, mode, config, &browser);
     signals::browser_ended();
     // The session ends with the server (the browser is gone: nothing waits for it).

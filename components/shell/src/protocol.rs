@@ -35,6 +35,33 @@ pub enum ToContent {
     /// End the driven page now (the session ended, or the browser is shutting down): its
     /// script is stopped, its profilers too, and the content reports as at any end.
     Stop,
+    /// A call of the profiler service (`--profiler-service`) for the content's window,
+    /// answered by [`FromContent::ScopeReply`] with the same id.
+    Scope { id: u64, call: Json<ScopeCall> },
+    /// `--start-paused`: the held first load goes ahead (the service's `Continue`).
+    Continue,
+}
+
+/// What the profiler service asks of a window's content (`service.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum ScopeCall {
+    /// Start recording (now, or at the next navigation with `at_navigation`) and sampling
+    /// every `interval` ms.
+    Start { at_navigation: bool, interval: f64 },
+    /// Stop at once and hand over what was recorded.
+    Stop,
+    /// The window's frames.
+    Frames,
+}
+
+/// A content's answer to a [`ScopeCall`].
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ScopeReply {
+    Started(Result<(), String>),
+    /// The recording (none if it never began: a `URL` start whose navigation never came)
+    /// and the window's sampled trace with its offset (see `jsprof_script::ScopeRecording`).
+    Stopped(Option<(jsprof_scope::Recording, Option<(ProfilerTrace, f64)>)>),
+    Frames(Vec<jsprof_scope::FrameInfo>),
 }
 
 /// A content's page.
@@ -55,6 +82,8 @@ pub struct Driven {
     /// The page's number among all the browser's pages: WebDriver's element references
     /// carry it, so that one of a page navigated away from is known to be stale.
     pub generation: u64,
+    /// `--start-paused`: the load waits for [`ToContent::Continue`].
+    pub hold: bool,
 }
 
 /// How to run a page: what the command line said, as the content needs it.
@@ -126,6 +155,8 @@ pub enum FromContent {
     Traces(Vec<TraceJson>),
     /// The answer to [`ToContent::WebDriver`] `id`.
     Reply { id: u64, reply: Json<Reply> },
+    /// The answer to [`ToContent::Scope`] `id`.
+    ScopeReply { id: u64, reply: Json<ScopeReply> },
     /// The run ended: the last message.
     Done(Outcome),
 }
@@ -295,6 +326,7 @@ mod tests {
             driven: Some(Driven {
                 loaded: Some(3),
                 generation: 4,
+                hold: false,
             }),
         });
         match across(load) {

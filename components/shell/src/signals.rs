@@ -10,7 +10,8 @@
 //! - by default (parsing arguments, `jsprof convert`, a page run), a signal ends the process
 //!   as its default action does: killed by that signal, at once (content processes, `-M`,
 //!   die with it: see `transport.rs`);
-//! - while `jsprof --webdriver` runs its browser, the first signal shuts the browser down
+//! - while `jsprof --webdriver` or `--profiler-service` runs its browser, the first signal
+//!   shuts the browser down
 //!   (its page's script is stopped, its profilers too, in its content process with `-M`),
 //!   and `main` writes `--trace-out` and exits 0. If the browser has not ended [`BACKSTOP`] later (a navigation waiting on a
 //!   server that does not answer), or a second signal comes, the process is killed by the
@@ -31,8 +32,8 @@ pub const BACKSTOP: Duration = Duration::from_secs(10);
 enum State {
     /// It kills the process (its default action).
     Default,
-    /// It shuts down this browser.
-    Browser(crate::driven::RemoteBrowser),
+    /// It shuts down the browser, by this.
+    Browser(Box<dyn Fn() + Send>),
     /// A signal shut the browser down: the next one kills the process, and so does the
     /// backstop unless [`browser_ended`] comes first.
     Ending,
@@ -75,9 +76,9 @@ pub fn listen() {
     }
 }
 
-/// From now on a signal shuts `browser` down (see the module's doc).
-pub fn run_browser(browser: &crate::driven::RemoteBrowser) {
-    *lock() = State::Browser(browser.clone());
+/// From now on a signal shuts the browser down by calling `shutdown` (see the module's doc).
+pub fn run_browser(shutdown: impl Fn() + Send + 'static) {
+    *lock() = State::Browser(Box::new(shutdown));
 }
 
 /// The browser has ended: signals kill the process again.
@@ -95,8 +96,8 @@ fn on_signal(signal: Signal) {
     let mut state = lock();
     match &*state {
         State::Default | State::Ending => die(signal),
-        State::Browser(browser) => {
-            browser.shutdown();
+        State::Browser(shutdown) => {
+            shutdown();
             *state = State::Ending;
             drop(state);
             let backstop = std::thread::Builder::new()

@@ -45,6 +45,8 @@ pub enum Event {
     /// A line about the browser's process itself (a panic in a thread of a page without
     /// `-M`, see `diagnostics.rs`): printed as it is.
     Diagnostic(String),
+    /// From the profiler service's threads (`service.rs`).
+    Service(crate::service::ServiceEvent),
 }
 
 #[derive(Debug)]

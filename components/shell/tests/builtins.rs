@@ -15,7 +15,6 @@ mod common;
 use common::pages;
 use std::collections::BTreeMap;
 use std::process::Command;
-use std::thread;
 
 /// Whether what the `fetch` phase (fetch, Headers, Request, Response, XMLHttpRequest:
 /// prelude file `12-fetch.js`) reaches fails the test, as every other phase's does. Its
@@ -61,33 +60,15 @@ const WORKERS: &[&str] = &["worker"];
 /// A static server for `tests/pages` with `.headers` sidecars, and `/echo`: the request's
 /// body back, its method in `X-Method`, its `Content-Type` and `X-Echo` headers as sent.
 fn serve() -> u16 {
-    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
-    let port = server.server_addr().to_ip().unwrap().port();
-    let root = pages();
-    thread::spawn(move || {
-        for req in server.incoming_requests() {
-            let url = req.url().to_owned();
-            let path = url.split_once('?').map_or(url.as_str(), |(p, _)| p);
-            if path == "/echo" {
-                echo(req);
-                continue;
-            }
-            let file = root.join(path.trim_start_matches('/'));
-            let Ok(body) = std::fs::read(&file) else {
-                let _ = req
-                    .respond(tiny_http::Response::from_string("not found").with_status_code(404));
-                continue;
-            };
-            let mime = jsprof_net::mime_for(&file).unwrap_or("application/octet-stream");
-            let mut resp = tiny_http::Response::from_data(body)
-                .with_header(header(&format!("Content-Type: {mime}")));
-            for (name, value) in jsprof_net::sidecar_headers(&file).unwrap().iter() {
-                resp.add_header(header(&format!("{name}: {value}")));
-            }
-            let _ = req.respond(resp);
+    common::serve_pages(|req| {
+        let url = req.url().to_owned();
+        let path = url.split_once('?').map_or(url.as_str(), |(p, _)| p);
+        if path == "/echo" {
+            echo(req);
+            return None;
         }
-    });
-    port
+        Some(req)
+    })
 }
 
 /// The `/echo` answer to `req`.
@@ -98,7 +79,7 @@ fn echo(mut req: tiny_http::Request) {
         return;
     }
     let mut resp = tiny_http::Response::from_data(body)
-        .with_header(header(&format!("X-Method: {}", req.method())));
+        .with_header(common::header(&format!("X-Method: {}", req.method())));
     for name in ["Content-Type", "X-Echo"] {
         let values: Vec<&str> = req
             .headers()
@@ -107,14 +88,10 @@ fn echo(mut req: tiny_http::Request) {
             .map(|h| h.value.as_str())
             .collect();
         if !values.is_empty() {
-            resp.add_header(header(&format!("{name}: {}", values.join(", "))));
+            resp.add_header(common::header(&format!("{name}: {}", values.join(", "))));
         }
     }
     let _ = req.respond(resp);
-}
-
-fn header(h: &str) -> tiny_http::Header {
-    h.parse().unwrap()
 }
 
 /// What one realm reported.

@@ -37,6 +37,8 @@ thread_local! {
     static PREPARED: Cell<bool> = const { Cell::new(false) };
     /// The GC slice callback that was installed before ours (called after ours).
     static PREVIOUS_GC_SLICE: Cell<jsapi::JS::GCSliceCallback> = const { Cell::new(None) };
+    /// The embedder's observer of this thread's collections ([`observe_collections`]).
+    static GC_OBSERVER: Cell<Option<fn(Collection)>> = const { Cell::new(None) };
     /// This thread's agent, for the states sample markers read (collections, waits): apart
     /// from [`AGENT`], which a capture holds borrowed while it may collect.
     static MARKS: RefCell<Option<AgentHandle>> = const { RefCell::new(None) };
@@ -329,6 +331,49 @@ fn next_sample_in() -> Option<Nanos> {
     })
 }
 
+/// A collection's slice (major) or a nursery collection (minor), beginning or ending, as
+/// the GC callbacks the agent installs see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Collection {
+    pub begin: bool,
+    pub major: bool,
+    /// SpiderMonkey's name for why it collects (`ExplainGCReason`), at a begin.
+    pub reason: &'static str,
+}
+
+/// Has `observer` called at each begin and end of a collection on this thread (`None`: no
+/// more): a major collection's slices and nursery collections. Each begin is followed by
+/// its end before the next begin of the same kind; a nursery collection may run inside a
+/// major slice.
+pub fn observe_collections(observer: Option<fn(Collection)>) {
+    GC_OBSERVER.with(|o| o.set(observer));
+}
+
+/// SpiderMonkey's name for `reason`.
+fn gc_reason(reason: jsapi::JS::GCReason) -> &'static str {
+    // SAFETY: a pure lookup of a statically allocated C string by value.
+    let text = unsafe { jsapi::JS::ExplainGCReason(reason) };
+    if text.is_null() {
+        return "";
+    }
+    // SAFETY: non-null, and a NUL-terminated string with static storage, as documented.
+    unsafe { std::ffi::CStr::from_ptr(text) }
+        .to_str()
+        .unwrap_or("")
+}
+
+/// Tells the embedder's observer, if any, of a collection.
+fn tell_observer(begin: bool, major: bool, reason: impl FnOnce() -> &'static str) {
+    if let Some(observer) = GC_OBSERVER.with(Cell::get) {
+        let reason = if begin { reason() } else { "" };
+        observer(Collection {
+            begin,
+            major,
+            reason,
+        });
+    }
+}
+
 /// The GC slice callback of the runtime: tells the sampler's walk when a slice begins and
 /// ends (it keeps the slice's JS stack for ticks inside it) and the markers' `gc` state,
 /// then calls the callback that was installed before.
@@ -344,6 +389,18 @@ unsafe extern "C" fn on_gc_slice(
         match progress {
             GC_SLICE_BEGIN => with_marks(AgentHandle::gc_began),
             GC_SLICE_END | GC_CYCLE_END => with_marks(AgentHandle::gc_ended),
+            _ => {}
+        }
+        match progress {
+            GC_SLICE_BEGIN => tell_observer(true, true, || {
+                if desc.is_null() {
+                    ""
+                } else {
+                    // SAFETY: SpiderMonkey passes a description valid for the callback.
+                    gc_reason(unsafe { (*desc).reason_ })
+                }
+            }),
+            GC_SLICE_END => tell_observer(false, true, || ""),
             _ => {}
         }
         match progress {
@@ -365,11 +422,12 @@ unsafe extern "C" fn on_gc_slice(
 unsafe extern "C" fn on_nursery_collection(
     _cx: *mut JSContext,
     progress: jsapi::JS::GCNurseryProgress,
-    _reason: jsapi::JS::GCReason,
+    reason: jsapi::JS::GCReason,
     _data: *mut c_void,
 ) {
     guarded((), || {
         let begin = progress == jsapi::JS::GCNurseryProgress::GC_NURSERY_COLLECTION_START;
+        tell_observer(begin, false, || gc_reason(reason));
         with_marks(if begin {
             AgentHandle::gc_began
         } else {

@@ -129,9 +129,9 @@ use std::any::Any;
 use std::sync::RwLock;
 
 pub use agent::{
-    collect_garbage, enable_sampling, install_agent, prepare_runtime, release_runtime,
-    sampling_stats, uninstall_agent, waiting, AgentConfig, AgentError, RealmOfPrincipals,
-    SamplingStats,
+    collect_garbage, enable_sampling, install_agent, observe_collections, prepare_runtime,
+    release_runtime, sampling_stats, uninstall_agent, waiting, AgentConfig, AgentError, Collection,
+    RealmOfPrincipals, SamplingStats,
 };
 pub use capture::{
     capture_current_stack, is_saved_frame, saved_frame_principals, saved_frame_slot, slot,

@@ -9,6 +9,7 @@
 //! - [`fetch_headers`]: the Fetch standard's header rules and MIME types;
 //! - [`headers_sidecar`]: `.headers` sidecar files;
 //! - [`html_document`]: html5ever parsing, the node list and script positions;
+//! - [`scope_request`]: the profiler service's request lines, and `GetEvents` on a session;
 //! - [`symbolizer`]: oxc-based function naming and position resolution;
 //! - [`trace_builder`]: a stream of samples through a `Recorder` into a `ProfilerTrace`.
 //!
@@ -21,6 +22,7 @@ mod document_policy;
 mod fetch_headers;
 mod headers_sidecar;
 mod html_document;
+mod scope_request;
 mod symbolizer;
 pub mod trace_builder;
 
@@ -28,6 +30,7 @@ pub use document_policy::document_policy;
 pub use fetch_headers::fetch_headers;
 pub use headers_sidecar::headers_sidecar;
 pub use html_document::{html_document, misplaced_scripts};
+pub use scope_request::scope_request;
 pub use symbolizer::symbolizer;
 pub use trace_builder::trace_builder;
 
@@ -40,6 +43,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("fetch_headers", fetch_headers),
     ("headers_sidecar", headers_sidecar),
     ("html_document", html_document),
+    ("scope_request", scope_request),
     ("symbolizer", symbolizer),
     ("trace_builder", trace_builder),
 ];

@@ -4,7 +4,7 @@
 
 use jsprof_fuzz_properties::trace_builder::{self, Event, Frame, Stream};
 use jsprof_fuzz_properties::{
-    document_policy, fetch_headers, headers_sidecar, html_document, symbolizer,
+    document_policy, fetch_headers, headers_sidecar, html_document, scope_request, symbolizer,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -13,6 +13,41 @@ use proptest::sample::select;
 fn joined(pieces: &'static [&'static str], max: usize) -> impl Strategy<Value = String> {
     proptest::collection::vec(select(pieces), 0..max).prop_map(|v| v.concat())
 }
+
+// Pieces of the profiler service's requests.
+const SCOPE_PIECES: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"command\"",
+    "\"tag\"",
+    "\"payload\"",
+    "\"GetEvents\"",
+    "\"StartProfiler\"",
+    "3",
+    "1",
+    "0",
+    "-1",
+    "4294967296",
+    "1.5",
+    "null",
+    "\"sessionID\"",
+    "\"timelineID\"",
+    "\"mode\"",
+    "\"REDUCE_ALL\"",
+    "\"eventID\"",
+    "\"maxDepth\"",
+    "\"eventTypeList\"",
+    "\"interval\"",
+    "\"start\"",
+    "\"end\"",
+    "\"THREAD_EVALUATION\"",
+    "\"windowID\"",
+    "\"startMode\"",
+];
 
 // Document-Policy members and COOP/COEP values.
 const POLICY_PIECES: &[&str] = &[
@@ -304,6 +339,16 @@ proptest! {
         data.push(b'\n');
         data.extend(value.chars().filter_map(|c| u8::try_from(u32::from(c)).ok()));
         fetch_headers(&data);
+    }
+
+    #[test]
+    fn scope_request_bytes(data in bytes(256)) {
+        scope_request(&data);
+    }
+
+    #[test]
+    fn scope_request_structured(text in joined(SCOPE_PIECES, 24)) {
+        scope_request(text.as_bytes());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use jsprof_net::Url;
-use jsprof_profiler::{ProfilerTrace, Session};
+use jsprof_profiler::{Nanos, ProfilerTrace, Session};
 use jsprof_webdriver::{Command, Error, ErrorKind, Navigation, Reply, Responder};
 use serde_json::Value;
 
@@ -24,6 +24,9 @@ use crate::{PageError, RunOptions};
 
 use super::host::Sessions;
 use super::{navigation_start, Message, Page, GROUP};
+
+/// How long the profiler service's stop waits for its trace to be built.
+const SCOPE_TRACE_WAIT: Duration = Duration::from_secs(30);
 
 /// How long Force Sample waits for its samples to be recorded.
 const FORCE_SAMPLE_WAIT: Duration = Duration::from_secs(30);
@@ -53,6 +56,22 @@ pub(super) struct BrowserShared {
     /// A session ended (Reset): the running page is being stopped, and `about:blank` comes
     /// next, answering this.
     reset: Mutex<Option<Responder>>,
+    /// The profiler service's event recorder of the browser's pages (their windows and
+    /// frames).
+    pub(super) scope: Arc<jsprof_scope::Recorder>,
+    /// The sampling interval the service's session asked for, until its sampling session
+    /// starts on the page's loop.
+    scope_interval: Mutex<Option<f64>>,
+    /// That sampling session, with its window's time origin.
+    scope_sampling: Mutex<Option<(Session, Nanos)>>,
+}
+
+/// What the profiler service's session recorded ([`Browser::scope_stop`]).
+#[derive(Debug)]
+pub struct ScopeRecording {
+    pub recording: jsprof_scope::Recording,
+    /// The window's sampled trace, and how many ms its time 0 is before the recording's.
+    pub trace: Option<(ProfilerTrace, f64)>,
 }
 
 /// How other threads reach the running page.
@@ -105,6 +124,76 @@ impl jsprof_webdriver::Browser for Browser {
 impl Browser {
     pub fn new() -> Browser {
         Browser::default()
+    }
+
+    /// Whether [`Browser::shutdown`] was called.
+    pub fn is_shutdown(&self) -> bool {
+        self.shared.shutdown.load(Ordering::Acquire)
+    }
+
+    /// The profiler service's event recorder of this browser's pages.
+    pub fn scope(&self) -> &Arc<jsprof_scope::Recorder> {
+        &self.shared.scope
+    }
+
+    /// Starts the profiler service's session: events are recorded now (`Immediate`) or
+    /// from the window's next navigation (`Url`), and the window is sampled every
+    /// `interval` ms meanwhile (from its loop's next task: see `Page::start_scope_sampling`).
+    pub fn scope_start(
+        &self,
+        mode: jsprof_scope::record::StartMode,
+        interval: f64,
+    ) -> Result<(), String> {
+        self.shared
+            .scope
+            .start(mode)
+            .map_err(|_| "the window is already being profiled".to_owned())?;
+        *self
+            .shared
+            .scope_interval
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(interval);
+        if let Some(link) = self
+            .shared
+            .page
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            let _ = link.tx.send(Message::ScopeSampling);
+        }
+        Ok(())
+    }
+
+    /// Stops the profiler service's session: nothing more is recorded from now on; then its
+    /// sampling session stops and its trace is built (off the page's loop). `None` if
+    /// nothing was recording (a `URL` start still waiting for its navigation).
+    pub fn scope_stop(&self) -> Option<ScopeRecording> {
+        let recording = self.shared.scope.stop();
+        self.shared
+            .scope_interval
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let sampling = self
+            .shared
+            .scope_sampling
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let recording = recording?;
+        let trace = sampling.and_then(|(session, origin)| {
+            let (tx, rx) = mpsc::channel();
+            session
+                .stop(move |trace| {
+                    let _ = tx.send(trace);
+                })
+                .ok()?;
+            let trace = rx.recv_timeout(SCOPE_TRACE_WAIT).ok()?;
+            let offset = (recording.epoch_nanos as f64 - origin as f64) / 1e6;
+            Some((trace, offset))
+        });
+        Some(ScopeRecording { recording, trace })
     }
 
     fn wait(&self, command: Command, respond: Responder) {
@@ -273,14 +362,28 @@ fn run_driven_page(
     browser: &Browser,
     respond: Option<Responder>,
 ) -> Result<DrivenPage, String> {
+    // The profiler service records this page's events (a `URL` start begins here, before
+    // its first byte).
+    let scope = browser.shared.scope.clone();
+    jsprof_scope::record::install(Some(scope.clone()));
+    jsprof_spidermonkey::observe_collections(Some(scope_collection));
+    scope.navigation_started();
     let started = navigation_start();
+    let load_start = std::time::Instant::now();
     let page = options
         .loader
         .fetch(url)
         .map_err(PageError::from)
         .and_then(|response| {
+            super::scope_load(Some(&scope), 1, load_start, url.as_str(), Ok(&response));
             let text = response.text();
-            match document::parse(&text, &options.prefs.document_limits(), None) {
+            let parsing =
+                jsprof_scope::record::begin(1, || jsprof_scope::Details::DocumentParsing {
+                    url: response.url.to_string(),
+                });
+            let parsed = document::parse(&text, &options.prefs.document_limits(), None);
+            drop(parsing);
+            match parsed {
                 Ok(doc) => Page::start(response, doc, started, options, None),
                 Err(error) => Err(PageError::Document {
                     url: response.url,
@@ -347,7 +450,12 @@ fn run_driven_page(
                 .send(Message::WebDriver(command, respond));
         }
     }
+    // A session started before the page was: its sampling starts with it.
+    page.start_scope_sampling();
     page.run_to_end(options);
+    jsprof_scope::record::install(None);
+    jsprof_spidermonkey::observe_collections(None);
+    SCOPE_COLLECTIONS.with(|c| c.borrow_mut().clear());
     // The page is gone: commands still queued for it go to the next one.
     *browser
         .shared
@@ -385,4 +493,79 @@ fn pause_sessions(sessions: &Sessions, hidden: bool) {
             session.resume();
         }
     }
+}
+
+impl Page {
+    /// Starts the sampling session of the profiler service's running session, if it asked
+    /// for one and none runs: the top-level window's realm, at the session's interval.
+    pub(super) fn start_scope_sampling(&mut self) {
+        let Some(browser) = &self.browser else {
+            return;
+        };
+        let shared = browser.shared.clone();
+        if !shared.scope.is_recording() {
+            return;
+        }
+        let Some(interval) = shared
+            .scope_interval
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            return;
+        };
+        let started = jsprof_script_bindings::host::Host::start_profiling(
+            &*self.host,
+            self.window,
+            interval,
+            u32::MAX,
+            Default::default(),
+            None,
+        );
+        match started {
+            Ok(session) => {
+                let origin = self.host.doc(self.window).time_origin;
+                *shared
+                    .scope_sampling
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some((session, origin));
+            }
+            Err(e) => self.host.print(
+                self.window,
+                true,
+                &format!("jsprof: profiler service: no sampling: {e}"),
+            ),
+        }
+    }
+}
+
+thread_local! {
+    /// The profiler service's collection events running on this thread, innermost last
+    /// (a guard of no event for one that began while nothing recorded).
+    static SCOPE_COLLECTIONS: std::cell::RefCell<Vec<jsprof_scope::EventGuard>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The profiler service's `GENERIC` events: a collection, major (a slice) or minor, with
+/// its reason, from the agent's GC callbacks (the ones the `gc` marker comes from).
+fn scope_collection(c: jsprof_spidermonkey::Collection) {
+    let _ = SCOPE_COLLECTIONS.try_with(|events| {
+        let Ok(mut events) = events.try_borrow_mut() else {
+            return;
+        };
+        if c.begin {
+            events.push(jsprof_scope::record::begin_here(|| {
+                jsprof_scope::Details::Gc {
+                    kind: if c.major {
+                        jsprof_scope::GcKind::Major
+                    } else {
+                        jsprof_scope::GcKind::Minor
+                    },
+                    reason: c.reason.to_owned(),
+                }
+            }));
+        } else {
+            events.pop();
+        }
+    });
 }

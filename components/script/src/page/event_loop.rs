@@ -168,8 +168,21 @@ impl Page {
                 let at = Instant::now() + timer.delay;
                 self.host.arm(Timer { ..timer }, at);
             }
+            let event = jsprof_scope::record::begin(timer.window.index() as u32 + 1, || {
+                jsprof_scope::Details::ThreadEvaluation {
+                    kind: if timer.repeat {
+                        jsprof_scope::EvalKind::Interval
+                    } else {
+                        jsprof_scope::EvalKind::Timeout
+                    },
+                    event_type: None,
+                    script: None,
+                    function: None,
+                }
+            });
             self.js
                 .call_hook(timer.window, c"fireTimer", &[Arg::Num(timer.id as f64)]);
+            drop(event);
             self.checkpoint();
             return true;
         }
@@ -236,6 +249,7 @@ impl Page {
                 self.checkpoint();
             }
             Message::WebDriver(command, respond) => self.webdriver(command, respond),
+            Message::ScopeSampling => self.start_scope_sampling(),
             Message::Script {
                 window,
                 element,

@@ -54,7 +54,15 @@ impl Page {
             }
         };
         let limits = self.host.options.prefs.document_limits();
-        let doc = match document::parse(&response.text(), &limits, self.deadline) {
+        // The child's window is the next one: its frame.
+        let frame = self.host.docs.borrow().len() as u32 + 1;
+        let parsing =
+            jsprof_scope::record::begin(frame, || jsprof_scope::Details::DocumentParsing {
+                url: response.url.to_string(),
+            });
+        let parsed = document::parse(&response.text(), &limits, self.deadline);
+        drop(parsing);
+        let doc = match parsed {
             Ok(doc) => doc,
             Err(e) => {
                 self.host.print(
@@ -102,6 +110,13 @@ impl Page {
                 frames.resize(index as usize + 1, None);
             }
             frames[index as usize] = Some(child);
+        }
+        if let Some(recorder) = jsprof_scope::record::current() {
+            recorder.set_frame(jsprof_scope::FrameInfo {
+                frame_id: child.index() as u32 + 1,
+                parent: Some(parent.index() as u32 + 1),
+                url: url.to_string(),
+            });
         }
         self.js.attach_frame(parent, index, child);
         self.js.call_hook(child, c"startFrames", &[]);

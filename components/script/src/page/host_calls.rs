@@ -89,9 +89,14 @@ impl JsprofHostMethods for PageHost {
         let pending = self.tasks.expect();
         let loader = self.options.loader.clone();
         let origin = self.doc(window).origin.clone();
+        let scope = jsprof_scope::record::current();
         std::thread::spawn(move || {
             let credentials = request.credentials;
-            let (meta, body) = api_response(api_fetch(&loader, origin, request), credentials);
+            let (start, url) = (std::time::Instant::now(), request.url.to_string());
+            let fetched = api_fetch(&loader, origin, request);
+            let frame = window.index() as u32 + 1;
+            super::scope_load(scope.as_ref(), frame, start, &url, fetched.as_ref());
+            let (meta, body) = api_response(fetched, credentials);
             pending.queue(Box::new(move |js| {
                 js.call_hook(
                     window,
@@ -234,7 +239,10 @@ impl JsprofHostMethods for PageHost {
         let loader = self.options.loader.clone();
         let origin = self.doc(window).origin.clone();
         let tx = self.messages_tx.clone();
+        let scope = jsprof_scope::record::current();
         std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let fetched = inline.is_none();
             let result = jsprof_net::parse_url(&url).and_then(|u| match inline {
                 // An inline module: its text, at its document's URL.
                 Some(text) => Ok(Response {
@@ -254,6 +262,10 @@ impl JsprofHostMethods for PageHost {
                     element.crossorigin.as_deref(),
                 )),
             });
+            if fetched {
+                let frame = window.index() as u32 + 1;
+                super::scope_load(scope.as_ref(), frame, start, &url, result.as_ref());
+            }
             let _ = tx.send(Message::Script {
                 window,
                 element,
@@ -426,11 +438,16 @@ impl JsprofHostMethods for PageHost {
         let origin = self.doc(window).origin.clone();
         // The iframe's navigation starts now: its document's time origin.
         let started = navigation_start();
+        let scope = jsprof_scope::record::current();
         std::thread::spawn(move || {
             // A navigation by the parent's document: any origin, but no file: URL for a
             // web page.
+            let start = std::time::Instant::now();
             let result = jsprof_net::parse_url(&url)
                 .and_then(|u| loader.fetch_request(&Request::navigate(u, Some(origin))));
+            // Recorded in the parent's frame: the child's is made once it has arrived.
+            let frame = window.index() as u32 + 1;
+            super::scope_load(scope.as_ref(), frame, start, &url, result.as_ref());
             let _ = tx.send(Message::Frame {
                 parent: window,
                 index,
@@ -583,11 +600,24 @@ impl Host for PageHost {
             ScriptKind::Classic
         };
         let request = script_request(url, &self.doc(window).origin, kind, None);
-        let response = self
-            .options
-            .loader
-            .fetch_request(&request)
-            .map_err(|e| e.to_string())?;
+        // On the loop's thread, inside the evaluation that imports it.
+        let loading = jsprof_scope::record::begin(window.index() as u32 + 1, || {
+            jsprof_scope::Details::Process {
+                url: request.url.to_string(),
+                status: 0,
+                bytes: 0,
+            }
+        });
+        let response = self.options.loader.fetch_request(&request);
+        if let Ok(r) = &response {
+            loading.update(jsprof_scope::Details::Process {
+                url: r.url.to_string(),
+                status: r.status,
+                bytes: r.body.len() as u64,
+            });
+        }
+        drop(loading);
+        let response = response.map_err(|e| e.to_string())?;
         if !response.ok() {
             return Err(format!("{}: HTTP status {}", response.url, response.status));
         }

@@ -43,7 +43,7 @@ mod host_calls;
 mod scripts;
 mod webdriver;
 
-pub use self::browser::{run_navigation, Browser, Navigated};
+pub use self::browser::{run_navigation, Browser, Navigated, ScopeRecording};
 pub use self::console::{Console, Stream};
 pub use self::host::set_next_page_generation;
 mod workers;
@@ -267,6 +267,34 @@ impl Doc {
     }
 }
 
+/// The profiler service's `PROCESS` event for a load of frame `frame` (a window's index + 1)
+/// that began at `start` and ended now, on whatever thread made it: its URL, status and
+/// bytes (a network error: status 0, no bytes).
+fn scope_load(
+    recorder: Option<&Arc<jsprof_scope::Recorder>>,
+    frame: u32,
+    start: Instant,
+    url: &str,
+    result: Result<&Response, &LoadError>,
+) {
+    let Some(recorder) = recorder.filter(|r| r.is_recording()) else {
+        return;
+    };
+    let details = match result {
+        Ok(r) => jsprof_scope::Details::Process {
+            url: r.url.to_string(),
+            status: r.status,
+            bytes: r.body.len() as u64,
+        },
+        Err(_) => jsprof_scope::Details::Process {
+            url: url.to_owned(),
+            status: 0,
+            bytes: 0,
+        },
+    };
+    recorder.record_span(frame, start, Instant::now(), details);
+}
+
 /// A script fetched on a helper thread.
 struct Fetched {
     index: usize,
@@ -299,6 +327,9 @@ enum Message {
     },
     /// A command of the WebDriver server for this page (see [`webdriver`]).
     WebDriver(jsprof_webdriver::Command, jsprof_webdriver::Responder),
+    /// The profiler service started a session: its sampling session starts (see
+    /// [`Browser::scope_start`]).
+    ScopeSampling,
 }
 
 /// A script ready to run.
@@ -446,16 +477,27 @@ impl Page {
             ),
             None => None,
         };
+        let scope = jsprof_scope::record::current();
+        if let Some(recorder) = &scope {
+            recorder.set_frame(jsprof_scope::FrameInfo {
+                frame_id: window.index() as u32 + 1,
+                parent: None,
+                url: response.url.to_string(),
+            });
+        }
         let mut loads_outstanding = 0;
         for s in doc.scripts.iter().filter(|s| s.index != usize::MAX) {
             if let Some(src) = &s.src {
+                let scope = scope.clone();
                 let tx = tx.clone();
                 let loader = options.loader.clone();
                 let index = s.index;
                 let target = join_src(&response.url, src);
                 let origin = top_doc.origin.clone();
                 let (kind, crossorigin) = (s.kind, s.crossorigin.clone());
+                let src = src.clone();
                 std::thread::spawn(move || {
+                    let start = Instant::now();
                     let result = target.and_then(|u| {
                         loader.fetch_request(&script_request(
                             u,
@@ -464,6 +506,7 @@ impl Page {
                             crossorigin.as_deref(),
                         ))
                     });
+                    scope_load(scope.as_ref(), 1, start, &src, result.as_ref());
                     let _ = tx.send(Message::Fetched(Fetched { index, result }));
                 });
                 loads_outstanding += 1;

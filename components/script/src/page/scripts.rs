@@ -68,6 +68,18 @@ impl Page {
         }
         let kind = s.kind;
         let external = s.src.is_some();
+        let _event = jsprof_scope::record::begin(w.index() as u32 + 1, || {
+            jsprof_scope::Details::ThreadEvaluation {
+                kind: match (kind, external) {
+                    (ScriptKind::Module, _) => jsprof_scope::EvalKind::Module,
+                    (ScriptKind::Classic, true) => jsprof_scope::EvalKind::External,
+                    (ScriptKind::Classic, false) => jsprof_scope::EvalKind::Inline,
+                },
+                event_type: None,
+                script: Some(ready.url.clone()),
+                function: None,
+            }
+        });
         if kind == ScriptKind::Classic {
             self.js
                 .call_hook(w, c"setCurrentScript", &[Arg::Num(i as f64)]);

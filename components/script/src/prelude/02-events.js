@@ -147,13 +147,18 @@
   // https://dom.spec.whatwg.org/#concept-event-listener-inner-invoke, step "call a user
   // object's operation": a function is called, any other object has its `handleEvent`
   // read and called; what it throws is reported.
+  // The listeners `on<event>` handler attributes register (the page's function is the one
+  // they call, which they name to the profiler service themselves).
+  const handlerListeners = new WeakMapCtor();
   function callListener(target, callback, event) {
     try {
       if (typeof callback === "function") {
+        if (!WeakMapGet(handlerListeners, callback)) host.scopeEntered(callback);
         ReflectApply(callback, target, [event]);
       } else {
         const handleEvent = callback.handleEvent;
         if (typeof handleEvent !== "function") throw new TypeErrorCtor("handleEvent is not a function");
+        host.scopeEntered(handleEvent);
         ReflectApply(handleEvent, callback, [event]);
       }
     } catch (e) {
@@ -274,6 +279,7 @@
           // https://html.spec.whatwg.org/#the-event-handler-processing-algorithm
           const listener = (event) => {
             if (typeof h.value !== "function") return;
+            host.scopeEntered(h.value);
             const extra = extraOf(event);
             if (name === "error" && extra.isErrorEvent && self === global) {
               const r = ReflectApply(h.value, self, [extra.message, extra.filename, extra.lineno, extra.colno, extra.error]);
@@ -285,6 +291,7 @@
           };
           h = { __proto__: null, value: null, listener };
           WeakMapSet(handlers, this, h);
+          WeakMapSet(handlerListeners, listener, true);
           addListener(this, name, listener, false, false);
         }
         h.value = typeof value === "function" ? value : null;

@@ -59,7 +59,10 @@
       const t = MapGet(timerTable, id);
       if (t === undefined) return;
       if (!t.repeat) MapDelete(timerTable, id);
-      if (typeof t.handler === "function") ReflectApply(t.handler, global, t.args);
+      if (typeof t.handler === "function") {
+        host.scopeEntered(t.handler);
+        ReflectApply(t.handler, global, t.args);
+      }
       else IndirectEval(t.handler);
     },
     setCurrentScript(index) { currentScript = index >= 0 ? scriptElements[index] ?? null : null; },

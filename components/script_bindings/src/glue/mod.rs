@@ -217,11 +217,13 @@ unsafe fn compile_and_run_classic(
         MUTED_URLS.with(|m| m.borrow_mut().insert(url.to_owned()));
     }
     let mut src = transform_str_to_source_text(source);
+    let compiling = scope_compilation(cx, url, line, column, jsprof_scope::ScriptKind::Classic);
     // SAFETY: per the contract, `cx` is this thread's context in a window's realm; `opts.ptr`
     // is the live CompileOptions owned by `opts` and `src` outlives the call. The result is
     // rooted on the next line, before anything can GC.
     let compiled = unsafe { jsapi::JS::Compile1(cx, opts.ptr, &mut src) };
     rooted!(in(cx) let script = compiled);
+    drop(compiling);
     if script.get().is_null() {
         return false;
     }
@@ -240,6 +242,27 @@ unsafe fn compile_and_run_classic(
     // SAFETY: per the contract, `cx` is this thread's context in the realm `script` was
     // compiled in; `script` and `rval` are rooted for the call.
     unsafe { jsapi::JS_ExecuteScript(cx, script.handle().into(), rval.handle_mut().into()) }
+}
+
+/// The profiler service's `SCRIPT_COMPILATION` event for a script of `url` whose text
+/// starts at (line, column) of its resource, compiled in the current window: an inline
+/// script's text never starts at 1:1 (it follows its `<script>` tag), a fetched one's
+/// always does.
+fn scope_compilation(
+    cx: *mut JSContext,
+    url: &str,
+    line: u32,
+    column: u32,
+    script_kind: jsprof_scope::ScriptKind,
+) -> jsprof_scope::EventGuard {
+    if !jsprof_scope::record::recording() {
+        return jsprof_scope::EventGuard::NONE;
+    }
+    let frame = current_window(cx).index() as u32 + 1;
+    jsprof_scope::record::begin(frame, || jsprof_scope::Details::ScriptCompilation {
+        url: ((line, column) == (1, 1)).then(|| url.to_owned()),
+        script_kind,
+    })
 }
 
 /// The first panic caught in the engine (a bug, never page content): the run ends, as at

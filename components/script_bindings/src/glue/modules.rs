@@ -33,11 +33,14 @@ pub(super) unsafe fn compile_module(
     let wrapper = unsafe { wrap_cx(cx) };
     let opts = compile_options(&wrapper, url, line, column);
     let mut src = transform_str_to_source_text(source);
+    let compiling =
+        super::scope_compilation(cx, url, line, column, jsprof_scope::ScriptKind::Module);
     // SAFETY: as the function's contract, `cx` is this thread's context in a window's realm;
     // `opts.ptr` is the live CompileOptions owned by `opts` and `src` outlives the call. The
     // result is rooted on the next line, before anything can GC.
     let compiled = unsafe { jsapi::JS::CompileModule1(cx, opts.ptr, &mut src) };
     rooted!(in(cx) let module = compiled);
+    drop(compiling);
     if module.get().is_null() {
         return ptr::null_mut();
     }

@@ -1,14 +1,17 @@
 //! The engine's intrinsics on the prelude's `host` object: the calls that take or return JS
 //! objects, or run script in the caller's realm (`windowFor`, `callerWindow`, `runScript`,
-//! `importScript`, `promiseResult`, `whenSettled`, `isProxy`). The rest of `host` is the generated
-//! `JsprofHost` namespace (`webidl/internal/host.webidl`, which the host implements); the
-//! structured-clone natives are in `clone.rs`. A throwing argument conversion throws on.
+//! `importScript`, `promiseResult`, `whenSettled`, `isProxy`, `scopeEntered`). The rest of
+//! `host` is the generated `JsprofHost` namespace (`webidl/internal/host.webidl`, which the
+//! host implements); the structured-clone natives are in `clone.rs`. A throwing argument
+//! conversion throws on.
 
 use std::ptr;
 
 use jsprof_spidermonkey::InScript;
 use mozjs::jsapi::{self, CallArgs, JSContext, JSObject, Value};
-use mozjs::jsval::{BooleanValue, DoubleValue, NullValue, ObjectValue, UndefinedValue};
+use mozjs::jsval::{
+    BooleanValue, DoubleValue, NullValue, ObjectValue, StringValue, UndefinedValue,
+};
 use mozjs::rooted;
 
 use crate::runtime::WindowId;
@@ -316,6 +319,48 @@ pub(super) unsafe extern "C" fn native_when_settled(
     };
     // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
     unsafe { with_args(cx, argc, vp, "whenSettled", 0, body) }
+}
+
+/// `scopeEntered(callback)`: the evaluation the profiler service is recording (a timer, an
+/// event handler, a message) enters `callback`: its name is recorded as the function
+/// entered. Nothing when no session records; a callback that is not a function (after
+/// unwrapping a same-origin wrapper) names nothing.
+pub(super) unsafe extern "C" fn native_scope_entered(
+    cx: *mut JSContext,
+    argc: u32,
+    vp: *mut Value,
+) -> bool {
+    let body = |args: &CallArgs| {
+        args.rval().set(UndefinedValue());
+        let v = args.get(0).get();
+        if !jsprof_scope::record::recording() || !v.is_object() {
+            return true;
+        }
+        // SAFETY: `v` is an object rooted by the call's arguments; unwrapping only reads its
+        // wrappers' targets, which the wrapper keeps alive.
+        let target = unsafe { jsapi::js::UncheckedUnwrapWithoutExpose(v.to_object()) };
+        // SAFETY: `target` is a live object (checked non-null first).
+        if target.is_null() || !unsafe { jsapi::JS_ObjectIsFunction(target) } {
+            return true;
+        }
+        // SAFETY: `target` is a function object.
+        let fun = unsafe { jsapi::JS_GetObjectFunction(target) };
+        // SAFETY: `fun` is a live function; its display name is read as it is, without
+        // allocating (null when it has none).
+        let id = unsafe { jsapi::JS_GetMaybePartialFunctionDisplayId(fun) };
+        let name = if id.is_null() {
+            "(anonymous)".to_owned()
+        } else {
+            // SAFETY: `id` is a non-null string the function holds, rooted on this line.
+            rooted!(in(cx) let name = StringValue(unsafe { &*id }));
+            // SAFETY: `cx` is the live context; `name` is a rooted string value.
+            unsafe { to_rust_string(cx, name.handle().into()) }.unwrap_or_default()
+        };
+        jsprof_scope::record::entered(name);
+        true
+    };
+    // SAFETY: called from this JSNative with SpiderMonkey's `cx`, `argc` and `vp`.
+    unsafe { with_args(cx, argc, vp, "scopeEntered", 1, body) }
 }
 
 /// `isProxy(value)`: whether `value` is a scripted Proxy (or a wrapper of one), whose every

@@ -21,7 +21,7 @@ use super::clone::{
 use super::modules::{GLOBALS, MODULE_MAPS};
 use super::natives::{
     native_caller_window, native_import_script, native_is_proxy, native_promise_result,
-    native_run_script, native_when_settled, native_window_for,
+    native_run_script, native_scope_entered, native_when_settled, native_window_for,
 };
 use super::security::{RealmInfo, PRINCIPALS_CALLBACKS};
 use super::strings::new_string;
@@ -110,7 +110,7 @@ impl Js {
                     host_obj.handle_mut(),
                 )
             }?;
-            let natives: [(&CStr, jsapi::JSNative, u32); 11] = [
+            let natives: [(&CStr, jsapi::JSNative, u32); 12] = [
                 (c"windowFor", Some(native_window_for), 1),
                 (c"runScript", Some(native_run_script), 2),
                 (c"importScript", Some(native_import_script), 1),
@@ -118,6 +118,7 @@ impl Js {
                 (c"promiseResult", Some(native_promise_result), 1),
                 (c"whenSettled", Some(native_when_settled), 3),
                 (c"isProxy", Some(native_is_proxy), 1),
+                (c"scopeEntered", Some(native_scope_entered), 1),
                 (c"platformObject", Some(native_platform_object), 2),
                 (c"platformState", Some(native_platform_state), 1),
                 (c"cloneWrite", Some(native_clone_write), 3),

@@ -294,6 +294,7 @@ impl Js {
         first: Value,
         args: &[Arg],
     ) -> bool {
+        let _event = scope_evaluation(w, name, args);
         let Some((cx, _realm)) = self.enter_window(w) else {
             return false;
         };
@@ -392,6 +393,8 @@ impl Js {
     /// a handler to their pages.
     pub fn perform_microtask_checkpoint(&mut self) {
         let cx = self.cx();
+        // The profiler service's microtask evaluation: from the first job run to the end.
+        let mut event = jsprof_scope::EventGuard::NONE;
         loop {
             // A JS microtask runs in the realm of its execution global, as MicroTask.h
             // requires, and stays rooted.
@@ -416,6 +419,12 @@ impl Js {
                 }
                 rooted!(in(cx) let global = global);
                 let _realm = InRealm::new(cx, global.get());
+                if !event.is_recording() && jsprof_scope::record::recording() {
+                    let frame = super::current_window(cx).index() as u32 + 1;
+                    event = jsprof_scope::record::begin(frame, || {
+                        evaluation(jsprof_scope::EvalKind::Microtask, None)
+                    });
+                }
                 let _in_script = InScript::enter();
                 // SAFETY: in the job's execution global's realm on this thread; `job` is
                 // rooted.
@@ -471,4 +480,44 @@ unsafe fn load_requested_modules(cx: *mut JSContext, module: jsapi::HandleObject
     };
     // SAFETY: `cx` is this thread's live context (only evaluated if `loaded`).
     loaded && !unsafe { jsapi::JS_IsExceptionPending(cx) }
+}
+
+/// A `THREAD_EVALUATION` of `kind` (an event handler's with its event type).
+fn evaluation(kind: jsprof_scope::EvalKind, event_type: Option<String>) -> jsprof_scope::Details {
+    jsprof_scope::Details::ThreadEvaluation {
+        kind,
+        event_type,
+        script: None,
+        function: None,
+    }
+}
+
+/// The profiler service's `THREAD_EVALUATION` for the engine's task calling hook `name` of
+/// window `w`: events it dispatches (with their type), messages, worker messages, fetch
+/// answers. Hooks that are not such a task (bookkeeping, timers, which the event loop
+/// records with their kind) record nothing.
+fn scope_evaluation(w: WindowId, name: &CStr, args: &[Arg]) -> jsprof_scope::EventGuard {
+    use jsprof_scope::EvalKind;
+    if !jsprof_scope::record::recording() {
+        return jsprof_scope::EventGuard::NONE;
+    }
+    let text = |i: usize| match args.get(i) {
+        Some(Arg::Str(s)) => Some((*s).to_owned()),
+        _ => None,
+    };
+    let named = |t: &str| Some(t.to_owned());
+    let (kind, event_type) = match name.to_bytes() {
+        b"fireEvent" => (EvalKind::EventHandler, text(0)),
+        b"fireScriptEvent" => (EvalKind::EventHandler, text(1)),
+        b"setReadyState" => (EvalKind::EventHandler, named("readystatechange")),
+        b"fireDOMContentLoaded" => (EvalKind::EventHandler, named("DOMContentLoaded")),
+        b"fireLoad" | b"frameLoaded" => (EvalKind::EventHandler, named("load")),
+        b"workerError" => (EvalKind::EventHandler, named("error")),
+        b"setVisibility" => (EvalKind::EventHandler, named("visibilitychange")),
+        b"windowMessage" | b"portMessage" => (EvalKind::Message, None),
+        b"workerMessage" => (EvalKind::WorkerMessage, None),
+        b"fetchDone" => (EvalKind::FetchCallback, None),
+        _ => return jsprof_scope::EventGuard::NONE,
+    };
+    jsprof_scope::record::begin(w.index() as u32 + 1, || evaluation(kind, event_type))
 }

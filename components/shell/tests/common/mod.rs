@@ -44,3 +44,40 @@ pub fn spawn_reading_lines(
     let stderr = lines(Box::new(child.stderr.take().unwrap()));
     (child, stdout, stderr)
 }
+
+/// A static HTTP server for `tests/pages` on 127.0.0.1 (listening before its port is
+/// returned), with `.headers` sidecars; `route` sees each request first and keeps it
+/// (returns `None`) if it answers it itself.
+pub fn serve_pages(
+    route: impl Fn(tiny_http::Request) -> Option<tiny_http::Request> + Send + 'static,
+) -> u16 {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let port = server.server_addr().to_ip().unwrap().port();
+    let root = pages();
+    std::thread::spawn(move || {
+        for req in server.incoming_requests() {
+            let Some(req) = route(req) else { continue };
+            let url = req.url().to_owned();
+            let path = url.split_once('?').map_or(url.as_str(), |(p, _)| p);
+            let file = root.join(path.trim_start_matches('/'));
+            let Ok(body) = std::fs::read(&file) else {
+                let _ = req
+                    .respond(tiny_http::Response::from_string("not found").with_status_code(404));
+                continue;
+            };
+            let mime = jsprof_net::mime_for(&file).unwrap_or("application/octet-stream");
+            let mut resp = tiny_http::Response::from_data(body)
+                .with_header(header(&format!("Content-Type: {mime}")));
+            for (name, value) in jsprof_net::sidecar_headers(&file).unwrap().iter() {
+                resp.add_header(header(&format!("{name}: {value}")));
+            }
+            let _ = req.respond(resp);
+        }
+    });
+    port
+}
+
+/// A header line as tiny_http takes it.
+pub fn header(h: &str) -> tiny_http::Header {
+    h.parse().unwrap()
+}

@@ -1,0 +1,2 @@
+function external() { spin(2); }
+external();

@@ -1,0 +1,1 @@
+export function half(n) { return n / 2; }

@@ -1,0 +1,3 @@
+import { half } from "./lib.js";
+spin(half(4));
+done("module");
