@@ -27,6 +27,12 @@
     return out;
   }
 
+  // What `sample`'s frames say (name, line, column, url), outermost first, as a string that
+  // compares across traces: each trace numbers its own frames and resources.
+  function frameText(trace, sample) {
+    return JSON.stringify(framesOf(trace, sample).map(({ name, line, column, url }) => ({ name, line, column, url })));
+  }
+
   // Whether some frame matches every property of `want` (name, line, column, url).
   function containsFrame(trace, want) {
     return trace.frames.some((f) => {
@@ -43,5 +49,5 @@
     });
   }
 
-  global.ProfilingUtils = { spin, profile, framesOf, containsFrame, containsStack };
+  global.ProfilingUtils = { spin, profile, framesOf, frameText, containsFrame, containsStack };
 })(self);
