@@ -36,7 +36,6 @@ use std::process::Command;
 
 #[path = "common/stats.rs"]
 mod stats;
-use stats::tolerance;
 
 /// The probability that a test of this file fails although jsprof samples truthfully.
 const FALSE_FAILURE: f64 = 1e-3;
@@ -83,35 +82,10 @@ fn one_by_one(url: &str, args: &[&str], count: usize) -> Vec<serde_json::Value> 
 /// One accuracy test at a time.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The fewest samples a comparison may rest on. With fewer, the test could not tell a
-/// profile that sees one phase only (0% or 100% against 70%, 30 points off) from the truth:
-/// at 60 samples a 70% share is allowed 25 points. An idle machine gives about one sample
-/// per block (220 to 1500 here); one whose cores are busy with other work loses some ticks to
-/// a late sampler (`missed_blocks`), and many of the rest have no stack (`late_answers`):
-/// with two busy processes beside it, 105 to 400.
-const MIN_SAMPLES: u64 = 60;
-
 /// Asserts that `sampled` of `n` samples is the share `truth` within the comparison's
-/// tolerance, and that `n` is at least [`MIN_SAMPLES`].
+/// tolerance (`stats::assert_share`, with this file's [`FALSE_FAILURE`]).
 fn assert_share(what: &str, sampled: u64, n: u64, truth: f64, comparisons: usize) {
-    assert!(n >= MIN_SAMPLES, "{what}: only {n} samples");
-    let share = sampled as f64 / n as f64;
-    let allowed = tolerance(truth, n, comparisons, FALSE_FAILURE);
-    // Shown with --nocapture: how far each run was from its truth, against its allowance.
-    eprintln!(
-        "{what}: sampled {:.2}%, truth {:.2}%, off {:.2} of {:.2} allowed points, n = {n}",
-        share * 100.0,
-        truth * 100.0,
-        (share - truth).abs() * 100.0,
-        allowed * 100.0
-    );
-    assert!(
-        (share - truth).abs() <= allowed,
-        "{what}: {:.2}% of {n} samples, truth {:.2}%, allowed {:.2} points",
-        share * 100.0,
-        truth * 100.0,
-        allowed * 100.0
-    );
+    stats::assert_share(what, sampled, n, truth, comparisons, FALSE_FAILURE);
 }
 
 /// Where the ticks fell: the share of `r`'s samples whose timestamp lies in the phase under

@@ -19,33 +19,14 @@ use common::{jsprof_servo_with, serve};
 const FALSE_FAILURE: f64 = 1e-3;
 /// Runs; each must pass.
 const RUNS: usize = 5;
-/// The fewest samples a comparison may rest on (as jsprof's test).
-const MIN_SAMPLES: u64 = 60;
 
 fn count(r: &serde_json::Value, key: &str) -> u64 {
     r[key].as_u64().unwrap_or_else(|| panic!("{key} in {r}"))
 }
 
-/// Asserts that `sampled` of `n` is the share `truth` within the tolerance; prints its `z`.
+/// `stats::assert_share` with this test's [`FALSE_FAILURE`].
 fn assert_share(what: &str, sampled: u64, n: u64, truth: f64, comparisons: usize) {
-    assert!(n >= MIN_SAMPLES, "{what}: only {n} samples");
-    let share = sampled as f64 / n as f64;
-    let z = (share - truth) / (truth * (1.0 - truth) / n as f64).sqrt();
-    let allowed = stats::tolerance(truth, n, comparisons, FALSE_FAILURE);
-    eprintln!(
-        "{what}: sampled {:.2}%, truth {:.2}%, z = {z:+.2}, off {:.2} of {:.2} allowed points, n = {n}",
-        share * 100.0,
-        truth * 100.0,
-        (share - truth).abs() * 100.0,
-        allowed * 100.0
-    );
-    assert!(
-        (share - truth).abs() <= allowed,
-        "{what}: {:.2}% of {n} samples, truth {:.2}%, allowed {:.2} points",
-        share * 100.0,
-        truth * 100.0,
-        allowed * 100.0
-    );
+    stats::assert_share(what, sampled, n, truth, comparisons, FALSE_FAILURE);
 }
 
 #[test]

@@ -42,6 +42,46 @@ pub fn tolerance(p: f64, n: u64, comparisons: usize, false_failure: f64) -> f64 
     z * (p * (1.0 - p) / n).sqrt() + 0.5 / n
 }
 
+/// The fewest samples a comparison may rest on. With fewer, a test could not tell a profile
+/// that sees one phase only (0% or 100% against 70%, 30 points off) from the truth: at 60
+/// samples a 70% share is allowed 25 points. An idle machine gives about one sample per
+/// block (220 to 1500 in jsprof's tests); one whose cores are busy with other work loses
+/// some ticks to a late sampler (`missed_blocks`), and many of the rest have no stack
+/// (`late_answers`): with two busy processes beside it, 105 to 400.
+pub const MIN_SAMPLES: u64 = 60;
+
+/// Asserts that `sampled` of `n` samples is the share `truth` within the tolerance of one of
+/// a test's `comparisons` (the test failing by chance with probability `false_failure`),
+/// and that `n` is at least [`MIN_SAMPLES`]. Prints (shown with `--nocapture`) how far the
+/// share was from its truth, in points and in binomial standard deviations (`z`).
+pub fn assert_share(
+    what: &str,
+    sampled: u64,
+    n: u64,
+    truth: f64,
+    comparisons: usize,
+    false_failure: f64,
+) {
+    assert!(n >= MIN_SAMPLES, "{what}: only {n} samples");
+    let share = sampled as f64 / n as f64;
+    let allowed = tolerance(truth, n, comparisons, false_failure);
+    let z = (share - truth) / (truth * (1.0 - truth) / n as f64).sqrt();
+    eprintln!(
+        "{what}: sampled {:.2}%, truth {:.2}%, z = {z:+.2}, off {:.2} of {:.2} allowed points, n = {n}",
+        share * 100.0,
+        truth * 100.0,
+        (share - truth).abs() * 100.0,
+        allowed * 100.0
+    );
+    assert!(
+        (share - truth).abs() <= allowed,
+        "{what}: {:.2}% of {n} samples, truth {:.2}%, allowed {:.2} points",
+        share * 100.0,
+        truth * 100.0,
+        allowed * 100.0
+    );
+}
+
 #[test]
 fn the_tolerance_is_the_bonferroni_z_of_the_binomial() {
     // The two-sided 5% and 1e-4 points of the normal distribution.
