@@ -91,6 +91,7 @@ struct Args {
 }
 
 mod browser;
+mod collector;
 mod content;
 mod diagnostics;
 mod driven;
@@ -136,6 +137,10 @@ fn main() -> ExitCode {
             Some(token) => content::process_main(token),
             None => ExitCode::from(LOAD_ERROR),
         };
+    }
+    // `jsprof collect|query|top`: field profiles, by jsprof-collector (collector.rs).
+    if let Some(sub @ ("collect" | "query" | "top")) = sub {
+        return collector::exec(sub, &argv[2..]);
     }
     // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.
     if let Some(sub @ ("convert" | "report")) = sub {
