@@ -22,6 +22,9 @@ use crate::wal;
 /// A DataFusion context with the store's tables (`traces`, `samples`, `stacks`,
 /// `stack_frames`, `frames`), limited to `project` if given.
 pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionContext, String> {
+    if !store_dir.is_dir() {
+        return Err(format!("{}: no such store", store_dir.display()));
+    }
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
     // What is still only in the log.
     let mut known = Known::default();

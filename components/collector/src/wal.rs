@@ -153,7 +153,9 @@ impl Wal {
                                 let _ = sealed.send(n);
                             }
                             Err(e) => {
-                                eprintln!("jsprof-collector: cannot start a new log segment: {e}")
+                                // Kept on the current segment; tried again a rotation later.
+                                segment.opened = Instant::now();
+                                eprintln!("jsprof-collector: cannot start a new log segment: {e}");
                             }
                         }
                     }

@@ -1,53 +1,13 @@
 //! `jsprof-collector collect` as the real binary, over real sockets: every intake answer,
 //! durability across `kill -9`, restart from the log, queries.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_jsprof-collector");
-
-struct Collector {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Collector {
-    fn start(store: &Path, args: &[&str]) -> Collector {
-        let mut child = Command::new(BIN)
-            .args(["collect", "--listen", "127.0.0.1:0", "--store"])
-            .arg(store)
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start jsprof-collector");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("jsprof: collecting on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .unwrap();
-        Collector { child, addr }
-    }
-
-    fn kill9(&mut self) {
-        // SIGKILL: no chance to flush or compact.
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Collector {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{query, Collector, BIN};
 
 /// One HTTP/1.1 request on a fresh connection: (status, headers lowercased, body).
 fn http(
@@ -129,21 +89,6 @@ fn envelope(session: &str, release: &str, n: usize) -> Vec<u8> {
         "labels": {"page": "home"}
     }))
     .unwrap()
-}
-
-fn query(store: &Path, sql: &str) -> String {
-    let out = Command::new(BIN)
-        .args(["query", "--store"])
-        .arg(store)
-        .arg(sql)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

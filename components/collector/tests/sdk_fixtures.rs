@@ -3,12 +3,13 @@
 //! with `Document-Policy: js-profiling`), sent to `jsprof-collector collect` as they were
 //! sent then (method, URL, headers, body), and read back with SQL.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_jsprof-collector");
+use common::{query, Collector};
 
 fn fixture(name: &str) -> (serde_json::Value, Vec<u8>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -43,40 +44,8 @@ fn replay(addr: &str, req: &serde_json::Value, body: &[u8]) -> String {
 }
 
 fn with_collector(store: &Path, args: &[&str], f: impl FnOnce(&str)) {
-    let mut child = Command::new(BIN)
-        .args(["collect", "--listen", "127.0.0.1:0", "--store"])
-        .arg(store)
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("jsprof: collecting on http://")
-        .unwrap()
-        .to_owned();
-    f(&addr);
-    child.kill().unwrap();
-    child.wait().unwrap();
-}
-
-fn query(store: &Path, sql: &str) -> String {
-    let out = Command::new(BIN)
-        .args(["query", "--store"])
-        .arg(store)
-        .arg(sql)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let c = Collector::start(store, args);
+    f(&c.addr.to_string());
 }
 
 #[test]
