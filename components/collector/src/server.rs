@@ -343,7 +343,7 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
         }
         Intake::Sentry => {
             let auth_key = header(&headers, "x-sentry-auth").and_then(|a| {
-                a.split(|c| c == ',' || c == ' ')
+                a.split([',', ' '])
                     .find_map(|p| p.trim().strip_prefix("sentry_key=").map(str::to_owned))
             });
             let query_key = param(&params, "sentry_key").map(str::to_owned);
