@@ -22,5 +22,6 @@ pub mod trace_event;
 
 pub use format::Format;
 pub use model::{
-    At, Bucket, Empty, Frame, FrameId, Keep, Node, NodeId, Profile, Sample, Thread, BUCKET_MS,
+    check, At, Bucket, Empty, Frame, FrameId, Keep, Node, NodeId, Profile, Sample, Thread,
+    BUCKET_MS,
 };

@@ -424,8 +424,10 @@ fn median_gap(times: impl Iterator<Item = f64>) -> Option<f64> {
     Some(gaps[gaps.len() / 2])
 }
 
-/// The trace invariants the merge relies on (see [`ProfilerTrace`]).
-fn check(trace: &ProfilerTrace) -> Result<(), String> {
+/// The trace invariants the merge relies on (see [`ProfilerTrace`]). Whether `trace` keeps the spec's invariants (every id in range, a stack's parent before it,
+/// finite timestamps): the reason it does not, if not. [`Profile::add_trace`] refuses such a
+/// trace; the collector (jsprof-collector) refuses it at intake with this reason.
+pub fn check(trace: &ProfilerTrace) -> Result<(), String> {
     for (i, f) in trace.frames.iter().enumerate() {
         if let Some(r) = f.resource_id {
             if r as usize >= trace.resources.len() {

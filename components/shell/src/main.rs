@@ -99,6 +99,7 @@ struct Args {
 }
 
 mod browser;
+mod collector;
 mod content;
 mod diagnostics;
 mod driven;
@@ -156,6 +157,10 @@ fn main() -> ExitCode {
                 ExitCode::from(LOAD_ERROR)
             },
         );
+    }
+    // `jsprof collect|query|top`: field profiles, by jsprof-collector (collector.rs).
+    if let Some(sub @ ("collect" | "query" | "top")) = sub {
+        return collector::exec(sub, &argv[2..]);
     }
     // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.
     if let Some(sub @ ("convert" | "report")) = sub {

@@ -1,0 +1,233 @@
+//! The collector's targets (issue 27), on this machine:
+//! - ingest: traces of 500 samples each over HTTP from 32 concurrent keep-alive clients,
+//!   each acknowledged (202) only after its fsync: traces/s and the p50/p99 acknowledgement
+//!   latency (target: ≥ 5,000 traces/s, p99 < 50 ms);
+//! - `top` over 10 million samples (20,000 traces of 500) compacted into Parquet, embedded
+//!   (target: ≤ 2 s).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use jsprof_collector::model::{Ingested, Meta, Source};
+use jsprof_collector::query::{self, TopFilter};
+use jsprof_collector::server::{self, Config};
+use jsprof_collector::{store, wal};
+use jsprof_profiler::{FrameInfo, ProfilerTrace, TraceBuilder};
+
+/// A page's trace: 500 samples 10 ms apart, stacks 4 to 12 deep drawn from 300 functions
+/// over 6 scripts (a fixed pseudo-random sequence per `seed`).
+fn trace(seed: u64) -> ProfilerTrace {
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    let mut b = TraceBuilder::new();
+    b.reserve_samples(500);
+    for i in 0..500 {
+        let depth = 4 + next(9);
+        let frames: Vec<FrameInfo> = (0..depth)
+            .map(|d| {
+                // Shallow frames are few (main, the framework); deep ones spread out.
+                let f = if d < 3 { d * 7 + next(3) } else { next(300) };
+                FrameInfo {
+                    name: format!("fn{f}"),
+                    resource: Some(format!("https://shop.example/static/chunk{}.js", f % 6)),
+                    line: Some(10 + f as u32 * 3),
+                    column: Some(5 + (f % 40) as u32),
+                }
+            })
+            .collect();
+        let stack = if next(20) == 0 {
+            None
+        } else {
+            b.stack_id_of(&frames)
+        };
+        b.push_sample(100.0 + 10.0 * i as f64, stack, None);
+    }
+    b.finish()
+}
+
+fn envelope(seed: u64) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "trace": trace(seed),
+        "pageUrl": "https://shop.example/cart",
+        "release": format!("1.{}.0", seed % 3),
+        "session": format!("s{seed}"),
+        "timeOrigin": 1_795_651_200_000.0 + seed as f64 * 1000.0,
+    }))
+    .unwrap()
+}
+
+fn start_collector(store: &Path) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = Config::new(store.to_owned());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(server::serve(config, "127.0.0.1:0".parse().unwrap(), |a| {
+            tx.send(a).unwrap()
+        }))
+        .unwrap();
+    });
+    rx.recv().unwrap()
+}
+
+/// Posts `bodies` on one keep-alive connection; the latency of each acknowledgement.
+fn client(addr: SocketAddr, bodies: &[Vec<u8>]) -> Vec<Duration> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    let mut lat = Vec::with_capacity(bodies.len());
+    let mut buf = vec![0u8; 4096];
+    for body in bodies {
+        let t = Instant::now();
+        let head = format!(
+            "POST /v1/profiles HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(body).unwrap();
+        // The answer: headers with Content-Length, then that many bytes.
+        let mut got = Vec::new();
+        loop {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "connection closed");
+            got.extend_from_slice(&buf[..n]);
+            if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+                assert!(head.starts_with("http/1.1 202"), "{head}");
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length: "))
+                    .unwrap()
+                    .trim()
+                    .parse()
+                    .unwrap();
+                if got.len() >= end + 4 + len {
+                    break;
+                }
+            }
+        }
+        lat.push(t.elapsed());
+    }
+    lat
+}
+
+const CLIENTS: usize = 32;
+
+/// Posts `n` traces from CLIENTS concurrent clients: (wall time, every latency).
+fn ingest(addr: SocketAddr, bodies: &[Vec<u8>]) -> (Duration, Vec<Duration>) {
+    let t = Instant::now();
+    let per = bodies.len().div_ceil(CLIENTS);
+    let lat: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = bodies
+            .chunks(per)
+            .map(|chunk| s.spawn(move || client(addr, chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    (t.elapsed(), lat)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+fn bench_ingest(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = start_collector(dir.path());
+    let bodies: Vec<Vec<u8>> = (0..64).map(envelope).collect();
+    let batch: Vec<Vec<u8>> = (0..2000).map(|i| bodies[i % 64].clone()).collect();
+    // One long run for the figures.
+    let long: Vec<Vec<u8>> = (0..20_000).map(|i| bodies[i % 64].clone()).collect();
+    let (wall, mut lat) = ingest(addr, &long);
+    lat.sort();
+    println!(
+        "ingest: {} traces of 500 samples ({} bytes each) from {CLIENTS} clients in {:.2} s: {:.0} traces/s; acknowledgement (fsync included) p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        long.len(),
+        bodies[0].len(),
+        wall.as_secs_f64(),
+        long.len() as f64 / wall.as_secs_f64(),
+        percentile(&lat, 0.5).as_secs_f64() * 1e3,
+        percentile(&lat, 0.99).as_secs_f64() * 1e3,
+        lat.last().unwrap().as_secs_f64() * 1e3,
+    );
+    let mut g = c.benchmark_group("collector");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(batch.len() as u64));
+    g.bench_function("ingest 2000 traces of 500 samples", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| ingest(addr, &batch).0).sum())
+    });
+    g.finish();
+}
+
+/// A store of `traces` traces of 500 samples, compacted into Parquet.
+fn store_of(dir: &Path, traces: u64) {
+    let wal_dir = store::wal_dir(dir);
+    std::fs::create_dir_all(&wal_dir).unwrap();
+    let mut known = store::Known::default();
+    // 2,000 traces a segment, as a collector's segments hold a few seconds of traffic.
+    for seg in 0..traces.div_ceil(2000) {
+        let n = seg + 1;
+        let mut bytes = Vec::new();
+        for i in seg * 2000..((seg + 1) * 2000).min(traces) {
+            let t = Ingested {
+                project: "default".into(),
+                source: Source::Jsprof,
+                received: 1_795_651_200_000.0,
+                meta: Meta {
+                    page_url: Some("https://shop.example/cart".into()),
+                    release: Some(format!("1.{}.0", i % 3)),
+                    time_origin: Some(1_795_651_200_000.0 + i as f64 * 1000.0),
+                    ..Meta::default()
+                },
+                trace: trace(i % 512),
+            };
+            bytes.extend_from_slice(&wal::encode_record(&[t]));
+        }
+        std::fs::write(wal::segment_path(&wal_dir, n), bytes).unwrap();
+        store::compact(dir, n, &mut known).unwrap();
+    }
+}
+
+fn bench_top(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    store_of(dir.path(), 20_000);
+    println!(
+        "top: a store of 20,000 traces, 10,000,000 samples, compacted in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let f = TopFilter {
+        limit: 20,
+        ..TopFilter::default()
+    };
+    let out = rt.block_on(query::top(dir.path(), None, &f)).unwrap();
+    println!("{out}");
+    let mut g = c.benchmark_group("collector");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(10_000_000));
+    g.bench_function("top over 10M samples", |b| {
+        b.iter(|| rt.block_on(query::top(dir.path(), None, &f)).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_ingest, bench_top);
+criterion_main!(benches);

@@ -1,0 +1,18 @@
+//! Field profiles (issue 27): an HTTP intake for traces from real users' browsers, a
+//! write-ahead log with group commit, compaction into normalised Parquet tables, and SQL
+//! over the store on an embedded DataFusion. No SpiderMonkey, no `unsafe`.
+//!
+//! - [`decode`] (the `jsprof-intake` crate): jsprof's own `POST /v1/profiles`, Datadog's and Sentry's browser SDK
+//!   uploads, each into one model ([`model::Ingested`]);
+//! - [`wal`]: the log, fsynced before a request is acknowledged;
+//! - [`store`]: the Parquet tables the log is compacted into;
+//! - [`server`]: `jsprof collect`;
+//! - [`query`]: `jsprof query` and `jsprof top`.
+
+#![forbid(unsafe_code)]
+
+pub use jsprof_intake::{decode, model};
+pub mod query;
+pub mod server;
+pub mod store;
+pub mod wal;

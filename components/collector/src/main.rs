@@ -1,0 +1,174 @@
+//! `jsprof-collector collect|query|top`, which `jsprof collect|query|top` runs (the shell
+//! finds this binary beside itself).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use jsprof_collector::query::{self, TopFilter};
+use jsprof_collector::server::{self, Config};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "jsprof",
+    about = "Field profiles: collect traces over HTTP, query them with SQL"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the intake (POST /v1/profiles, Datadog's and Sentry's SDK uploads) into DIR
+    Collect {
+        /// ADDR:PORT to listen on (port 0: any; the bound address is printed)
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
+        #[arg(long)]
+        store: PathBuf,
+        /// PROJECT=KEY: an ingest key (jsprof key, Sentry DSN public key, Datadog client
+        /// token) for a project (repeatable). None: one project, `default`, without key.
+        #[arg(long = "key")]
+        keys: Vec<String>,
+        /// NAME=VALUE: collector.max_body_bytes (10485760), collector.queue (4096),
+        /// collector.allowed_origins (`*`, or origins separated by commas),
+        /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
+        /// collector.segment_ms (5000)
+        #[arg(long = "pref")]
+        prefs: Vec<String>,
+    },
+    /// Run SQL over the store (tables traces, samples, stacks, stack_frames, frames)
+    Query {
+        #[arg(long)]
+        store: PathBuf,
+        /// Only this project's traces and samples
+        #[arg(long)]
+        project: Option<String>,
+        sql: String,
+    },
+    /// Self and total time by function
+    Top {
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        release: Option<String>,
+        /// Pages whose URL contains this
+        #[arg(long)]
+        url: Option<String>,
+        /// User agents containing this
+        #[arg(long = "user-agent")]
+        user_agent: Option<String>,
+        /// Samples from this time on (ms since the epoch)
+        #[arg(long)]
+        since: Option<f64>,
+        /// Samples before this time (ms since the epoch)
+        #[arg(long)]
+        until: Option<f64>,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+}
+
+fn config(store: PathBuf, keys: &[String], prefs: &[String]) -> Result<Config, String> {
+    let mut c = Config::new(store);
+    for k in keys {
+        let (project, key) = k
+            .split_once('=')
+            .ok_or_else(|| format!("--key {k}: expected PROJECT=KEY"))?;
+        c.keys.insert(key.to_owned(), project.to_owned());
+    }
+    for p in prefs {
+        let (name, value) = p
+            .split_once('=')
+            .ok_or_else(|| format!("--pref {p}: expected NAME=VALUE"))?;
+        let num = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("--pref {name}: {value} is not a whole number"))
+        };
+        match name {
+            "collector.max_body_bytes" => c.max_body_bytes = num()? as usize,
+            "collector.queue" => c.queue = (num()? as usize).max(1),
+            "collector.allowed_origins" => {
+                c.allowed_origins = value.split(',').map(|o| o.trim().to_owned()).collect()
+            }
+            "collector.body_timeout_ms" => c.body_timeout = Duration::from_millis(num()?),
+            "collector.segment_bytes" => c.rotation.max_bytes = num()?,
+            "collector.segment_ms" => c.rotation.max_age = Duration::from_millis(num()?),
+            _ => return Err(format!("--pref {name}: no such pref")),
+        }
+    }
+    Ok(c)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("jsprof: cannot start the runtime: {e}");
+            return ExitCode::from(70);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Collect {
+                listen,
+                store,
+                keys,
+                prefs,
+            } => {
+                let config = config(store, &keys, &prefs)?;
+                server::serve(config, listen, |addr| {
+                    println!("jsprof: collecting on http://{addr}");
+                })
+                .await
+            }
+            Command::Query {
+                store,
+                project,
+                sql,
+            } => {
+                let out = query::run(&store, project.as_deref(), &sql).await?;
+                println!("{out}");
+                Ok(())
+            }
+            Command::Top {
+                store,
+                project,
+                release,
+                url,
+                user_agent,
+                since,
+                until,
+                limit,
+            } => {
+                let f = TopFilter {
+                    release,
+                    url,
+                    user_agent,
+                    since_ms: since,
+                    until_ms: until,
+                    limit,
+                };
+                let out = query::top(&store, project.as_deref(), &f).await?;
+                println!("{out}");
+                Ok(())
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("jsprof: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! SQL over a store on an embedded DataFusion: `jsprof query` and the canned `jsprof top`.
+//!
+//! Each table is registered as the union of its Parquet files (a listing table over
+//! `tables/NAME`, read as they are when the query runs) and of what is still only in the
+//! write-ahead log (segments not compacted yet, read into memory through the same row
+//! builder compaction uses). A segment whose commit mark appears between the two reads can
+//! count twice in that one query; none is ever missed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use crate::store::{self, Known, Rows, TABLES};
+use crate::wal;
+
+/// A DataFusion context with the store's tables (`traces`, `samples`, `stacks`,
+/// `stack_frames`, `frames`), limited to `project` if given.
+pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionContext, String> {
+    if !store_dir.is_dir() {
+        return Err(format!("{}: no such store", store_dir.display()));
+    }
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
+    // What is still only in the log.
+    let mut known = Known::default();
+    let mut rows = Rows::default();
+    let wal_dir = store::wal_dir(store_dir);
+    let segments = if wal_dir.exists() {
+        wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?
+    } else {
+        Vec::new()
+    };
+    for n in segments {
+        if store::compacted(store_dir, n) {
+            continue;
+        }
+        let path = wal::segment_path(&wal_dir, n);
+        // A segment compacted and deleted since it was listed is in the Parquet files.
+        let Ok(records) = wal::read_segment(&path) else {
+            continue;
+        };
+        let mut index = 0;
+        for r in &records {
+            rows.add(n, &mut index, r, &mut known);
+        }
+    }
+    let mut log: std::collections::HashMap<&str, Vec<arrow::array::RecordBatch>> =
+        std::collections::HashMap::new();
+    for (table, _, batch) in rows.batches() {
+        log.entry(table).or_default().push(batch);
+    }
+    for table in TABLES {
+        let schema = store::schema(table);
+        let dir = store::tables_dir(store_dir).join(table);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let url =
+            ListingTableUrl::parse(format!("{}/", dir.display())).map_err(|e| e.to_string())?;
+        let options =
+            ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
+        let config = ListingTableConfig::new(url)
+            .with_listing_options(options)
+            .with_schema(schema.clone());
+        let listing = ListingTable::try_new(config).map_err(|e| e.to_string())?;
+        ctx.register_table(format!("{table}_stored"), Arc::new(listing))
+            .map_err(|e| e.to_string())?;
+        let mem = MemTable::try_new(schema, vec![log.remove(table).unwrap_or_default()])
+            .map_err(|e| e.to_string())?;
+        ctx.register_table(format!("{table}_log"), Arc::new(mem))
+            .map_err(|e| e.to_string())?;
+        // Frames and stacks of the log may also be in Parquet (each is written once per
+        // store, but the log's rows were built without the store's known ids).
+        let union = if matches!(table, "frames" | "stacks" | "stack_frames") {
+            format!("SELECT DISTINCT * FROM (SELECT * FROM {table}_stored UNION ALL SELECT * FROM {table}_log) AS u")
+        } else {
+            let filter = match project {
+                Some(p) => format!(" WHERE project = '{}'", p.replace('\'', "''")),
+                None => String::new(),
+            };
+            format!(
+                "SELECT * FROM {table}_stored{filter} UNION ALL SELECT * FROM {table}_log{filter}"
+            )
+        };
+        let view = ctx.sql(&union).await.map_err(|e| e.to_string())?;
+        ctx.register_table(table, view.into_view())
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(ctx)
+}
+
+/// Runs `sql` and renders the result as a table.
+pub async fn run(store_dir: &Path, project: Option<&str>, sql: &str) -> Result<String, String> {
+    let ctx = context(store_dir, project).await?;
+    let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
+    let batches = df.collect().await.map_err(|e| e.to_string())?;
+    arrow::util::pretty::pretty_format_batches(&batches)
+        .map(|t| t.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// `jsprof top`'s filters.
+#[derive(Debug, Clone, Default)]
+pub struct TopFilter {
+    pub release: Option<String>,
+    /// A substring of the page URL.
+    pub url: Option<String>,
+    /// A substring of the user agent.
+    pub user_agent: Option<String>,
+    /// Samples at or after, ms since the epoch.
+    pub since_ms: Option<f64>,
+    /// Samples before, ms since the epoch.
+    pub until_ms: Option<f64>,
+    pub limit: usize,
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The SQL of `jsprof top`: self time (samples whose leaf is the function) and total time
+/// (samples with the function anywhere on their stack, once per sample), by function.
+pub fn top_sql(f: &TopFilter) -> String {
+    let mut sample_where = vec!["s.stack_id IS NOT NULL".to_owned()];
+    if let Some(r) = &f.release {
+        sample_where.push(format!("s.release = {}", quote(r)));
+    }
+    if let Some(t) = f.since_ms {
+        sample_where.push(format!("s.timestamp_ms >= {t}"));
+    }
+    if let Some(t) = f.until_ms {
+        sample_where.push(format!("s.timestamp_ms < {t}"));
+    }
+    let mut trace_where = Vec::new();
+    if let Some(u) = &f.url {
+        trace_where.push(format!("strpos(t.page_url, {}) > 0", quote(u)));
+    }
+    if let Some(u) = &f.user_agent {
+        trace_where.push(format!("strpos(t.user_agent, {}) > 0", quote(u)));
+    }
+    let traces = if trace_where.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " AND s.trace_id IN (SELECT t.trace_id FROM traces t WHERE {})",
+            trace_where.join(" AND ")
+        )
+    };
+    format!(
+        "WITH by_stack AS (
+           SELECT s.stack_id, sum(s.weight_ms) AS ms, count(*) AS n
+           FROM samples s WHERE {w}{traces} GROUP BY s.stack_id),
+         self_t AS (
+           SELECT st.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
+           FROM by_stack b JOIN stacks st ON st.stack_id = b.stack_id GROUP BY st.frame_id),
+         total_t AS (
+           SELECT sf.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
+           FROM by_stack b JOIN stack_frames sf ON sf.stack_id = b.stack_id GROUP BY sf.frame_id),
+         all_t AS (SELECT sum(ms) AS ms FROM by_stack)
+         SELECT fr.name AS function, fr.resource, fr.line, fr.\"column\",
+                round(coalesce(self_t.ms, 0), 1) AS self_ms,
+                round(100 * coalesce(self_t.ms, 0) / all_t.ms, 2) AS self_pct,
+                round(total_t.ms, 1) AS total_ms,
+                round(100 * total_t.ms / all_t.ms, 2) AS total_pct,
+                total_t.n AS samples
+         FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
+         LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id
+         CROSS JOIN all_t
+         ORDER BY self_ms DESC, total_ms DESC, function
+         LIMIT {limit}",
+        w = sample_where.join(" AND "),
+        limit = f.limit.max(1),
+    )
+}
+
+pub async fn top(store_dir: &Path, project: Option<&str>, f: &TopFilter) -> Result<String, String> {
+    run(store_dir, project, &top_sql(f)).await
+}

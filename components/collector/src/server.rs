@@ -1,0 +1,401 @@
+//! `jsprof collect`: the HTTP intake. Every request is decoded (decode.rs), appended to the
+//! write-ahead log and answered 202 only once the fsync covering it is done (wal.rs). Sealed
+//! segments are compacted into Parquet by one thread (store.rs).
+//!
+//! Routes:
+//! - `POST /v1/profiles`: jsprof's own (key: `X-Jsprof-Key` header or `?key=`);
+//! - `POST /api/v2/profile`, or any path with `?ddforward=` (Datadog's `proxy` option):
+//!   Datadog's browser SDK (key: the client token, `dd-api-key` in the query or in
+//!   `ddforward`'s);
+//! - `POST /api/PROJECT/envelope/`: a Sentry envelope (key: the DSN's public key, from
+//!   `?sentry_key=`, `X-Sentry-Auth` or the envelope header's `dsn`);
+//! - `OPTIONS` anything: the CORS preflight.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderValue};
+use hyper::{Method, Request as HttpRequest, Response, StatusCode};
+
+use crate::decode::{self, Reject, Request};
+use crate::store;
+use crate::wal::{self, AppendError, Rotation, Wal};
+
+/// The collector's settings (prefs and options).
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: PathBuf,
+    /// `collector.max_body_bytes`: the largest body, on the wire and once decompressed.
+    pub max_body_bytes: usize,
+    /// `collector.queue`: requests that may wait for a commit before 429.
+    pub queue: usize,
+    /// `collector.allowed_origins`: the origins answered with CORS; `*` for any.
+    pub allowed_origins: Vec<String>,
+    /// Ingest keys: key → project. Empty: one project, `default`, takes traces without key.
+    pub keys: HashMap<String, String>,
+    /// `collector.body_timeout_ms`: how long a client may take to send its body.
+    pub body_timeout: Duration,
+    pub rotation: Rotation,
+}
+
+impl Config {
+    pub fn new(store: PathBuf) -> Config {
+        Config {
+            store,
+            max_body_bytes: 10 << 20,
+            queue: 4096,
+            allowed_origins: vec!["*".into()],
+            keys: HashMap::new(),
+            body_timeout: Duration::from_secs(10),
+            rotation: Rotation {
+                max_bytes: 64 << 20,
+                max_age: Duration::from_secs(5),
+            },
+        }
+    }
+}
+
+struct State {
+    config: Config,
+    wal: Wal,
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+/// Opens the store: pending log segments are compacted (by the compactor, in order) and a
+/// new segment is started. Returns the log and the compactor's thread.
+pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), String> {
+    let wal_dir = store::wal_dir(&config.store);
+    std::fs::create_dir_all(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
+    let pending = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
+    let mut known = store::load_known(&config.store, &pending)?;
+    let next = pending.last().map_or(1, |n| n + 1);
+    let (sealed_tx, sealed_rx) = mpsc::channel::<u64>();
+    for n in &pending {
+        let _ = sealed_tx.send(*n);
+    }
+    let (wal, _committer) = Wal::start(wal_dir, next, config.queue, config.rotation, sealed_tx)
+        .map_err(|e| format!("cannot start the log: {e}"))?;
+    let store_dir = config.store.clone();
+    let compactor = std::thread::Builder::new()
+        .name("compactor".into())
+        .spawn(move || {
+            for n in sealed_rx {
+                if let Err(e) = store::compact(&store_dir, n, &mut known) {
+                    // The segment stays: the next start compacts it again.
+                    eprintln!("jsprof-collector: compaction of segment {n} failed: {e}");
+                }
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((wal, compactor))
+}
+
+/// Serves until the process ends. `ready` gets the bound address.
+pub async fn serve(
+    config: Config,
+    listen: SocketAddr,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
+    let (wal, _compactor) = open(&config)?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    ready(listener.local_addr().map_err(|e| e.to_string())?);
+    let state = Arc::new(State { config, wal });
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(_) => continue,
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(handle(&state, req).await) }
+            });
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10));
+            let _ = http
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+type Answer = Response<Full<Bytes>>;
+
+fn answer(status: u16, body: impl Into<Bytes>) -> Answer {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+fn reject(r: Reject) -> Answer {
+    answer(r.status, format!("{}\n", r.reason))
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The query's parameters, percent-decoded.
+fn query_params(query: &str) -> Vec<(String, String)> {
+    form_urlencoded_parse(query)
+}
+
+fn form_urlencoded_parse(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => match (
+                bytes.get(i + 1).and_then(|&b| hex(b)),
+                bytes.get(i + 2).and_then(|&b| hex(b)),
+            ) {
+                (Some(h), Some(l)) => {
+                    out.push(h << 4 | l);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The project a key names; with no keys configured, `default` for any request.
+fn project_of(config: &Config, key: Option<&str>) -> Result<String, Reject> {
+    if config.keys.is_empty() {
+        return Ok("default".into());
+    }
+    match key {
+        None => Err(Reject {
+            status: 401,
+            reason: "missing ingest key".into(),
+        }),
+        Some(k) => config.keys.get(k).cloned().ok_or(Reject {
+            status: 401,
+            reason: "unknown ingest key".into(),
+        }),
+    }
+}
+
+enum Intake {
+    Jsprof,
+    Datadog,
+    Sentry,
+}
+
+async fn handle(state: &State, req: HttpRequest<Incoming>) -> Answer {
+    let origin = header(req.headers(), "origin");
+    let cors = match &origin {
+        None => None,
+        Some(o) => {
+            let allowed = state
+                .config
+                .allowed_origins
+                .iter()
+                .any(|a| a == "*" || a == o);
+            if !allowed {
+                return answer(403, format!("origin {o} is not allowed\n"));
+            }
+            Some(o.clone())
+        }
+    };
+    let mut response = route(state, req).await;
+    if let Some(o) = cors {
+        let h = response.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&o) {
+            h.insert("access-control-allow-origin", v);
+        }
+        h.insert("vary", HeaderValue::from_static("Origin"));
+    }
+    response
+}
+
+async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
+    let path = req.uri().path().to_owned();
+    let params = query_params(req.uri().query().unwrap_or(""));
+    if req.method() == Method::OPTIONS {
+        // The CORS preflight (https://fetch.spec.whatwg.org/#cors-preflight-fetch).
+        let mut r = answer(204, Bytes::new());
+        let h = r.headers_mut();
+        h.insert(
+            "access-control-allow-methods",
+            HeaderValue::from_static("POST, OPTIONS"),
+        );
+        h.insert(
+            "access-control-allow-headers",
+            HeaderValue::from_static("content-type, content-encoding, x-jsprof-key, x-sentry-auth"),
+        );
+        h.insert("access-control-max-age", HeaderValue::from_static("86400"));
+        return r;
+    }
+    let intake = if path == "/v1/profiles" {
+        Intake::Jsprof
+    } else if path == "/api/v2/profile" || param(&params, "ddforward").is_some() {
+        Intake::Datadog
+    } else if path.starts_with("/api/") && path.trim_end_matches('/').ends_with("/envelope") {
+        Intake::Sentry
+    } else {
+        return answer(404, "no such intake (POST /v1/profiles, Datadog's /api/v2/profile or ?ddforward=, Sentry's /api/PROJECT/envelope/)\n");
+    };
+    if req.method() != Method::POST {
+        let mut r = answer(405, "POST only\n");
+        r.headers_mut()
+            .insert("allow", HeaderValue::from_static("POST, OPTIONS"));
+        return r;
+    }
+    let headers = req.headers().clone();
+    let max = state.config.max_body_bytes;
+    if let Some(len) = header(&headers, "content-length").and_then(|l| l.parse::<u64>().ok()) {
+        if len > max as u64 {
+            return reject(Reject::too_large(format!("body over {max} bytes")));
+        }
+    }
+    let body = Limited::new(req.into_body(), max);
+    let body = match tokio::time::timeout(state.config.body_timeout, body.collect()).await {
+        Err(_) => return answer(408, "the body took too long\n"),
+        Ok(Err(e)) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return reject(Reject::too_large(format!("body over {max} bytes")));
+            }
+            return answer(400, format!("cannot read the body: {e}\n"));
+        }
+        Ok(Ok(c)) => c.to_bytes(),
+    };
+    let mut request = Request {
+        project: String::new(),
+        received: now_ms(),
+        content_encoding: header(&headers, "content-encoding").map(|e| e.to_ascii_lowercase()),
+        content_type: header(&headers, "content-type"),
+        user_agent: header(&headers, "user-agent"),
+        referer: header(&headers, "referer"),
+        max_bytes: max,
+    };
+    let decoded = match intake {
+        Intake::Jsprof => {
+            let key = header(&headers, "x-jsprof-key")
+                .or_else(|| param(&params, "key").map(str::to_owned));
+            match project_of(&state.config, key.as_deref()) {
+                Ok(p) => request.project = p,
+                Err(r) => return reject(r),
+            }
+            decode::jsprof(&request, &body)
+        }
+        Intake::Datadog => {
+            let forwarded = param(&params, "ddforward")
+                .and_then(|f| f.split_once('?'))
+                .map(|(_, q)| query_params(q))
+                .unwrap_or_default();
+            let key = param(&params, "dd-api-key").or_else(|| param(&forwarded, "dd-api-key"));
+            match project_of(&state.config, key) {
+                Ok(p) => request.project = p,
+                Err(r) => return reject(r),
+            }
+            decode::datadog(&request, body).await
+        }
+        Intake::Sentry => {
+            let auth_key = header(&headers, "x-sentry-auth").and_then(|a| {
+                a.split([',', ' '])
+                    .find_map(|p| p.trim().strip_prefix("sentry_key=").map(str::to_owned))
+            });
+            let query_key = param(&params, "sentry_key").map(str::to_owned);
+            match decode::sentry(&request, &body) {
+                Err(r) => Err(r),
+                Ok((envelope, mut traces)) => {
+                    let dsn_key = envelope
+                        .dsn
+                        .as_deref()
+                        .and_then(decode::dsn_public_key)
+                        .map(str::to_owned);
+                    match project_of(&state.config, query_key.or(auth_key).or(dsn_key).as_deref()) {
+                        Ok(p) => {
+                            for t in &mut traces {
+                                t.project = p.clone();
+                            }
+                            Ok(traces)
+                        }
+                        Err(r) => return reject(r),
+                    }
+                }
+            }
+        }
+    };
+    let traces = match decoded {
+        Ok(t) => t,
+        Err(r) => return reject(r),
+    };
+    match state.wal.append(&traces).await {
+        Ok(()) => answer(202, format!("{{\"accepted\":{}}}\n", traces.len())),
+        Err(AppendError::Full) => {
+            let mut r = answer(429, "the intake queue is full; retry later\n");
+            r.headers_mut()
+                .insert("retry-after", HeaderValue::from_static("1"));
+            r
+        }
+        Err(AppendError::Failed(e)) => answer(503, format!("the log failed: {e}\n")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%2Fb+c%zz%4"), "a/b c%zz%4");
+        let q = query_params(
+            "ddforward=%2Fapi%2Fv2%2Fprofile%3Fddsource%3Dbrowser%26dd-api-key%3Dpub123",
+        );
+        let fwd = param(&q, "ddforward").unwrap();
+        let inner = query_params(fwd.split_once('?').unwrap().1);
+        assert_eq!(param(&inner, "dd-api-key"), Some("pub123"));
+    }
+}

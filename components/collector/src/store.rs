@@ -1,0 +1,619 @@
+//! The store: the write-ahead log's sealed segments compacted into Parquet, in normalised
+//! tables.
+//!
+//! ```text
+//! DIR/wal/NNNNNNNNNNNN.wal                       the log (wal.rs)
+//! DIR/tables/traces/day=D/release=R/seg-N.parquet one row per trace
+//! DIR/tables/samples/day=D/release=R/seg-N.parquet one row per sample
+//! DIR/tables/stacks/seg-N.parquet                 stacks first seen in segment N
+//! DIR/tables/stack_frames/seg-N.parquet           (stack, each distinct frame on it)
+//! DIR/tables/frames/seg-N.parquet                 frames first seen in segment N
+//! ```
+//!
+//! Frames are interned by (name, resource, line, column): a frame's id is a fixed 64-bit
+//! hash of the four, and a stack's the hash of (parent's id, frame's id), so ids agree
+//! across segments and restarts without a shared counter. Compaction writes a frame or a
+//! stack only once (the ids already written are kept in memory: bounded by the distinct
+//! frames and stacks, not by the traces).
+//!
+//! Compaction of segment N writes every table's `seg-N.parquet` (to a temporary name, fsync,
+//! rename), `frames/seg-N.parquet` last: it is the commit mark. Then the segment is deleted.
+//! A crash before the mark leaves the segment, and the next start compacts it again over
+//! the same file names; a crash after it only leaves the segment to delete.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, Float64Builder, Int64Builder, RecordBatch, StringBuilder, UInt32Builder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use crate::model::Ingested;
+use crate::wal;
+
+pub const TABLES: [&str; 5] = ["traces", "samples", "stacks", "stack_frames", "frames"];
+
+pub fn wal_dir(store: &Path) -> PathBuf {
+    store.join("wal")
+}
+
+pub fn tables_dir(store: &Path) -> PathBuf {
+    store.join("tables")
+}
+
+/// The schema of each table.
+pub fn schema(table: &str) -> SchemaRef {
+    let s = |n: &str| Field::new(n, DataType::Utf8, true);
+    let i = |n: &str, null| Field::new(n, DataType::Int64, null);
+    let f = |n: &str, null| Field::new(n, DataType::Float64, null);
+    let fields = match table {
+        "traces" => vec![
+            i("trace_id", false),
+            s("project"),
+            s("source"),
+            f("received_ms", false),
+            f("time_origin_ms", true),
+            s("page_url"),
+            s("release"),
+            s("user_agent"),
+            s("session"),
+            s("labels"),
+            i("sample_count", false),
+            s("day"),
+        ],
+        "samples" => vec![
+            i("trace_id", false),
+            s("project"),
+            s("day"),
+            s("release"),
+            i("stack_id", true),
+            f("timestamp_ms", false),
+            f("weight_ms", false),
+        ],
+        "stacks" => vec![
+            i("stack_id", false),
+            i("parent_id", true),
+            i("frame_id", false),
+            Field::new("depth", DataType::UInt32, false),
+        ],
+        "stack_frames" => vec![i("stack_id", false), i("frame_id", false)],
+        "frames" => vec![
+            i("frame_id", false),
+            s("name"),
+            s("resource"),
+            i("line", true),
+            i("column", true),
+        ],
+        other => panic!("no table {other}"),
+    };
+    Arc::new(Schema::new(fields))
+}
+
+/// FNV-1a, 64 bits: fixed across builds and platforms, unlike std's hasher.
+fn fnv(parts: &[&[u8]]) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // A separator, so that ("ab", "c") and ("a", "bc") differ.
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h as i64
+}
+
+pub fn frame_id(name: &str, resource: Option<&str>, line: Option<u64>, column: Option<u64>) -> i64 {
+    let opt = |v: Option<u64>| {
+        v.map_or([0xffu8; 9], |v| {
+            let mut b = [0u8; 9];
+            b[1..].copy_from_slice(&v.to_le_bytes());
+            b
+        })
+    };
+    let r = resource.map_or(vec![0xff], |r| {
+        let mut v = vec![0];
+        v.extend_from_slice(r.as_bytes());
+        v
+    });
+    fnv(&[name.as_bytes(), &r, &opt(line), &opt(column)])
+}
+
+pub fn stack_id(parent: Option<i64>, frame: i64) -> i64 {
+    let p = parent.map_or([0xffu8; 9], |p| {
+        let mut b = [0u8; 9];
+        b[1..].copy_from_slice(&p.to_le_bytes());
+        b
+    });
+    fnv(&[&p, &frame.to_le_bytes()])
+}
+
+/// A trace's id: its segment and its index there.
+pub fn trace_id(segment: u64, index: u32) -> i64 {
+    ((segment << 32) | u64::from(index)) as i64
+}
+
+/// The UTC day (`YYYY-MM-DD`) of a time in ms since the epoch.
+pub fn day(ms: f64) -> String {
+    let days = (ms / 86_400_000.0).floor() as i64;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A partition directory's value: what is not `[A-Za-z0-9._-]` is percent-encoded.
+fn partition_value(v: &str) -> String {
+    if v.is_empty() {
+        return "__none__".into();
+    }
+    let mut out = String::new();
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The ids written so far: what makes compaction write each frame and stack once.
+#[derive(Debug, Default)]
+pub struct Known {
+    pub frames: HashSet<i64>,
+    pub stacks: HashSet<i64>,
+}
+
+/// Rows of one batch of traces, table by table.
+#[derive(Debug, Default)]
+pub struct Rows {
+    /// Samples and traces by (day, release).
+    pub partitions: std::collections::BTreeMap<(String, String), (TraceRows, SampleRows)>,
+    pub frames: FrameRows,
+    pub stacks: StackRows,
+}
+
+#[derive(Debug, Default)]
+pub struct TraceRows {
+    trace_id: Vec<i64>,
+    project: Vec<String>,
+    source: Vec<&'static str>,
+    received: Vec<f64>,
+    time_origin: Vec<Option<f64>>,
+    page_url: Vec<Option<String>>,
+    release: Vec<Option<String>>,
+    user_agent: Vec<Option<String>>,
+    session: Vec<Option<String>>,
+    labels: Vec<Option<String>>,
+    sample_count: Vec<i64>,
+    day: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct SampleRows {
+    trace_id: Vec<i64>,
+    project: Vec<String>,
+    day: Vec<String>,
+    release: Vec<Option<String>>,
+    stack_id: Vec<Option<i64>>,
+    timestamp: Vec<f64>,
+    weight: Vec<f64>,
+}
+
+#[derive(Debug, Default)]
+pub struct FrameRows {
+    id: Vec<i64>,
+    name: Vec<String>,
+    resource: Vec<Option<String>>,
+    line: Vec<Option<i64>>,
+    column: Vec<Option<i64>>,
+}
+
+#[derive(Debug, Default)]
+pub struct StackRows {
+    id: Vec<i64>,
+    parent: Vec<Option<i64>>,
+    frame: Vec<i64>,
+    depth: Vec<u32>,
+    closure_stack: Vec<i64>,
+    closure_frame: Vec<i64>,
+}
+
+/// Each sample's weight: the time to the next sample, at most twice the trace's median
+/// gap; the last sample weighs the median gap.
+fn weights(ts: &[f64]) -> Vec<f64> {
+    let mut gaps: Vec<f64> = ts.windows(2).map(|w| (w[1] - w[0]).max(0.0)).collect();
+    let median = if gaps.is_empty() {
+        0.0
+    } else {
+        let mut sorted = gaps.clone();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    for g in &mut gaps {
+        *g = g.min(2.0 * median);
+    }
+    gaps.push(median);
+    gaps.truncate(ts.len());
+    gaps
+}
+
+impl Rows {
+    /// Adds the traces of one log record; `index` numbers the segment's traces.
+    pub fn add(&mut self, segment: u64, index: &mut u32, traces: &[Ingested], known: &mut Known) {
+        for t in traces {
+            let id = trace_id(segment, *index);
+            *index += 1;
+            let d = day(t.day_ms());
+            let release = t.meta.release.clone().filter(|r| !r.is_empty());
+            let (tr, sr) = self
+                .partitions
+                .entry((d.clone(), release.clone().unwrap_or_default()))
+                .or_default();
+            let trace = &t.trace;
+            tr.trace_id.push(id);
+            tr.project.push(t.project.clone());
+            tr.source.push(t.source.as_str());
+            tr.received.push(t.received);
+            tr.time_origin.push(t.meta.time_origin);
+            tr.page_url.push(t.meta.page_url.clone());
+            tr.release.push(release.clone());
+            tr.user_agent.push(t.meta.user_agent.clone());
+            tr.session.push(t.meta.session.clone());
+            tr.labels.push(
+                (!t.meta.labels.is_empty())
+                    .then(|| serde_json::to_string(&t.meta.labels).expect("labels serialise")),
+            );
+            tr.sample_count.push(trace.samples.len() as i64);
+            tr.day.push(d.clone());
+
+            // The trace's frames and stacks, as store ids (the trace was checked at intake:
+            // every id is in range and a parent comes before its child).
+            let frame_ids: Vec<i64> = trace
+                .frames
+                .iter()
+                .map(|f| {
+                    let resource = f
+                        .resource_id
+                        .and_then(|r| trace.resources.get(r as usize))
+                        .map(String::as_str);
+                    let fid = frame_id(&f.name, resource, f.line, f.column);
+                    if known.frames.insert(fid) {
+                        self.frames.id.push(fid);
+                        self.frames.name.push(f.name.clone());
+                        self.frames.resource.push(resource.map(str::to_owned));
+                        self.frames.line.push(f.line.map(|v| v as i64));
+                        self.frames.column.push(f.column.map(|v| v as i64));
+                    }
+                    fid
+                })
+                .collect();
+            let mut stack_ids: Vec<i64> = Vec::with_capacity(trace.stacks.len());
+            // (depth, frames on the stack) of each of the trace's stacks, for the closure.
+            let mut chains: Vec<(u32, Vec<i64>)> = Vec::with_capacity(trace.stacks.len());
+            for s in &trace.stacks {
+                let parent = s.parent_id.map(|p| p as usize);
+                let fid = frame_ids[s.frame_id as usize];
+                let sid = stack_id(parent.map(|p| stack_ids[p]), fid);
+                let (depth, mut on_stack) = match parent {
+                    Some(p) => (chains[p].0 + 1, chains[p].1.clone()),
+                    None => (0, Vec::new()),
+                };
+                if !on_stack.contains(&fid) {
+                    on_stack.push(fid);
+                }
+                if known.stacks.insert(sid) {
+                    self.stacks.id.push(sid);
+                    self.stacks.parent.push(parent.map(|p| stack_ids[p]));
+                    self.stacks.frame.push(fid);
+                    self.stacks.depth.push(depth);
+                    for f in &on_stack {
+                        self.stacks.closure_stack.push(sid);
+                        self.stacks.closure_frame.push(*f);
+                    }
+                }
+                stack_ids.push(sid);
+                chains.push((depth, on_stack));
+            }
+            let ts: Vec<f64> = trace.samples.iter().map(|s| s.timestamp).collect();
+            let origin = t.meta.time_origin.filter(|o| o.is_finite()).unwrap_or(0.0);
+            for (s, w) in trace.samples.iter().zip(weights(&ts)) {
+                sr.trace_id.push(id);
+                sr.project.push(t.project.clone());
+                sr.day.push(d.clone());
+                sr.release.push(release.clone());
+                sr.stack_id.push(s.stack_id.map(|i| stack_ids[i as usize]));
+                sr.timestamp.push(origin + s.timestamp);
+                sr.weight.push(w);
+            }
+        }
+    }
+
+    /// The batches of every table: `(table, partition dir or None, batch)`.
+    pub fn batches(self) -> Vec<(&'static str, Option<PathBuf>, RecordBatch)> {
+        let mut out = Vec::new();
+        for ((d, release), (tr, sr)) in self.partitions {
+            let dir = PathBuf::from(format!("day={d}"))
+                .join(format!("release={}", partition_value(&release)));
+            out.push(("traces", Some(dir.clone()), tr.batch()));
+            out.push(("samples", Some(dir), sr.batch()));
+        }
+        let (stacks, closure) = self.stacks.batches();
+        out.push(("stacks", None, stacks));
+        out.push(("stack_frames", None, closure));
+        out.push(("frames", None, self.frames.batch()));
+        out
+    }
+}
+
+fn strings<S: AsRef<str>>(v: &[Option<S>]) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    for s in v {
+        b.append_option(s.as_ref().map(AsRef::as_ref));
+    }
+    Arc::new(b.finish())
+}
+
+fn strings_all<S: AsRef<str>>(v: &[S]) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    for s in v {
+        b.append_value(s.as_ref());
+    }
+    Arc::new(b.finish())
+}
+
+fn ints(v: &[Option<i64>]) -> ArrayRef {
+    let mut b = Int64Builder::with_capacity(v.len());
+    b.extend(v.iter().copied());
+    Arc::new(b.finish())
+}
+
+fn ints_all(v: &[i64]) -> ArrayRef {
+    let mut b = Int64Builder::with_capacity(v.len());
+    b.append_slice(v);
+    Arc::new(b.finish())
+}
+
+fn floats(v: &[Option<f64>]) -> ArrayRef {
+    let mut b = Float64Builder::with_capacity(v.len());
+    b.extend(v.iter().copied());
+    Arc::new(b.finish())
+}
+
+fn floats_all(v: &[f64]) -> ArrayRef {
+    let mut b = Float64Builder::with_capacity(v.len());
+    b.append_slice(v);
+    Arc::new(b.finish())
+}
+
+fn batch(table: &str, columns: Vec<ArrayRef>) -> RecordBatch {
+    RecordBatch::try_new(schema(table), columns).expect("columns match the table's schema")
+}
+
+impl TraceRows {
+    fn batch(self) -> RecordBatch {
+        batch(
+            "traces",
+            vec![
+                ints_all(&self.trace_id),
+                strings_all(&self.project),
+                strings_all(&self.source),
+                floats_all(&self.received),
+                floats(&self.time_origin),
+                strings(&self.page_url),
+                strings(&self.release),
+                strings(&self.user_agent),
+                strings(&self.session),
+                strings(&self.labels),
+                ints_all(&self.sample_count),
+                strings_all(&self.day),
+            ],
+        )
+    }
+}
+
+impl SampleRows {
+    fn batch(self) -> RecordBatch {
+        batch(
+            "samples",
+            vec![
+                ints_all(&self.trace_id),
+                strings_all(&self.project),
+                strings_all(&self.day),
+                strings(&self.release),
+                ints(&self.stack_id),
+                floats_all(&self.timestamp),
+                floats_all(&self.weight),
+            ],
+        )
+    }
+}
+
+impl FrameRows {
+    fn batch(self) -> RecordBatch {
+        batch(
+            "frames",
+            vec![
+                ints_all(&self.id),
+                strings_all(&self.name),
+                strings(&self.resource),
+                ints(&self.line),
+                ints(&self.column),
+            ],
+        )
+    }
+}
+
+impl StackRows {
+    fn batches(self) -> (RecordBatch, RecordBatch) {
+        let mut depth = UInt32Builder::with_capacity(self.depth.len());
+        depth.append_slice(&self.depth);
+        (
+            batch(
+                "stacks",
+                vec![
+                    ints_all(&self.id),
+                    ints(&self.parent),
+                    ints_all(&self.frame),
+                    Arc::new(depth.finish()),
+                ],
+            ),
+            batch(
+                "stack_frames",
+                vec![ints_all(&self.closure_stack), ints_all(&self.closure_frame)],
+            ),
+        )
+    }
+}
+
+fn seg_file(n: u64) -> String {
+    format!("seg-{n:012}.parquet")
+}
+
+/// Writes `batch` to `path` through a temporary file, fsynced, then renamed.
+fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
+    let dir = path.parent().expect("a table file has a directory");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let tmp = path.with_extension("parquet.tmp");
+    let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props))
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    writer
+        .write(batch)
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let file = writer
+        .into_inner()
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    file.sync_all()
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    wal::sync_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// Whether segment `n` was compacted (its commit mark is written).
+pub fn compacted(store: &Path, n: u64) -> bool {
+    tables_dir(store).join("frames").join(seg_file(n)).exists()
+}
+
+/// The rows of segment `n`'s records.
+pub fn rows_of_segment(store: &Path, n: u64, known: &mut Known) -> Result<Rows, String> {
+    let path = wal::segment_path(&wal_dir(store), n);
+    let records = wal::read_segment(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut rows = Rows::default();
+    let mut index = 0;
+    for r in &records {
+        rows.add(n, &mut index, r, known);
+    }
+    Ok(rows)
+}
+
+/// Compacts segment `n` into the tables, then deletes it.
+pub fn compact(store: &Path, n: u64, known: &mut Known) -> Result<(), String> {
+    if !compacted(store, n) {
+        let rows = rows_of_segment(store, n, known)?;
+        let tables = tables_dir(store);
+        for (table, partition, batch) in rows.batches() {
+            let mut path = tables.join(table);
+            if let Some(p) = partition {
+                path.push(p);
+            }
+            write_parquet(&path.join(seg_file(n)), &batch)?;
+        }
+    }
+    let path = wal::segment_path(&wal_dir(store), n);
+    std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    wal::sync_dir(&wal_dir(store)).map_err(|e| e.to_string())
+}
+
+/// The frame and stack ids in the compacted tables: every segment's but those in `pending`
+/// (whose files a new compaction rewrites).
+pub fn load_known(store: &Path, pending: &[u64]) -> Result<Known, String> {
+    use arrow::array::{Array, Int64Array};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let mut known = Known::default();
+    let skip: HashSet<String> = pending.iter().map(|n| seg_file(*n)).collect();
+    for (table, column) in [("frames", "frame_id"), ("stacks", "stack_id")] {
+        let dir = tables_dir(store).join(table);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".parquet") || skip.contains(&name) {
+                continue;
+            }
+            let file = std::fs::File::open(entry.path()).map_err(|e| e.to_string())?;
+            let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+                .and_then(|b| {
+                    let mask =
+                        parquet::arrow::ProjectionMask::columns(b.parquet_schema(), [column]);
+                    b.with_projection(mask).build()
+                })
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+            for batch in reader {
+                let batch = batch.map_err(|e| e.to_string())?;
+                let ids = batch
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .ok_or("an id column is not Int64")?;
+                let set = if table == "frames" {
+                    &mut known.frames
+                } else {
+                    &mut known.stacks
+                };
+                set.extend(ids.iter().flatten());
+                debug_assert_eq!(ids.null_count(), 0);
+            }
+        }
+    }
+    Ok(known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days() {
+        assert_eq!(day(0.0), "1970-01-01");
+        assert_eq!(day(1_795_651_200_000.0), "2026-11-26");
+    }
+
+    #[test]
+    fn weights_cap_gaps() {
+        assert_eq!(
+            weights(&[0.0, 10.0, 20.0, 100.0]),
+            vec![10.0, 10.0, 20.0, 10.0]
+        );
+        assert_eq!(weights(&[5.0]), vec![0.0]);
+    }
+
+    #[test]
+    fn frame_ids_differ_by_each_part() {
+        let a = frame_id("f", Some("a.js"), Some(1), Some(2));
+        assert_ne!(a, frame_id("f", Some("a.js"), Some(1), None));
+        assert_ne!(a, frame_id("f", None, Some(1), Some(2)));
+        assert_ne!(a, frame_id("f", Some("a.js"), Some(2), Some(1)));
+        assert_eq!(a, frame_id("f", Some("a.js"), Some(1), Some(2)));
+    }
+}

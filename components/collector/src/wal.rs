@@ -1,0 +1,297 @@
+//! The write-ahead log: every accepted request is one record, appended to the current
+//! segment and fsynced before the request is answered. One committer thread takes what is
+//! queued, writes it all and fsyncs once (group commit): many concurrent requests share one
+//! `fdatasync`. The queue is bounded; a request that finds it full gets 429.
+//!
+//! Segment files are `wal/NNNNNNNNNNNN.wal`; a record is `len: u32 LE`, `crc32: u32 LE` of
+//! the payload, then the payload (a JSON array of [`Ingested`]). Reading stops at the first
+//! short or corrupt record: only a record whose fsync never finished can be torn, and no
+//! such record was acknowledged.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use crate::model::Ingested;
+
+/// A record waiting for its fsync.
+struct Pending {
+    bytes: Vec<u8>,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+/// Why a record was not appended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AppendError {
+    /// The queue is full: answer 429.
+    Full,
+    /// The log failed (disk full, I/O error) or is closed: answer 503.
+    Failed(String),
+}
+
+/// The log's handle for request handlers. Cloning it is cheap.
+#[derive(Debug, Clone)]
+pub struct Wal {
+    tx: SyncSender<Pending>,
+}
+
+/// When the committer seals the current segment for compaction.
+#[derive(Debug, Clone, Copy)]
+pub struct Rotation {
+    pub max_bytes: u64,
+    pub max_age: Duration,
+}
+
+pub fn segment_path(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("{n:012}.wal"))
+}
+
+/// The segment numbers in `dir`, ascending.
+pub fn segments(dir: &Path) -> std::io::Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        if let Some(n) = name.strip_suffix(".wal").and_then(|n| n.parse().ok()) {
+            out.push(n);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// fsyncs a directory, so that a file created or renamed in it survives a crash.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+pub fn encode_record(traces: &[Ingested]) -> Vec<u8> {
+    let payload = serde_json::to_vec(traces).expect("an Ingested always serialises");
+    let mut out = Vec::with_capacity(payload.len() + 8);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// The records of a segment, up to the first torn or corrupt one.
+pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
+    let bytes = std::fs::read(path)?;
+    let mut rest: &[u8] = &bytes;
+    let mut out = Vec::new();
+    while rest.len() >= 8 {
+        let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+        let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
+        let Some(payload) = rest.get(8..8 + len) else {
+            break;
+        };
+        if crc32fast::hash(payload) != crc {
+            break;
+        }
+        match serde_json::from_slice(payload) {
+            Ok(traces) => out.push(traces),
+            Err(_) => break,
+        }
+        rest = &rest[8 + len..];
+    }
+    Ok(out)
+}
+
+impl Wal {
+    /// Starts the committer on a new segment numbered `first` in `dir`. Sealed segment
+    /// numbers go to `sealed`. `queue` is how many records may wait for a commit.
+    pub fn start(
+        dir: PathBuf,
+        first: u64,
+        queue: usize,
+        rotation: Rotation,
+        sealed: mpsc::Sender<u64>,
+    ) -> std::io::Result<(Wal, std::thread::JoinHandle<()>)> {
+        let (tx, rx) = mpsc::sync_channel::<Pending>(queue);
+        let mut segment = Segment::create(&dir, first)?;
+        let handle = std::thread::Builder::new()
+            .name("wal-commit".into())
+            .spawn(move || {
+                let mut batch: Vec<Pending> = Vec::new();
+                let mut buf: Vec<u8> = Vec::new();
+                loop {
+                    let head = match rx.recv_timeout(Duration::from_millis(200)) {
+                        Ok(p) => Some(p),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    };
+                    if let Some(p) = head {
+                        batch.push(p);
+                        // Group commit: everything queued meanwhile shares this fsync.
+                        while buf.len() < (8 << 20) {
+                            match rx.try_recv() {
+                                Ok(p) => {
+                                    buf.extend_from_slice(&p.bytes);
+                                    batch.push(p);
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        let mut all = std::mem::take(&mut batch[0].bytes);
+                        all.extend_from_slice(&buf);
+                        let result = segment.append(&all).map_err(|e| e.to_string());
+                        for p in batch.drain(..) {
+                            let _ = p.done.send(result.clone());
+                        }
+                        buf.clear();
+                    }
+                    if segment.bytes > 0
+                        && (segment.bytes >= rotation.max_bytes
+                            || segment.opened.elapsed() >= rotation.max_age)
+                    {
+                        let n = segment.number;
+                        match Segment::create(&dir, n + 1) {
+                            Ok(next) => {
+                                segment = next;
+                                let _ = sealed.send(n);
+                            }
+                            Err(e) => {
+                                // Kept on the current segment; tried again a rotation later.
+                                segment.opened = Instant::now();
+                                eprintln!("jsprof-collector: cannot start a new log segment: {e}");
+                            }
+                        }
+                    }
+                }
+                if segment.bytes > 0 {
+                    let _ = sealed.send(segment.number);
+                }
+            })?;
+        Ok((Wal { tx }, handle))
+    }
+
+    /// Queues one record: the receiver resolves once it is fsynced. `Full` at once when
+    /// the queue is.
+    pub fn submit(
+        &self,
+        traces: &[Ingested],
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<(), String>>, AppendError> {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        let pending = Pending {
+            bytes: encode_record(traces),
+            done,
+        };
+        match self.tx.try_send(pending) {
+            Ok(()) => Ok(wait),
+            Err(TrySendError::Full(_)) => Err(AppendError::Full),
+            Err(TrySendError::Disconnected(_)) => {
+                Err(AppendError::Failed("the log is closed".into()))
+            }
+        }
+    }
+
+    /// Appends one record; resolves once it is fsynced.
+    pub async fn append(&self, traces: &[Ingested]) -> Result<(), AppendError> {
+        match self.submit(traces)?.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(AppendError::Failed(e)),
+            Err(_) => Err(AppendError::Failed("the log is closed".into())),
+        }
+    }
+}
+
+struct Segment {
+    number: u64,
+    file: File,
+    bytes: u64,
+    opened: Instant,
+}
+
+impl Segment {
+    fn create(dir: &Path, number: u64) -> std::io::Result<Segment> {
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(segment_path(dir, number))?;
+        sync_dir(dir)?;
+        Ok(Segment {
+            number,
+            file,
+            bytes: 0,
+            opened: Instant::now(),
+        })
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let written = self
+            .file
+            .write_all(bytes)
+            .and_then(|()| self.file.sync_data());
+        if written.is_err() {
+            // Nothing of a failed batch was acknowledged: cut it off, so that the records
+            // after it are not read as garbage (reading stops at a corrupt record).
+            let _ = self.file.set_len(self.bytes);
+        } else {
+            self.bytes += bytes.len() as u64;
+        }
+        written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Meta, Source};
+
+    fn one() -> Vec<Ingested> {
+        vec![Ingested {
+            project: "p".into(),
+            source: Source::Jsprof,
+            received: 1.0,
+            meta: Meta::default(),
+            trace: jsprof_profiler::ProfilerTrace::default(),
+        }]
+    }
+
+    #[test]
+    fn a_full_queue_refuses_at_once() {
+        // No committer drains this queue of one.
+        let (tx, _rx) = mpsc::sync_channel(1);
+        let wal = Wal { tx };
+        let _waiting = wal.submit(&one()).unwrap();
+        assert_eq!(wal.submit(&one()).unwrap_err(), AppendError::Full);
+    }
+
+    #[test]
+    fn records_round_trip_and_a_torn_tail_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.wal");
+        let mut bytes = encode_record(&one());
+        bytes.extend_from_slice(&encode_record(&one()));
+        let whole = bytes.len();
+        bytes.extend_from_slice(&encode_record(&one())[..20]);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_segment(&path).unwrap().len(), 2);
+        // A flipped byte in the second record ends the segment there.
+        bytes.truncate(whole);
+        bytes[whole - 3] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_segment(&path).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn group_commit_acknowledges_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sealed, _rx) = mpsc::channel();
+        let rotation = Rotation {
+            max_bytes: 1 << 30,
+            max_age: Duration::from_secs(3600),
+        };
+        let (wal, _thread) = Wal::start(dir.path().to_owned(), 7, 1000, rotation, sealed).unwrap();
+        let waits: Vec<_> = (0..500).map(|_| wal.submit(&one()).unwrap()).collect();
+        for w in waits {
+            w.blocking_recv().unwrap().unwrap();
+        }
+        assert_eq!(
+            read_segment(&segment_path(dir.path(), 7)).unwrap().len(),
+            500
+        );
+    }
+}

@@ -1,0 +1,388 @@
+//! `jsprof-collector collect` as the real binary, over real sockets: every intake answer,
+//! durability across `kill -9`, restart from the log, queries.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
+
+use common::{query, Collector, BIN};
+
+/// One HTTP/1.1 request on a fresh connection: (status, headers lowercased, body).
+fn http(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+fn get<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A trace as a page's `profiler.stop()` gives it: `n` samples 10 ms apart over a
+/// three-deep stack, the leaf alternating between two functions.
+fn trace(n: usize) -> serde_json::Value {
+    let samples: Vec<_> = (0..n)
+        .map(|i| serde_json::json!({"stackId": 2 + (i % 2), "timestamp": 100.0 + 10.0 * i as f64}))
+        .collect();
+    serde_json::json!({
+        "frames": [
+            {"name": "main", "resourceId": 0, "line": 1, "column": 10},
+            {"name": "render", "resourceId": 0, "line": 5, "column": 17},
+            {"name": "layout", "resourceId": 1, "line": 9, "column": 3},
+            {"name": "paint", "resourceId": 1, "line": 20, "column": 3}
+        ],
+        "resources": ["https://example.test/app.js", "https://example.test/lib.js"],
+        "stacks": [
+            {"frameId": 0},
+            {"frameId": 1, "parentId": 0},
+            {"frameId": 2, "parentId": 1},
+            {"frameId": 3, "parentId": 1}
+        ],
+        "samples": samples
+    })
+}
+
+fn envelope(session: &str, release: &str, n: usize) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "trace": trace(n),
+        "pageUrl": "https://example.test/index.html",
+        "release": release,
+        "session": session,
+        "timeOrigin": 1_795_651_200_000.0_f64,
+        "labels": {"page": "home"}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn jsprof_intake_then_query_and_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Collector::start(dir.path(), &[]);
+    let plain = envelope("s1", "1.0.0", 50);
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[("Content-Type", "application/json")],
+        &plain,
+    );
+    assert_eq!(status, 202, "{body}");
+    let gz = jsprof_profiler::gzip(&envelope("s2", "1.0.0", 50));
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[("Content-Encoding", "gzip")],
+        &gz,
+    );
+    assert_eq!(status, 202, "{body}");
+    // A bare trace, deflated, with its metadata from the headers.
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&serde_json::to_vec(&trace(10)).unwrap())
+        .unwrap();
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[
+            ("Content-Encoding", "deflate"),
+            ("User-Agent", "TestAgent/1"),
+            ("Referer", "https://example.test/other"),
+        ],
+        &z.finish().unwrap(),
+    );
+    assert_eq!(status, 202, "{body}");
+    let out = query(dir.path(), "SELECT session, release, user_agent, page_url, sample_count FROM traces ORDER BY sample_count, session");
+    assert!(out.contains("| s1      | 1.0.0   |"), "{out}");
+    assert!(out.contains("TestAgent/1"), "{out}");
+    assert!(out.contains("https://example.test/other"), "{out}");
+    let out = query(dir.path(), "SELECT count(*) AS n FROM samples");
+    assert!(out.contains("| 110 |"), "{out}");
+    let top = Command::new(BIN)
+        .args(["top", "--store"])
+        .arg(dir.path())
+        .args(["--release", "1.0.0"])
+        .output()
+        .unwrap();
+    let top = String::from_utf8(top.stdout).unwrap();
+    // 100 samples of release 1.0.0, 10 ms each: half each in layout and paint (self), all
+    // in render and main (total).
+    let line = |f: &str| {
+        top.lines()
+            .find(|l| l.contains(&format!("| {f} ")))
+            .unwrap_or_else(|| panic!("{f} not in {top}"))
+            .to_owned()
+    };
+    assert!(line("layout").contains("| 500.0 "), "{top}");
+    assert!(line("layout").contains("| 50.0 "), "{top}");
+    assert!(line("render").contains("| 100 "), "{top}");
+    assert!(line("render").contains("| 1000.0 "), "{top}");
+}
+
+#[test]
+fn bad_input_gets_4xx_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Collector::start(
+        dir.path(),
+        &[
+            "--pref",
+            "collector.max_body_bytes=100000",
+            "--pref",
+            "collector.allowed_origins=https://site.test",
+        ],
+    );
+    let (status, _, body) = http(c.addr, "POST", "/v1/profiles", &[], b"{\"trace\": [1,2");
+    assert_eq!(status, 400);
+    assert!(body.contains("malformed JSON"), "{body}");
+    let bad =
+        br#"{"frames":[],"resources":[],"stacks":[],"samples":[{"stackId":0,"timestamp":1}]}"#;
+    let (status, _, body) = http(c.addr, "POST", "/v1/profiles", &[], bad);
+    assert_eq!(status, 400);
+    assert!(body.contains("stackId 0 out of range"), "{body}");
+    let (status, _, body) = http(c.addr, "POST", "/v1/profiles", &[], &vec![b' '; 200_000]);
+    assert_eq!(status, 413, "{body}");
+    let bomb = jsprof_profiler::gzip(&vec![b' '; 5_000_000]);
+    assert!(bomb.len() < 100_000);
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[("Content-Encoding", "gzip")],
+        &bomb,
+    );
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("inflates past 100000 bytes"), "{body}");
+    let (status, _, _) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[("Content-Encoding", "br")],
+        b"x",
+    );
+    assert_eq!(status, 415);
+    let (status, _, _) = http(c.addr, "GET", "/v1/profiles", &[], b"");
+    assert_eq!(status, 405);
+    let (status, _, _) = http(c.addr, "POST", "/nowhere", &[], b"");
+    assert_eq!(status, 404);
+    // CORS: the preflight and the answer name the allowed origin; others are refused.
+    let (status, headers, _) = http(
+        c.addr,
+        "OPTIONS",
+        "/v1/profiles",
+        &[
+            ("Origin", "https://site.test"),
+            ("Access-Control-Request-Method", "POST"),
+        ],
+        b"",
+    );
+    assert_eq!(status, 204);
+    assert_eq!(
+        get(&headers, "access-control-allow-origin"),
+        Some("https://site.test")
+    );
+    assert!(get(&headers, "access-control-allow-headers")
+        .unwrap()
+        .contains("content-encoding"));
+    let (status, headers, _) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[("Origin", "https://site.test")],
+        &envelope("c", "1", 3),
+    );
+    assert_eq!(status, 202);
+    assert_eq!(
+        get(&headers, "access-control-allow-origin"),
+        Some("https://site.test")
+    );
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/v1/profiles",
+        &[("Origin", "https://evil.test")],
+        &envelope("c", "1", 3),
+    );
+    assert_eq!(status, 403);
+    assert!(body.contains("not allowed"), "{body}");
+}
+
+#[test]
+fn keys_map_to_projects_and_a_missing_or_wrong_key_is_401() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Collector::start(
+        dir.path(),
+        &["--key", "shop=k-shop", "--key", "blog=k-blog"],
+    );
+    let body = envelope("s", "1", 5);
+    assert_eq!(http(c.addr, "POST", "/v1/profiles", &[], &body).0, 401);
+    assert_eq!(
+        http(
+            c.addr,
+            "POST",
+            "/v1/profiles",
+            &[("X-Jsprof-Key", "nope")],
+            &body
+        )
+        .0,
+        401
+    );
+    assert_eq!(
+        http(
+            c.addr,
+            "POST",
+            "/v1/profiles",
+            &[("X-Jsprof-Key", "k-shop")],
+            &body
+        )
+        .0,
+        202
+    );
+    assert_eq!(
+        http(c.addr, "POST", "/v1/profiles?key=k-blog", &[], &body).0,
+        202
+    );
+    assert_eq!(
+        http(c.addr, "POST", "/v1/profiles?key=k-blog", &[], &body).0,
+        202
+    );
+    let out = Command::new(BIN)
+        .args(["query", "--project", "blog", "--store"])
+        .arg(dir.path())
+        .arg("SELECT project, count(*) AS n FROM traces GROUP BY project")
+        .output()
+        .unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(out.contains("| blog    | 2 |"), "{out}");
+    assert!(!out.contains("shop"), "{out}");
+}
+
+/// Concurrent clients, `kill -9` in the middle, restart: every acknowledged trace is
+/// queryable, before and after the restart compacts the log.
+#[test]
+fn kill_9_mid_ingest_loses_no_acknowledged_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Collector::start(dir.path(), &["--pref", "collector.segment_ms=50"]);
+    let addr = c.addr;
+    let acked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|t| {
+            let acked = acked.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut i = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let session = format!("c{t}-{i}");
+                    i += 1;
+                    // After the kill, connections fail: those traces were never acked.
+                    let Ok(mut s) = TcpStream::connect(addr) else { break };
+                    let body = envelope(&session, "2.0", 100);
+                    let head = format!("POST /v1/profiles HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n", body.len());
+                    if s.write_all(head.as_bytes()).and_then(|()| s.write_all(&body)).is_err() {
+                        break;
+                    }
+                    let mut out = String::new();
+                    let _ = s.read_to_string(&mut out);
+                    if out.starts_with("HTTP/1.1 202") {
+                        acked.lock().unwrap().push(session);
+                    }
+                }
+            })
+        })
+        .collect();
+    // Kill once at least 200 traces are acknowledged (waiting on state, not time).
+    while acked.lock().unwrap().len() < 200 {
+        std::thread::yield_now();
+    }
+    c.kill9();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in clients {
+        t.join().unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    let count_acked = |out: &str| {
+        acked
+            .iter()
+            .filter(|s| out.contains(&format!("| {s} ")))
+            .count()
+    };
+    // Straight from the log and the Parquet files, before any restart.
+    let out = query(dir.path(), "SELECT DISTINCT session FROM traces");
+    assert_eq!(
+        count_acked(&out),
+        acked.len(),
+        "acknowledged traces missing after kill -9"
+    );
+    // A restart compacts what the log still holds.
+    let c2 = Collector::start(dir.path(), &["--pref", "collector.segment_ms=50"]);
+    let wal = dir.path().join("wal");
+    let mut waited = 0;
+    while std::fs::read_dir(&wal)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            // Segments older than the restart's own.
+            n.ends_with(".wal")
+                && std::fs::metadata(e.path())
+                    .map(|m| m.len() > 0)
+                    .unwrap_or(false)
+        })
+    {
+        assert!(waited < 3000, "the restart never compacted the log");
+        waited += 1;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(c2);
+    let out = query(dir.path(), "SELECT DISTINCT session FROM traces");
+    assert_eq!(count_acked(&out), acked.len());
+    let out = query(
+        dir.path(),
+        "SELECT count(*) AS n, count(DISTINCT session) AS d FROM traces",
+    );
+    // Each acknowledged trace once (the unacknowledged in flight may be there too, once).
+    let row = out.lines().nth(3).unwrap();
+    let nums: Vec<u64> = row
+        .split('|')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    assert_eq!(nums[0], nums[1], "a trace counted twice: {out}");
+}

@@ -1,0 +1,106 @@
+// Records what the real browser SDKs upload, for the collector's decoder tests and fuzz
+// seeds: @datadog/browser-rum 7.16.2 (its CDN bundle, `proxy` pointed here) and
+// @sentry/browser 11.12.0 (bundled with esbuild, DSN pointed here), each on a page served
+// with `Document-Policy: js-profiling` in headless Chromium (/usr/bin/chromium, driven by
+// playwright-core). Each upload is written as it arrived: the body byte for byte, and
+// `.request.json` with its method, URL and headers.
+//
+//   cd components/collector/tests/sdk && npm ci && node make-fixtures.mjs ../fixtures
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const out = path.resolve(process.argv[2] ?? path.join(here, '..', 'fixtures'));
+fs.mkdirSync(out, { recursive: true });
+const ddBundle = path.join(here, 'node_modules', '@datadog', 'browser-rum', 'bundle');
+const sentryJs = (
+  await esbuild.build({ entryPoints: [path.join(here, 'sentry-entry.js')], bundle: true, write: false, format: 'iife', minify: false })
+).outputFiles[0].text;
+
+// Work the profilers sample: two named functions, busy for `ms`.
+const work = `
+function layoutPass(n) { let x = 0; for (let i = 0; i < n; i++) x += Math.sqrt(i); return x; }
+function paintPass(n) { let x = 0; for (let i = 0; i < n; i++) x += Math.sin(i); return x; }
+function busy(ms) { const end = performance.now() + ms; let x = 0; while (performance.now() < end) { x += layoutPass(2e4) + paintPass(2e4); } return x; }
+`;
+
+const pages = {
+  '/datadog.html': (origin) => `<!doctype html><title>datadog</title>
+<script src="/dd/datadog-rum.js"></script>
+<script>${work}
+DD_RUM.init({ applicationId: 'a1b2c3d4-0000-4000-8000-000000000001', clientToken: 'pub0123456789abcdef0123456789abcd',
+  site: 'datadoghq.com', service: 'shop', env: 'fixtures', version: '3.1.4', proxy: '${origin}/dd-proxy',
+  sessionSampleRate: 100, profilingSampleRate: 100, compressIntakeRequests: true, trackLongTasks: true });
+// The profiler loads lazily; it keeps a profile shorter than 5 s only if it saw a long task.
+setTimeout(() => { busy(400); setTimeout(() => { busy(400); window.dispatchEvent(new Event('beforeunload')); }, 200); }, 1500);
+</script>`,
+  '/sentry.html': (origin) => `<!doctype html><title>sentry</title>
+<script src="/sentry.js"></script>
+<script>${work}
+startSentry('${origin.replace('//', '//0123456789abcdef0123456789abcdef@')}/42');
+setTimeout(() => { busy(600); stopSentry(); }, 300);
+</script>`,
+};
+
+const captured = {};
+let resolveDone;
+const done = new Promise((r) => (resolveDone = r));
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  if (req.method === 'POST') {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const fwd = url.searchParams.get('ddforward') ?? '';
+      const name = fwd.startsWith('/api/v2/profile') ? 'datadog-browser-rum-7.16.2'
+        : url.pathname === '/api/42/envelope/' && body.includes('"profile_chunk"') ? 'sentry-browser-11.12.0'
+        : null;
+      if (name && !captured[name]) {
+        captured[name] = true;
+        fs.writeFileSync(path.join(out, `${name}.body`), body);
+        fs.writeFileSync(path.join(out, `${name}.request.json`), JSON.stringify({ method: req.method, url: req.url, headers: req.headers }, null, 2) + '\n');
+        console.log(`recorded ${name}: ${body.length} bytes`);
+        if (Object.keys(captured).length === 2) resolveDone();
+      }
+      res.writeHead(202, { 'access-control-allow-origin': '*' });
+      res.end();
+    });
+    return;
+  }
+  const origin = `http://${req.headers.host}`;
+  if (pages[url.pathname]) {
+    res.writeHead(200, { 'content-type': 'text/html', 'document-policy': 'js-profiling' });
+    res.end(pages[url.pathname](origin));
+  } else if (url.pathname === '/sentry.js') {
+    res.writeHead(200, { 'content-type': 'text/javascript' });
+    res.end(sentryJs);
+  } else if (url.pathname.startsWith('/dd/')) {
+    const file = path.join(ddBundle, path.normalize(url.pathname.slice(4)));
+    if (!file.startsWith(ddBundle) || !fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
+    res.writeHead(200, { 'content-type': 'text/javascript' });
+    res.end(fs.readFileSync(file));
+  } else {
+    res.writeHead(404);
+    res.end();
+  }
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+try {
+  for (const p of Object.keys(pages)) {
+    const page = await browser.newPage();
+    page.on('console', (m) => console.log(`${p}: ${m.text()}`));
+    await page.goto(origin + p);
+  }
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out; recorded: ${Object.keys(captured)}`)), 60000));
+  await Promise.race([done, timeout]);
+} finally {
+  await browser.close();
+  server.close();
+}
