@@ -12,11 +12,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use jsprof_net::Url;
+use jsprof_scope::record::StartMode;
 use jsprof_script::{run_navigation, run_page, Console, RunOptions, RunReport};
 use jsprof_webdriver::{Error, ErrorKind, Responder};
 use nix::sys::signal::Signal;
 
-use crate::protocol::{Config, Driven, FromContent, Json, Load, Outcome, ToContent, TraceJson};
+use crate::protocol::{
+    Config, Driven, FromContent, Json, Load, Outcome, ScopeCall, ScopeReply, ToContent, TraceJson,
+};
 use crate::transport::{self, FromContentTx, ToContentRx};
 
 /// Traces are sent in batches of about this many bytes of JSON.
@@ -146,7 +149,7 @@ fn run_driven(
     {
         let (browser, tx) = (browser.clone(), tx.clone());
         listen(rx, ending, move |message| match message {
-            ToContent::Scope { id, call } => crate::service::serve_call(&browser, &tx, id, call),
+            ToContent::Scope { id, call } => serve_scope_call(&browser, &tx, id, call),
             ToContent::Continue => {
                 let _ = go.send(());
             }
@@ -319,4 +322,47 @@ fn stats_line(report: &RunReport) -> String {
         "guards": report.guards,
     })
     .to_string()
+}
+
+/// The content's side of a profiler-service call (on its reader thread): the browser's recorder and
+/// sampling. A stop builds the trace, so it answers from a thread of its own.
+fn serve_scope_call(
+    browser: &jsprof_script::Browser,
+    tx: &FromContentTx,
+    id: u64,
+    call: Json<ScopeCall>,
+) {
+    let answer = move |tx: &FromContentTx, reply: ScopeReply| {
+        tx.send(FromContent::ScopeReply {
+            id,
+            reply: Json::new(&reply),
+        });
+    };
+    match call.get() {
+        Ok(ScopeCall::Start {
+            at_navigation,
+            interval,
+        }) => {
+            let mode = if at_navigation {
+                StartMode::Url
+            } else {
+                StartMode::Immediate
+            };
+            answer(tx, ScopeReply::Started(browser.scope_start(mode, interval)));
+        }
+        Ok(ScopeCall::Stop) => {
+            let (browser, tx) = (browser.clone(), tx.clone());
+            let stopping = std::thread::Builder::new()
+                .name("jsprof-scope-stop".into())
+                .spawn(move || {
+                    let stopped = browser.scope_stop().map(|s| (s.recording, s.trace));
+                    answer(&tx, ScopeReply::Stopped(stopped));
+                });
+            if stopping.is_err() {
+                crate::diagnostics::line("jsprof: cannot start a thread to stop profiling".into());
+            }
+        }
+        Ok(ScopeCall::Frames) => answer(tx, ScopeReply::Frames(browser.scope().frames())),
+        Err(e) => crate::diagnostics::line(format!("jsprof: profiler service: {e}")),
+    }
 }

@@ -37,7 +37,7 @@ use crate::browser::{crash_line, end_lines, start_contents, Printer, EVENT_QUEUE
 use crate::protocol::{
     Config, Driven, FromContent, Json, Load, ScopeCall, ScopeReply, Stream, ToContent,
 };
-use crate::transport::{Content, Event, FromContentTx, Mode, ToContentTx, What};
+use crate::transport::{Content, Event, Mode, ServiceEvent, ToContentTx, What};
 
 /// How long a call waits for its window's content (a stop waits for the trace's build,
 /// itself bounded by 30 s).
@@ -48,21 +48,6 @@ const MAX_LINE: u64 = 1 << 20;
 
 /// How many connections are served at once; more are closed as they come.
 const MAX_CONNECTIONS: u64 = 64;
-
-/// What the service's threads tell the browser's loop.
-#[derive(Debug)]
-pub enum ServiceEvent {
-    /// Carry `call` to window `window`'s content; its answer goes to the call `id`.
-    Ask {
-        window: u32,
-        id: u64,
-        call: ScopeCall,
-    },
-    /// `Continue`: the held first loads go ahead.
-    Continue,
-    /// `Quit`, SIGINT or SIGTERM: the browser ends.
-    Quit,
-}
 
 /// What the service's threads share.
 struct Shared {
@@ -359,49 +344,6 @@ fn accept(shared: Arc<Shared>, listener: TcpListener) {
         if started.is_err() {
             open.fetch_sub(1, Ordering::AcqRel);
         }
-    }
-}
-
-/// The content's side of a call (on its reader thread): the browser's recorder and
-/// sampling. A stop builds the trace, so it answers from a thread of its own.
-pub fn serve_call(
-    browser: &jsprof_script::Browser,
-    tx: &FromContentTx,
-    id: u64,
-    call: Json<ScopeCall>,
-) {
-    let answer = move |tx: &FromContentTx, reply: ScopeReply| {
-        tx.send(FromContent::ScopeReply {
-            id,
-            reply: Json::new(&reply),
-        });
-    };
-    match call.get() {
-        Ok(ScopeCall::Start {
-            at_navigation,
-            interval,
-        }) => {
-            let mode = if at_navigation {
-                StartMode::Url
-            } else {
-                StartMode::Immediate
-            };
-            answer(tx, ScopeReply::Started(browser.scope_start(mode, interval)));
-        }
-        Ok(ScopeCall::Stop) => {
-            let (browser, tx) = (browser.clone(), tx.clone());
-            let stopping = std::thread::Builder::new()
-                .name("jsprof-scope-stop".into())
-                .spawn(move || {
-                    let stopped = browser.scope_stop().map(|s| (s.recording, s.trace));
-                    answer(&tx, ScopeReply::Stopped(stopped));
-                });
-            if stopping.is_err() {
-                crate::diagnostics::line("jsprof: cannot start a thread to stop profiling".into());
-            }
-        }
-        Ok(ScopeCall::Frames) => answer(tx, ScopeReply::Frames(browser.scope().frames())),
-        Err(e) => crate::diagnostics::line(format!("jsprof: profiler service: {e}")),
     }
 }
 

@@ -22,7 +22,7 @@ use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{FromContent, ToContent};
+use crate::protocol::{FromContent, ScopeCall, ToContent};
 
 /// Where contents run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,22 @@ pub enum Event {
     /// `-M`, see `diagnostics.rs`): printed as it is.
     Diagnostic(String),
     /// From the profiler service's threads (`service.rs`).
-    Service(crate::service::ServiceEvent),
+    Service(ServiceEvent),
+}
+
+/// What the profiler service's threads (`service.rs`) tell the browser's loop.
+#[derive(Debug)]
+pub enum ServiceEvent {
+    /// Carry `call` to window `window`'s content; its answer goes to the call `id`.
+    Ask {
+        window: u32,
+        id: u64,
+        call: ScopeCall,
+    },
+    /// `Continue`: the held first loads go ahead.
+    Continue,
+    /// `Quit`, SIGINT or SIGTERM: the browser ends.
+    Quit,
 }
 
 #[derive(Debug)]

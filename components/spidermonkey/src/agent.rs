@@ -33,6 +33,11 @@ pub enum AgentError {
 }
 
 thread_local! {
+    /// [`InScript`](crate::InScript) guards alive on this thread, with an agent or without:
+    /// an agent installed inside script (a lazy policy's first `Profiler`, from the script
+    /// that constructs it) is entered once per live guard ([`install_agent`]), so the rest of
+    /// that script is script to it, not idle; each guard's drop leaves it.
+    pub(crate) static GUARD_DEPTH: Cell<u32> = const { Cell::new(0) };
     /// Whether [`prepare_runtime`] ran for this thread's runtime (until [`release_runtime`]).
     static PREPARED: Cell<bool> = const { Cell::new(false) };
     /// The GC slice callback that was installed before ours (called after ours).
@@ -246,7 +251,7 @@ pub fn install_agent(
     MARKS.with(|m| *m.borrow_mut() = Some(handle.clone()));
     // Installed inside script (a lazy policy's first `Profiler`): the script running now,
     // and every entry it nests in, is script to the new agent until its guard drops.
-    for _ in 0..crate::in_script::depth() {
+    for _ in 0..GUARD_DEPTH.with(Cell::get) {
         handle.enter();
     }
     AGENT.with(|a| {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use jsprof_profiler::AgentHandle;
 
-use crate::agent::AGENT;
+use crate::agent::{AGENT, GUARD_DEPTH};
 
 /// One guard in this many is timed (both halves), and counted for all of them.
 const GUARD_SAMPLE: u32 = 32;
@@ -16,17 +16,6 @@ const GUARD_SAMPLE: u32 = 32;
 thread_local! {
     /// Guards taken while an agent was installed, and the estimated time in them.
     static GUARDS: Cell<(u64, Duration)> = const { Cell::new((0, Duration::ZERO)) };
-    /// Guards alive on this thread, with an agent or without: an agent installed inside
-    /// script (a lazy policy's first `Profiler`, from the script that constructs it) starts
-    /// at this depth, so the rest of that script is script to it, not idle.
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-/// How many [`InScript`] guards are alive on this thread ([`install_agent`]
-/// (crate::install_agent) enters the new agent that many times; each guard's drop leaves
-/// it).
-pub(crate) fn depth() -> u32 {
-    DEPTH.with(Cell::get)
 }
 
 /// **Task entry and exit**: marks this thread's agent "in script" for the life of the guard.
@@ -49,7 +38,7 @@ impl InScript {
     pub fn enter() -> Self {
         let timed = GUARDS.with(|g| g.get().0.is_multiple_of(u64::from(GUARD_SAMPLE)));
         let start = timed.then(Instant::now);
-        DEPTH.with(|d| d.set(d.get() + 1));
+        GUARD_DEPTH.with(|d| d.set(d.get() + 1));
         let agent = AGENT.with(|a| a.borrow().as_ref().map(|a| a.handle.clone()));
         let Some(handle) = &agent else {
             return InScript {
@@ -72,7 +61,7 @@ impl InScript {
 impl Drop for InScript {
     fn drop(&mut self) {
         let start = self.timed.then(Instant::now);
-        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        GUARD_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
         // The agent this guard entered, or one installed since (which entered for it).
         let agent = self
             .agent
