@@ -69,7 +69,8 @@ struct Args {
     host_overrides: Vec<String>,
 }
 
-/// How long a loaded page must print nothing, with no `stop()` left to settle, to be done.
+/// How long a loaded page must print nothing, with no `stop()`, timer or busy worker left,
+/// to be done.
 const QUIET: Duration = Duration::from_millis(500);
 /// How long the traces of profilers still running at the end may take to build.
 const STOP_LIMIT: Duration = Duration::from_secs(2);
@@ -97,7 +98,6 @@ enum End {
 }
 
 fn run(args: Args) -> Result<ExitCode, String> {
-    let url = page_url(&args.page)?;
     let timeout = match args.timeout {
         Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
         Some(t) => {
@@ -111,6 +111,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if jsprof_prefs.int("profiler.base_interval_ms") < 1 {
         return Err("--pref profiler.base_interval_ms: expected 1 or more".into());
     }
+    // Once the command line is known good: a file page starts its server here.
+    let url = page_url(&args.page)?;
 
     // jsprof's side of Servo: set before Servo starts its first script thread.
     let traces: Arc<Mutex<Vec<ProfilerTrace>>> = Arc::default();
@@ -334,7 +336,7 @@ struct Page {
     /// When the load completed (`document.readyState` "complete").
     complete_at: Cell<Option<Instant>>,
     /// When the page last printed, or was last seen with work pending.
-    last_output: Cell<Option<Instant>>,
+    last_active: Cell<Option<Instant>>,
     crashed: Cell<bool>,
     /// When the last ping (an empty script evaluated in the page) was sent, and when it was
     /// answered: the script thread runs it after every task queued before it.
@@ -354,10 +356,10 @@ impl Page {
         // Work the page still has: a `stop()` to settle, a timer to fire, a worker running.
         let work = script::jsprof::pending_work();
         if script::jsprof::pending_stops() != 0 || work.timers != 0 || work.busy_workers != 0 {
-            self.last_output.set(Some(Instant::now()));
+            self.last_active.set(Some(Instant::now()));
             return false;
         }
-        let last = self.last_output.get().map_or(complete, |t| t.max(complete));
+        let last = self.last_active.get().map_or(complete, |t| t.max(complete));
         if last.elapsed() < QUIET {
             return false;
         }
@@ -392,7 +394,7 @@ impl WebViewDelegate for Page {
         // Every level on stdout, as jsprof prints the console (the WPT runner reads its
         // result line there).
         println!("{message}");
-        self.last_output.set(Some(Instant::now()));
+        self.last_active.set(Some(Instant::now()));
     }
 
     fn notify_new_frame_ready(&self, webview: WebView) {

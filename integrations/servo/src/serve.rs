@@ -5,8 +5,8 @@
 //! server. The tests serve their pages with it too.
 //!
 //! GET and HEAD only, HTTP/1.0 (one request a connection). A file's response carries its
-//! `NAME.headers` sidecar, or else its folder's `__dir__.headers` (`Name: value` lines), as
-//! jsprof's loader reads them for `file:` pages. Paths outside the folder are 404.
+//! folder's `__dir__.headers` and its own `NAME.headers` (`Name: value` lines), as jsprof's
+//! loader reads them for `file:` pages. Paths outside the folder are 404.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -77,19 +77,12 @@ fn content_type(file: &Path) -> &'static str {
     }
 }
 
-/// The sidecar's header lines for `file`: `NAME.headers`, else `__dir__.headers` beside it.
+/// The sidecar headers of `file` (`script::jsprof::sidecar_fields`: its folder's
+/// `__dir__.headers`, then its own `NAME.headers`, as jsprof's loader reads them), without
+/// a name that is not a token or a value that would end the header line.
 fn sidecar_headers(file: &Path) -> Vec<(String, String)> {
-    let mut own = file.as_os_str().to_owned();
-    own.push(".headers");
-    let text = std::fs::read_to_string(PathBuf::from(own)).or_else(|e| {
-        file.parent().map_or(Err(e), |d| {
-            std::fs::read_to_string(d.join("__dir__.headers"))
-        })
-    });
-    text.unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+    script::jsprof::sidecar_fields(file)
+        .into_iter()
         .filter(|(n, v)| {
             !n.is_empty()
                 && n.bytes().all(|b| b.is_ascii_graphic() && b != b':')
