@@ -66,20 +66,32 @@ fn envelope(seed: u64) -> Vec<u8> {
     .unwrap()
 }
 
-fn start_collector(store: &Path) -> SocketAddr {
+/// A collector on `store`, in this process: its address, and what stops it (returning once
+/// its store is whole).
+fn start_collector(store: &Path) -> (SocketAddr, impl FnOnce()) {
     let (tx, rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let config = Config::new(store.to_owned());
-    std::thread::spawn(move || {
+    let thread = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .unwrap();
-        rt.block_on(server::serve(config, "127.0.0.1:0".parse().unwrap(), |a| {
-            tx.send(a).unwrap()
-        }))
+        rt.block_on(server::serve_until(
+            config,
+            "127.0.0.1:0".parse().unwrap(),
+            |a| tx.send(a).unwrap(),
+            async {
+                let _ = stop_rx.await;
+            },
+        ))
         .unwrap();
     });
-    rx.recv().unwrap()
+    let stop = move || {
+        let _ = stop_tx.send(());
+        thread.join().unwrap();
+    };
+    (rx.recv().unwrap(), stop)
 }
 
 /// Posts `bodies` on one keep-alive connection; the latency of each acknowledgement.
@@ -147,7 +159,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 fn bench_ingest(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let addr = start_collector(dir.path());
+    let (addr, stop) = start_collector(dir.path());
     let bodies: Vec<Vec<u8>> = (0..64).map(envelope).collect();
     let batch: Vec<Vec<u8>> = (0..2000).map(|i| bodies[i % 64].clone()).collect();
     // One long run for the figures.
@@ -171,13 +183,21 @@ fn bench_ingest(c: &mut Criterion) {
         b.iter_custom(|iters| (0..iters).map(|_| ingest(addr, &batch).0).sum())
     });
     g.finish();
+    let t = Instant::now();
+    stop();
+    println!(
+        "ingest: the collector stopped, its log compacted, {:.1} s after the last request",
+        t.elapsed().as_secs_f64()
+    );
 }
 
-/// A store of `traces` traces of 500 samples, compacted into Parquet.
-fn store_of(dir: &Path, traces: u64) {
+/// A store of `traces` traces of 500 samples, compacted into Parquet. Returns the time
+/// compaction took (the log's segments are written first, untimed).
+fn store_of(dir: &Path, traces: u64) -> Duration {
     let wal_dir = store::wal_dir(dir);
     std::fs::create_dir_all(&wal_dir).unwrap();
     let mut known = store::Known::default();
+    let segments = traces.div_ceil(2000);
     // 2,000 traces a segment, as a collector's segments hold a few seconds of traffic.
     for seg in 0..traces.div_ceil(2000) {
         let n = seg + 1;
@@ -198,17 +218,21 @@ fn store_of(dir: &Path, traces: u64) {
             bytes.extend_from_slice(&wal::encode_record(&[t]));
         }
         std::fs::write(wal::segment_path(&wal_dir, n), bytes).unwrap();
+    }
+    let t = Instant::now();
+    for n in 1..=segments {
         store::compact(dir, n, &mut known).unwrap();
     }
+    t.elapsed()
 }
 
 fn bench_top(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let t = Instant::now();
-    store_of(dir.path(), 20_000);
+    let took = store_of(dir.path(), 20_000);
     println!(
-        "top: a store of 20,000 traces, 10,000,000 samples, compacted in {:.1} s",
-        t.elapsed().as_secs_f64()
+        "top: a store of 20,000 traces, 10,000,000 samples, compacted by one thread in {:.1} s ({:.0} traces/s)",
+        took.as_secs_f64(),
+        20_000.0 / took.as_secs_f64()
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -229,5 +253,36 @@ fn bench_top(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_ingest, bench_top);
+/// What the intake does to each trace before the log: decode (JSON parse, the spec's
+/// invariants) and encode the log record; what compaction does to it: decode the record.
+fn bench_trace(c: &mut Criterion) {
+    use jsprof_collector::{decode, record};
+    let body = envelope(7);
+    let req = decode::Request {
+        project: "default".into(),
+        max_bytes: 10 << 20,
+        ..decode::Request::default()
+    };
+    let traces = decode::jsprof(&req, &body).unwrap();
+    let rec = wal::encode_record(&traces);
+    println!(
+        "trace: {} bytes of JSON, a log record of {} bytes",
+        body.len(),
+        rec.len()
+    );
+    let mut g = c.benchmark_group("collector");
+    g.throughput(Throughput::Bytes(body.len() as u64));
+    g.bench_function("intake: decode a 500-sample trace", |b| {
+        b.iter(|| decode::jsprof(&req, &body).unwrap())
+    });
+    g.bench_function("intake: encode its log record", |b| {
+        b.iter(|| wal::encode_record(&traces))
+    });
+    g.bench_function("compaction: decode its log record", |b| {
+        b.iter(|| record::decode(&rec[8..]).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_trace, bench_ingest, bench_top);
 criterion_main!(benches);

@@ -4,14 +4,14 @@
 //!
 //! - [`decode`] (the `jsprof-intake` crate): jsprof's own `POST /v1/profiles`, Datadog's and Sentry's browser SDK
 //!   uploads, each into one model ([`model::Ingested`]);
-//! - [`wal`]: the log, fsynced before a request is acknowledged;
+//! - [`wal`]: the log, fsynced before a request is acknowledged; [`record`]: its records;
 //! - [`store`]: the Parquet tables the log is compacted into;
 //! - [`server`]: `jsprof collect`;
 //! - [`query`]: `jsprof query` and `jsprof top`.
 
 #![forbid(unsafe_code)]
 
-pub use jsprof_intake::{decode, model};
+pub use jsprof_intake::{decode, model, record};
 pub mod query;
 pub mod server;
 pub mod store;

@@ -109,20 +109,42 @@ pub async fn serve(
     listen: SocketAddr,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), String> {
-    let (wal, _compactor) = open(&config)?;
+    serve_until(config, listen, ready, std::future::pending()).await
+}
+
+/// How long a stop waits for the connections still open (a keep-alive client may never
+/// close its own) before it closes them.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves until `stop` resolves. Then it takes no new connection, lets the open ones finish
+/// (for at most [`STOP_GRACE`]), and returns once the log has committed and sealed what it
+/// holds and the compactor has compacted every sealed segment: the store is whole.
+pub async fn serve_until(
+    config: Config,
+    listen: SocketAddr,
+    ready: impl FnOnce(SocketAddr),
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), String> {
+    let (wal, compactor) = open(&config)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     ready(listener.local_addr().map_err(|e| e.to_string())?);
     let state = Arc::new(State { config, wal });
+    let mut connections = tokio::task::JoinSet::new();
+    let mut stop = std::pin::pin!(stop);
     loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(s) => s,
-            Err(_) => continue,
+        let (stream, _) = tokio::select! {
+            () = &mut stop => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok(s) => s,
+                Err(_) => continue,
+            },
         };
         let _ = stream.set_nodelay(true);
         let state = state.clone();
-        tokio::spawn(async move {
+        connections.spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let state = state.clone();
                 async move { Ok::<_, Infallible>(handle(&state, req).await) }
@@ -135,6 +157,19 @@ pub async fn serve(
                 .await;
         });
     }
+    drop(listener);
+    let _ = tokio::time::timeout(STOP_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    connections.shutdown().await;
+    // The last handle on the log: its committer seals the segment and ends, and with it the
+    // compactor's queue.
+    drop(state);
+    tokio::task::spawn_blocking(move || compactor.join())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|_| "the compactor panicked".to_owned())
 }
 
 type Answer = Response<Full<Bytes>>;

@@ -4,7 +4,8 @@
 //! `fdatasync`. The queue is bounded; a request that finds it full gets 429.
 //!
 //! Segment files are `wal/NNNNNNNNNNNN.wal`; a record is `len: u32 LE`, `crc32: u32 LE` of
-//! the payload, then the payload (a JSON array of [`Ingested`]). Reading stops at the first
+//! the payload, then the payload (the request's [`Ingested`] traces, in record.rs's binary
+//! form; a JSON array in logs written before it). Reading stops at the first
 //! short or corrupt record: only a record whose fsync never finished can be torn, and no
 //! such record was acknowledged.
 
@@ -15,6 +16,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use crate::model::Ingested;
+use crate::record;
 
 /// A record waiting for its fsync.
 struct Pending {
@@ -68,11 +70,12 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 pub fn encode_record(traces: &[Ingested]) -> Vec<u8> {
-    let payload = serde_json::to_vec(traces).expect("an Ingested always serialises");
-    let mut out = Vec::with_capacity(payload.len() + 8);
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
+    let mut out = vec![0u8; 8];
+    record::encode(traces, &mut out);
+    let len = (out.len() - 8) as u32;
+    let crc = crc32fast::hash(&out[8..]);
+    out[..4].copy_from_slice(&len.to_le_bytes());
+    out[4..8].copy_from_slice(&crc.to_le_bytes());
     out
 }
 
@@ -90,7 +93,7 @@ pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
         if crc32fast::hash(payload) != crc {
             break;
         }
-        match serde_json::from_slice(payload) {
+        match record::decode(payload) {
             Ok(traces) => out.push(traces),
             Err(_) => break,
         }

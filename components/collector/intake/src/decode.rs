@@ -63,18 +63,22 @@ pub struct Request {
 /// The body without its `Content-Encoding`: gzip, deflate (zlib, or raw as
 /// `CompressionStream("deflate-raw")` writes it) or identity. Inflating stops past
 /// `max` bytes: a decompression bomb is a 413, never memory.
-pub fn decode_content(encoding: Option<&str>, body: &[u8], max: usize) -> Result<Vec<u8>, Reject> {
+pub fn decode_content<'a>(
+    encoding: Option<&str>,
+    body: &'a [u8],
+    max: usize,
+) -> Result<std::borrow::Cow<'a, [u8]>, Reject> {
     match encoding.map(str::trim) {
         None | Some("") | Some("identity") => {
             if body.len() > max {
                 return Err(Reject::too_large(format!("body over {max} bytes")));
             }
-            Ok(body.to_vec())
+            Ok(body.into())
         }
         Some("gzip") | Some("x-gzip") => {
-            inflate(flate2::read::MultiGzDecoder::new(body), max, "gzip")
+            inflate(flate2::read::MultiGzDecoder::new(body), max, "gzip").map(Into::into)
         }
-        Some("deflate") => inflate_deflate(body, max),
+        Some("deflate") => inflate_deflate(body, max).map(Into::into),
         Some(other) => Err(Reject {
             status: 415,
             reason: format!("unsupported Content-Encoding {other:?} (gzip, deflate or identity)"),
@@ -134,29 +138,10 @@ fn ingested(req: &Request, source: Source, meta: Meta, trace: ProfilerTrace) -> 
 /// A missing `userAgent` is the request's `User-Agent`, a missing `pageUrl` its `Referer`.
 pub fn jsprof(req: &Request, body: &[u8]) -> Result<Vec<Ingested>, Reject> {
     let json = decode_content(req.content_encoding.as_deref(), body, req.max_bytes)?;
-    #[derive(Deserialize)]
-    struct Envelope {
-        trace: Option<ProfilerTrace>,
-        #[serde(flatten)]
-        meta: Meta,
-    }
-    let first = json.iter().find(|b| !b.is_ascii_whitespace());
-    let (mut meta, traces) = match first {
-        Some(b'{') => {
-            let envelope: Envelope = serde_json::from_slice(&json)
-                .map_err(|e| Reject::bad(format!("malformed JSON: {e}")))?;
-            match envelope.trace {
-                Some(trace) => (envelope.meta, vec![trace]),
-                None => (
-                    Meta::default(),
-                    jsprof_export::input::parse_traces(&json).map_err(Reject::bad)?,
-                ),
-            }
-        }
-        _ => (
-            Meta::default(),
-            jsprof_export::input::parse_traces(&json).map_err(Reject::bad)?,
-        ),
+    // The common case, an envelope, in one pass; anything else through serde (fast.rs).
+    let (mut meta, traces) = match crate::fast::envelope(&json) {
+        Some((meta, trace)) => (meta, vec![trace]),
+        None => parse_body(&json)?,
     };
     if meta.user_agent.is_none() {
         meta.user_agent = req.user_agent.clone();
@@ -171,6 +156,35 @@ pub fn jsprof(req: &Request, body: &[u8]) -> Result<Vec<Ingested>, Reject> {
         .into_iter()
         .map(|t| Ok(ingested(req, Source::Jsprof, meta.clone(), checked(t)?)))
         .collect()
+}
+
+/// A `POST /v1/profiles` body read by serde: an envelope, or bare traces. The fast path
+/// (fast.rs) reads the common envelope and leaves everything else, errors included, here.
+pub fn parse_body(json: &[u8]) -> Result<(Meta, Vec<ProfilerTrace>), Reject> {
+    #[derive(Deserialize)]
+    struct Envelope {
+        trace: Option<ProfilerTrace>,
+        #[serde(flatten)]
+        meta: Meta,
+    }
+    let first = json.iter().find(|b| !b.is_ascii_whitespace());
+    Ok(match first {
+        Some(b'{') => {
+            let envelope: Envelope = serde_json::from_slice(json)
+                .map_err(|e| Reject::bad(format!("malformed JSON: {e}")))?;
+            match envelope.trace {
+                Some(trace) => (envelope.meta, vec![trace]),
+                None => (
+                    Meta::default(),
+                    jsprof_export::input::parse_traces(json).map_err(Reject::bad)?,
+                ),
+            }
+        }
+        _ => (
+            Meta::default(),
+            jsprof_export::input::parse_traces(json).map_err(Reject::bad)?,
+        ),
+    })
 }
 
 /// Datadog's browser SDK (`@datadog/browser-rum` 7.16.2) profiling upload: a

@@ -6,5 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod decode;
+pub mod fast;
 pub mod fuzz;
 pub mod model;
+pub mod record;

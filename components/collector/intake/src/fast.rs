@@ -1,0 +1,470 @@
+//! A fast path for the common `POST /v1/profiles` body: an envelope `{"trace": {...},
+//! "pageUrl": ...}` as the field snippet sends it.
+//!
+//! serde_json spent most of the intake's time on a 500-sample trace matching object keys
+//! (`"stackId"`, `"timestamp"`, `"frameId"`, `"parentId"` thousands of times) and checking
+//! their UTF-8. This parser reads the same JSON in one pass over the bytes, for exactly the
+//! shape the envelope and the spec's dictionaries have. It is strict: the moment the input
+//! is anything else — a syntax error, a key with an escape, a duplicate member, a type serde
+//! would refuse, nesting past [`MAX_DEPTH`] — it returns `None` and the request goes through
+//! the serde path ([`crate::decode::parse_body`]), which gives the answer and the error
+//! message. So it never accepts what serde refuses, and what it accepts it reads as serde
+//! does: numbers go through serde_json's own parser, strings with escapes too. The fuzz
+//! target `intake_jsprof` checks both on every input (`fuzz.rs`).
+
+use std::collections::BTreeMap;
+
+use jsprof_profiler::{
+    ProfilerFrame, ProfilerMarker, ProfilerSample, ProfilerStack, ProfilerTrace,
+};
+
+use crate::model::Meta;
+
+/// How deep an unknown member may nest before the serde path takes over.
+const MAX_DEPTH: u32 = 64;
+
+/// The envelope's metadata and trace, or `None`: then the serde path decides.
+pub fn envelope(json: &[u8]) -> Option<(Meta, ProfilerTrace)> {
+    let mut p = Parser { b: json, i: 0 };
+    let mut meta = Meta::default();
+    let mut trace = None;
+    // One bit per member seen, so that a duplicate falls back (serde refuses it).
+    let mut seen = 0u8;
+    let mut once = |bit: u8| {
+        let first = seen & bit == 0;
+        seen |= bit;
+        first.then_some(())
+    };
+    p.object(|p, key| match key {
+        b"trace" => {
+            once(1)?;
+            trace = Some(p.trace()?);
+            Some(())
+        }
+        b"pageUrl" => {
+            once(2)?;
+            meta.page_url = p.nullable(Parser::string)?;
+            Some(())
+        }
+        b"release" => {
+            once(4)?;
+            meta.release = p.nullable(Parser::string)?;
+            Some(())
+        }
+        b"userAgent" => {
+            once(8)?;
+            meta.user_agent = p.nullable(Parser::string)?;
+            Some(())
+        }
+        b"session" => {
+            once(16)?;
+            meta.session = p.nullable(Parser::string)?;
+            Some(())
+        }
+        b"timeOrigin" => {
+            once(32)?;
+            meta.time_origin = p.nullable(Parser::f64)?;
+            Some(())
+        }
+        b"labels" => {
+            once(64)?;
+            let mut labels = BTreeMap::new();
+            p.object(|p, k| {
+                let k = std::str::from_utf8(k).ok()?.to_owned();
+                // A repeated label: the last one wins, as in serde's map.
+                labels.insert(k, p.string()?);
+                Some(())
+            })?;
+            meta.labels = labels;
+            Some(())
+        }
+        _ => p.skip(0),
+    })?;
+    p.ws();
+    if p.i != json.len() {
+        return None;
+    }
+    Some((meta, trace?))
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.ws();
+        self.b[self.i..]
+            .starts_with(word)
+            .then(|| self.i += word.len())
+    }
+
+    /// A string's bytes between its quotes, and whether it has an escape.
+    fn raw_string(&mut self) -> Option<(usize, usize, bool)> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            match *self.b.get(self.i)? {
+                b'"' => {
+                    self.i += 1;
+                    return Some((start, self.i - 1, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    self.i += 2;
+                }
+                // A control character must be escaped in JSON.
+                0..=0x1f => return None,
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let (start, end, escaped) = self.raw_string()?;
+        if escaped {
+            // Rare in traces: serde_json reads it (and refuses a bad escape).
+            serde_json::from_slice(self.b.get(start - 1..=end)?).ok()
+        } else {
+            std::str::from_utf8(&self.b[start..end])
+                .ok()
+                .map(str::to_owned)
+        }
+    }
+
+    /// An object's key and the colon after it. A key with an escape falls back.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        let (start, end, escaped) = self.raw_string()?;
+        if escaped {
+            return None;
+        }
+        self.eat(b':')?;
+        Some(&self.b[start..end])
+    }
+
+    /// A JSON number's span, and whether it is a non-negative integer.
+    fn number(&mut self) -> Option<(usize, usize, bool)> {
+        self.ws();
+        let start = self.i;
+        let digits = |p: &mut Self| {
+            let from = p.i;
+            while let Some(b'0'..=b'9') = p.b.get(p.i) {
+                p.i += 1;
+            }
+            (p.i > from).then_some(())
+        };
+        let negative = self.b.get(self.i) == Some(&b'-');
+        if negative {
+            self.i += 1;
+        }
+        match self.b.get(self.i)? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => digits(self)?,
+            _ => return None,
+        }
+        let mut integer = !negative;
+        if self.b.get(self.i) == Some(&b'.') {
+            integer = false;
+            self.i += 1;
+            digits(self)?;
+        }
+        if let Some(b'e' | b'E') = self.b.get(self.i) {
+            integer = false;
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.b.get(self.i) {
+                self.i += 1;
+            }
+            digits(self)?;
+        }
+        Some((start, self.i, integer))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        let (start, end, integer) = self.number()?;
+        if !integer {
+            return None;
+        }
+        std::str::from_utf8(&self.b[start..end]).ok()?.parse().ok()
+    }
+
+    fn f64(&mut self) -> Option<f64> {
+        let (start, end, _) = self.number()?;
+        // serde_json's own float parser, so that every bit is as the serde path reads it.
+        serde_json::from_slice(&self.b[start..end]).ok()
+    }
+
+    /// `null` as `None`, else the value.
+    fn nullable<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        if self.peek()? == b'n' {
+            self.literal(b"null")?;
+            Some(None)
+        } else {
+            read(self).map(Some)
+        }
+    }
+
+    /// An object, each member handed to `member` after its key.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.key()?;
+            member(self, key)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Any value, checked and skipped: a member the model has no field for.
+    fn skip(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.object(|p, _| p.skip(depth + 1)),
+            b'[' => self.array(|p| p.skip(depth + 1)),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number().map(drop),
+        }
+    }
+
+    /// <https://wicg.github.io/js-self-profiling/#the-profilertrace-dictionary>: every
+    /// member required, as `ProfilerTrace`'s serde reads it.
+    fn trace(&mut self) -> Option<ProfilerTrace> {
+        let (mut frames, mut resources, mut samples, mut stacks) = (None, None, None, None);
+        self.object(|p, key| {
+            fn first<T>(slot: &mut Option<T>, v: Option<T>) -> Option<()> {
+                if slot.is_some() {
+                    return None;
+                }
+                *slot = Some(v?);
+                Some(())
+            }
+            match key {
+                b"frames" => first(&mut frames, p.list(Parser::frame)),
+                b"resources" => first(&mut resources, p.list(Parser::string)),
+                b"samples" => first(&mut samples, p.list(Parser::sample)),
+                b"stacks" => first(&mut stacks, p.list(Parser::stack)),
+                _ => p.skip(1),
+            }
+        })?;
+        Some(ProfilerTrace {
+            frames: frames?,
+            resources: resources?,
+            samples: samples?,
+            stacks: stacks?,
+        })
+    }
+
+    fn list<T>(&mut self, mut read: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let mut out = Vec::new();
+        self.array(|p| {
+            out.push(read(p)?);
+            Some(())
+        })?;
+        Some(out)
+    }
+
+    /// An optional member's value, refused when the member came already.
+    fn optional<T>(
+        &mut self,
+        slot: &mut Option<Option<T>>,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<()> {
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(self.nullable(read)?);
+        Some(())
+    }
+
+    fn frame(&mut self) -> Option<ProfilerFrame> {
+        let (mut name, mut resource_id, mut line, mut column) = (None, None, None, None);
+        self.object(|p, key| match key {
+            b"name" => {
+                if name.is_some() {
+                    return None;
+                }
+                name = Some(p.string()?);
+                Some(())
+            }
+            b"resourceId" => p.optional(&mut resource_id, Parser::u64),
+            b"line" => p.optional(&mut line, Parser::u64),
+            b"column" => p.optional(&mut column, Parser::u64),
+            _ => p.skip(1),
+        })?;
+        Some(ProfilerFrame {
+            name: name?,
+            resource_id: resource_id.flatten(),
+            line: line.flatten(),
+            column: column.flatten(),
+        })
+    }
+
+    fn stack(&mut self) -> Option<ProfilerStack> {
+        let (mut frame_id, mut parent_id) = (None, None);
+        self.object(|p, key| match key {
+            b"frameId" => {
+                if frame_id.is_some() {
+                    return None;
+                }
+                frame_id = Some(p.u64()?);
+                Some(())
+            }
+            b"parentId" => p.optional(&mut parent_id, Parser::u64),
+            _ => p.skip(1),
+        })?;
+        Some(ProfilerStack {
+            frame_id: frame_id?,
+            parent_id: parent_id.flatten(),
+        })
+    }
+
+    fn sample(&mut self) -> Option<ProfilerSample> {
+        let (mut timestamp, mut stack_id, mut marker) = (None, None, None);
+        self.object(|p, key| match key {
+            b"timestamp" => {
+                if timestamp.is_some() {
+                    return None;
+                }
+                timestamp = Some(p.f64()?);
+                Some(())
+            }
+            b"stackId" => p.optional(&mut stack_id, Parser::u64),
+            b"marker" => p.optional(&mut marker, |p| {
+                Some(match p.string()?.as_str() {
+                    "script" => ProfilerMarker::Script,
+                    "gc" => ProfilerMarker::Gc,
+                    "style" => ProfilerMarker::Style,
+                    "layout" => ProfilerMarker::Layout,
+                    "paint" => ProfilerMarker::Paint,
+                    "other" => ProfilerMarker::Other,
+                    _ => return None,
+                })
+            }),
+            _ => p.skip(1),
+        })?;
+        Some(ProfilerSample {
+            timestamp: timestamp?,
+            stack_id: stack_id.flatten(),
+            marker: marker.flatten(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::parse_body;
+
+    /// The fast path agrees with serde wherever it answers.
+    fn agrees(json: &str) -> bool {
+        let fast = envelope(json.as_bytes());
+        if let Some((meta, trace)) = &fast {
+            let (m, t) =
+                parse_body(json.as_bytes()).expect("serde accepts what the fast path does");
+            assert_eq!(&m, meta, "{json}");
+            assert_eq!(t, vec![trace.clone()], "{json}");
+        }
+        fast.is_some()
+    }
+
+    const TRACE: &str = r#"{"frames":[{"name":"f","resourceId":0,"line":3,"column":9},{"name":"g\u00e9"}],
+        "resources":["https://a.example/x.js"],
+        "samples":[{"timestamp":1.5,"stackId":1},{"timestamp":2,"marker":"gc"},{"timestamp":3e1,"stackId":null}],
+        "stacks":[{"frameId":0},{"frameId":1,"parentId":0}]}"#;
+
+    #[test]
+    fn reads_an_envelope_as_serde_does() {
+        let json = format!(
+            r#" {{"pageUrl":"https://a.example/","release":"1.2","userAgent":null,"timeOrigin":1795651200000.25,
+            "labels":{{"view":"cart","view":"home"}},"extra":[1,{{"x":[true,false,null,-0.5e-3]}}],"trace":{TRACE}}} "#
+        );
+        assert!(agrees(&json));
+        let (meta, trace) = envelope(json.as_bytes()).unwrap();
+        assert_eq!(meta.labels["view"], "home");
+        assert_eq!(trace.frames[1].name, "gé");
+        assert_eq!(trace.samples[2].timestamp, 30.0);
+    }
+
+    #[test]
+    fn falls_back_on_what_it_does_not_read() {
+        for json in [
+            // Not an envelope, or no trace.
+            TRACE.to_owned(),
+            r#"{"release":"1"}"#.to_owned(),
+            format!(r#"{{"trace":{TRACE}}} x"#),
+            // Duplicates, escaped keys, types serde refuses.
+            format!(r#"{{"trace":{TRACE},"trace":{TRACE}}}"#),
+            format!(r#"{{"tr\u0061ce":{TRACE}}}"#),
+            format!(r#"{{"trace":{TRACE},"release":1}}"#),
+            format!(r#"{{"trace":{TRACE},"labels":null}}"#),
+            r#"{"trace":{"frames":[{"name":"f","line":1.0}],"resources":[],"samples":[],"stacks":[]}}"#.to_owned(),
+            r#"{"trace":{"frames":[{"name":"f","line":-1}],"resources":[],"samples":[],"stacks":[]}}"#.to_owned(),
+            r#"{"trace":{"frames":[{"name":"f","line":01}],"resources":[],"samples":[],"stacks":[]}}"#.to_owned(),
+            r#"{"trace":{"frames":[],"resources":[],"samples":[{"timestamp":null}],"stacks":[]}}"#.to_owned(),
+            r#"{"trace":{"frames":[],"resources":[],"samples":[{"timestamp":1,"marker":"js"}],"stacks":[]}}"#.to_owned(),
+            r#"{"trace":{"frames":[],"resources":[],"samples":[],"stacks":[{"frameId":0,"frameId":0}]}}"#.to_owned(),
+            r#"{"trace":{"frames":[],"resources":[],"samples":[]}}"#.to_owned(),
+            // Syntax.
+            r#"{"trace":{"frames":[],"resources":[],"samples":[],"stacks":[],}}"#.to_owned(),
+            "{\"trace\":{\"frames\":[],\"resources\":[\"a\tb\"],\"samples\":[],\"stacks\":[]}}".to_owned(),
+            format!(r#"{{"x":{}1{},"trace":{TRACE}}}"#, "[".repeat(80), "]".repeat(80)),
+        ] {
+            assert!(!agrees(&json), "{json}");
+        }
+        // Invalid UTF-8 in a string.
+        let mut bad = br#"{"trace":{"frames":[],"resources":[""#.to_vec();
+        bad.extend_from_slice(&[0xff, b'"', b']']);
+        bad.extend_from_slice(br#","samples":[],"stacks":[]}}"#);
+        assert!(envelope(&bad).is_none());
+    }
+}
