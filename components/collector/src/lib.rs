@@ -7,12 +7,19 @@
 //! - [`wal`]: the log, fsynced before a request is acknowledged; [`record`]: its records;
 //! - [`store`]: the Parquet tables the log is compacted into;
 //! - [`server`]: `jsprof collect`;
-//! - [`query`]: `jsprof query` and `jsprof top`.
+//! - [`query`]: `jsprof query` and `jsprof top`;
+//! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
+//! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
+//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API.
 
 #![forbid(unsafe_code)]
 
 pub use jsprof_intake::{decode, model, record};
+pub mod aggregate;
+pub mod diff;
+pub mod flame;
 pub mod query;
 pub mod server;
 pub mod store;
 pub mod wal;
+pub mod web;

@@ -1,13 +1,15 @@
-//! `jsprof-collector collect|query|top`, which `jsprof collect|query|top` runs (the shell
-//! finds this binary beside itself).
+//! `jsprof-collector collect|query|top|flame|diff`, which `jsprof collect|query|top|flame|diff`
+//! runs (the shell finds this binary beside itself).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, TopFilter};
 use jsprof_collector::server::{self, Config};
+use jsprof_collector::{aggregate, diff};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -32,6 +34,10 @@ enum Command {
         /// token) for a project (repeatable). None: one project, `default`, without key.
         #[arg(long = "key")]
         keys: Vec<String>,
+        /// PROJECT=KEY: a read key for the page at `/` and its API (repeatable); the key
+        /// shows its project only
+        #[arg(long = "read-key")]
+        read_keys: Vec<String>,
         /// NAME=VALUE: collector.max_body_bytes (10485760), collector.queue (4096),
         /// collector.allowed_origins (`*`, or origins separated by commas),
         /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
@@ -50,36 +56,103 @@ enum Command {
     },
     /// Self and total time by function
     Top {
-        #[arg(long)]
-        store: PathBuf,
-        #[arg(long)]
-        project: Option<String>,
+        #[command(flatten)]
+        filters: Filters,
         #[arg(long)]
         release: Option<String>,
-        /// Pages whose URL contains this
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// The flame graph of the samples: FILE.html (the report) or FILE.svg
+    Flame {
+        #[command(flatten)]
+        filters: Filters,
         #[arg(long)]
-        url: Option<String>,
-        /// User agents containing this
-        #[arg(long = "user-agent")]
-        user_agent: Option<String>,
-        /// Samples from this time on (ms since the epoch)
+        release: Option<String>,
+        /// FILE.html, FILE.svg (or .folded, .pb.gz)
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+        #[arg(long, default_value = "Field profiles")]
+        title: String,
+    },
+    /// The functions whose share of samples changed from release BASE to release HEAD
+    Diff {
+        #[command(flatten)]
+        filters: Filters,
         #[arg(long)]
-        since: Option<f64>,
-        /// Samples before this time (ms since the epoch)
+        base: String,
         #[arg(long)]
-        until: Option<f64>,
+        head: String,
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
 }
 
-fn config(store: PathBuf, keys: &[String], prefs: &[String]) -> Result<Config, String> {
+/// The store and the filters of top, flame and diff.
+#[derive(Args, Debug)]
+struct Filters {
+    #[arg(long)]
+    store: PathBuf,
+    /// Only this project's traces and samples
+    #[arg(long)]
+    project: Option<String>,
+    /// Pages whose URL contains this
+    #[arg(long)]
+    url: Option<String>,
+    /// User agents containing this
+    #[arg(long = "user-agent")]
+    user_agent: Option<String>,
+    /// Samples from this time on (ms since the epoch)
+    #[arg(long, value_parser = finite)]
+    since: Option<f64>,
+    /// Samples before this time (ms since the epoch)
+    #[arg(long, value_parser = finite)]
+    until: Option<f64>,
+}
+
+impl Filters {
+    fn filter(&self, release: Option<String>, limit: usize) -> TopFilter {
+        TopFilter {
+            release,
+            url: self.url.clone(),
+            user_agent: self.user_agent.clone(),
+            since_ms: self.since,
+            until_ms: self.until,
+            limit,
+        }
+    }
+}
+
+fn finite(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{s}: expected a time in ms since the epoch"))
+}
+
+fn pairs(flag: &str, items: &[String]) -> Result<Vec<(String, String)>, String> {
+    items
+        .iter()
+        .map(|k| {
+            k.split_once('=')
+                .map(|(p, k)| (p.to_owned(), k.to_owned()))
+                .ok_or_else(|| format!("{flag} {k}: expected PROJECT=KEY"))
+        })
+        .collect()
+}
+
+fn config(
+    store: PathBuf,
+    keys: &[String],
+    read_keys: &[String],
+    prefs: &[String],
+) -> Result<Config, String> {
     let mut c = Config::new(store);
-    for k in keys {
-        let (project, key) = k
-            .split_once('=')
-            .ok_or_else(|| format!("--key {k}: expected PROJECT=KEY"))?;
-        c.keys.insert(key.to_owned(), project.to_owned());
+    for (project, key) in pairs("--key", keys)? {
+        c.keys.insert(key, project);
+    }
+    for (project, key) in pairs("--read-key", read_keys)? {
+        c.read_keys.insert(key, project);
     }
     for p in prefs {
         let (name, value) = p
@@ -123,9 +196,10 @@ fn main() -> ExitCode {
                 listen,
                 store,
                 keys,
+                read_keys,
                 prefs,
             } => {
-                let config = config(store, &keys, &prefs)?;
+                let config = config(store, &keys, &read_keys, &prefs)?;
                 server::serve(config, listen, |addr| {
                     println!("jsprof: collecting on http://{addr}");
                 })
@@ -141,25 +215,56 @@ fn main() -> ExitCode {
                 Ok(())
             }
             Command::Top {
-                store,
-                project,
+                filters,
                 release,
-                url,
-                user_agent,
-                since,
-                until,
                 limit,
             } => {
-                let f = TopFilter {
-                    release,
-                    url,
-                    user_agent,
-                    since_ms: since,
-                    until_ms: until,
-                    limit,
-                };
-                let out = query::top(&store, project.as_deref(), &f).await?;
+                let f = filters.filter(release, limit);
+                let out = query::top(&filters.store, filters.project.as_deref(), &f).await?;
                 println!("{out}");
+                Ok(())
+            }
+            Command::Flame {
+                filters,
+                release,
+                output,
+                title,
+            } => {
+                let kind = Output::of(&output)?;
+                let ctx = query::context(&filters.store, filters.project.as_deref()).await?;
+                let f = filters.filter(release, 0);
+                let profile = aggregate::profile(&ctx, &f, kind.needs_summary()).await?;
+                if profile.sample_count() == 0 {
+                    return Err("no samples (with these filters): nothing written".into());
+                }
+                let bytes = kind.write(&profile, &title)?;
+                std::fs::write(&output, bytes)
+                    .map_err(|e| format!("{}: {e}", output.display()))?;
+                eprintln!(
+                    "jsprof: {} samples, {} functions written to {} ({})",
+                    profile.sample_count(),
+                    profile.frames().len(),
+                    output.display(),
+                    kind.name()
+                );
+                Ok(())
+            }
+            Command::Diff {
+                filters,
+                base,
+                head,
+                limit,
+            } => {
+                let ctx = query::context(&filters.store, filters.project.as_deref()).await?;
+                let f = filters.filter(None, limit);
+                let counts = aggregate::release_counts(&ctx, &f, &[&base, &head]).await?;
+                let rows = diff::rows(&counts, &base, &head)?;
+                println!(
+                    "base {base}: {} samples with a stack; head {head}: {}; changes in percentage points, 95% intervals (Newcombe-Wilson)",
+                    counts.samples.get(&base).copied().unwrap_or(0),
+                    counts.samples.get(&head).copied().unwrap_or(0)
+                );
+                println!("{}", diff::table(&rows, limit)?);
                 Ok(())
             }
         }

@@ -117,64 +117,8 @@ pub struct TopFilter {
     pub limit: usize,
 }
 
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-/// The SQL of `jsprof top`: self time (samples whose leaf is the function) and total time
-/// (samples with the function anywhere on their stack, once per sample), by function.
-pub fn top_sql(f: &TopFilter) -> String {
-    let mut sample_where = vec!["s.stack_id IS NOT NULL".to_owned()];
-    if let Some(r) = &f.release {
-        sample_where.push(format!("s.release = {}", quote(r)));
-    }
-    if let Some(t) = f.since_ms {
-        sample_where.push(format!("s.timestamp_ms >= {t}"));
-    }
-    if let Some(t) = f.until_ms {
-        sample_where.push(format!("s.timestamp_ms < {t}"));
-    }
-    let mut trace_where = Vec::new();
-    if let Some(u) = &f.url {
-        trace_where.push(format!("strpos(t.page_url, {}) > 0", quote(u)));
-    }
-    if let Some(u) = &f.user_agent {
-        trace_where.push(format!("strpos(t.user_agent, {}) > 0", quote(u)));
-    }
-    let traces = if trace_where.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " AND s.trace_id IN (SELECT t.trace_id FROM traces t WHERE {})",
-            trace_where.join(" AND ")
-        )
-    };
-    format!(
-        "WITH by_stack AS (
-           SELECT s.stack_id, sum(s.weight_ms) AS ms, count(*) AS n
-           FROM samples s WHERE {w}{traces} GROUP BY s.stack_id),
-         self_t AS (
-           SELECT st.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
-           FROM by_stack b JOIN stacks st ON st.stack_id = b.stack_id GROUP BY st.frame_id),
-         total_t AS (
-           SELECT sf.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
-           FROM by_stack b JOIN stack_frames sf ON sf.stack_id = b.stack_id GROUP BY sf.frame_id),
-         all_t AS (SELECT sum(ms) AS ms FROM by_stack)
-         SELECT fr.name AS function, fr.resource, fr.line, fr.\"column\",
-                round(coalesce(self_t.ms, 0), 1) AS self_ms,
-                round(100 * coalesce(self_t.ms, 0) / all_t.ms, 2) AS self_pct,
-                round(total_t.ms, 1) AS total_ms,
-                round(100 * total_t.ms / all_t.ms, 2) AS total_pct,
-                total_t.n AS samples
-         FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
-         LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id
-         CROSS JOIN all_t
-         ORDER BY self_ms DESC, total_ms DESC, function
-         LIMIT {limit}",
-        w = sample_where.join(" AND "),
-        limit = f.limit.max(1),
-    )
-}
+/// `jsprof top`'s SQL: one aggregation with `flame`, `diff` and the page (aggregate.rs).
+pub use crate::aggregate::top_sql;
 
 pub async fn top(store_dir: &Path, project: Option<&str>, f: &TopFilter) -> Result<String, String> {
     run(store_dir, project, &top_sql(f)).await

@@ -9,7 +9,8 @@
 //!   `ddforward`'s);
 //! - `POST /api/PROJECT/envelope/`: a Sentry envelope (key: the DSN's public key, from
 //!   `?sentry_key=`, `X-Sentry-Auth` or the envelope header's `dsn`);
-//! - `OPTIONS` anything: the CORS preflight.
+//! - `OPTIONS` anything: the CORS preflight;
+//! - `GET /` and `/api/…`: the page over the store and its API (web.rs).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -41,6 +42,8 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Ingest keys: key → project. Empty: one project, `default`, takes traces without key.
     pub keys: HashMap<String, String>,
+    /// Read keys (`--read-key`): key → project, for the page at `/` and its API (web.rs).
+    pub read_keys: HashMap<String, String>,
     /// `collector.body_timeout_ms`: how long a client may take to send its body.
     pub body_timeout: Duration,
     pub rotation: Rotation,
@@ -54,6 +57,7 @@ impl Config {
             queue: 4096,
             allowed_origins: vec!["*".into()],
             keys: HashMap::new(),
+            read_keys: HashMap::new(),
             body_timeout: Duration::from_secs(10),
             rotation: Rotation {
                 max_bytes: 64 << 20,
@@ -210,7 +214,7 @@ fn form_urlencoded_parse(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -281,8 +285,10 @@ async fn handle(state: &State, req: HttpRequest<Incoming>) -> Answer {
             Some(o.clone())
         }
     };
+    // The page and its API answer no CORS (web.rs): other sites' pages cannot read them.
+    let page = crate::web::is_page_route(req.uri().path());
     let mut response = route(state, req).await;
-    if let Some(o) = cors {
+    if let Some(o) = cors.filter(|_| !page) {
         let h = response.headers_mut();
         if let Ok(v) = HeaderValue::from_str(&o) {
             h.insert("access-control-allow-origin", v);
@@ -309,6 +315,11 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
         );
         h.insert("access-control-max-age", HeaderValue::from_static("86400"));
         return r;
+    }
+    if let Some(page) =
+        crate::web::route(&state.config, req.method(), &path, &params, req.headers()).await
+    {
+        return page;
     }
     let intake = if path == "/v1/profiles" {
         Intake::Jsprof

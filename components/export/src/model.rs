@@ -279,6 +279,50 @@ impl Profile {
         Ok(())
     }
 
+    /// The call path of `frame` called from `parent` (`None`: a root), made if new: for
+    /// samples already summed by call path elsewhere (the collector's store, whose query
+    /// adds up its samples by stack), which are then added with [`Profile::add_samples`].
+    pub fn call_path(&mut self, parent: Option<NodeId>, frame: Frame) -> NodeId {
+        let frame = self.intern_frame(frame);
+        self.intern_node(parent, frame)
+    }
+
+    /// Adds `count` samples whose leaf is `node` (from [`Profile::call_path`]), counted
+    /// elsewhere: no trace is read, so nothing goes to the timeline or the threads
+    /// ([`Profile::add_summary`] gives those facts).
+    pub fn add_samples(&mut self, node: NodeId, count: u64) {
+        self.self_counts[node as usize] += count;
+        self.samples += count;
+    }
+
+    /// Adds `count` samples without a stack, of kind `kind`, counted elsewhere.
+    pub fn add_empty_samples(&mut self, kind: Empty, count: u64) {
+        self.empty_counts[kind as usize] += count;
+        self.samples += count;
+    }
+
+    /// The facts of traces whose samples were added by [`Profile::add_samples`]: how many,
+    /// the sum of their sampled spans (ms), their sampling interval, and their timeline
+    /// (each trace's samples from its first one, summed), added to what the profile has.
+    pub fn add_summary(
+        &mut self,
+        traces: u64,
+        duration_ms: f64,
+        interval_ms: Option<f64>,
+        timeline: &[Bucket],
+    ) {
+        self.traces += traces;
+        self.duration_ms += duration_ms;
+        self.intervals.extend(interval_ms);
+        if self.timeline.len() < timeline.len() {
+            self.timeline.resize(timeline.len(), Bucket::default());
+        }
+        for (to, from) in self.timeline.iter_mut().zip(timeline) {
+            to.with_stack += from.with_stack;
+            to.empty += from.empty;
+        }
+    }
+
     fn intern_frame(&mut self, frame: Frame) -> FrameId {
         if let Some(id) = self.frame_ids.get(&frame) {
             return *id;
@@ -480,10 +524,9 @@ mod tests {
         }
     }
 
-    /// Two traces that list the same functions with different ids merge into one tree.
-    #[test]
-    fn merges_by_identity_not_ids() {
-        let a = ProfilerTrace {
+    /// a.js's `main` (stack 0), calling `work` (stack 1).
+    fn main_calls_work(samples: Vec<ProfilerSample>) -> ProfilerTrace {
+        ProfilerTrace {
             resources: vec!["a.js".into()],
             frames: vec![frame("main", 0, 1), frame("work", 0, 5)],
             stacks: vec![
@@ -496,12 +539,18 @@ mod tests {
                     parent_id: Some(0),
                 },
             ],
-            samples: vec![
-                sample(0.0, Some(1)),
-                sample(10.0, Some(1)),
-                sample(20.0, None),
-            ],
-        };
+            samples,
+        }
+    }
+
+    /// Two traces that list the same functions with different ids merge into one tree.
+    #[test]
+    fn merges_by_identity_not_ids() {
+        let a = main_calls_work(vec![
+            sample(0.0, Some(1)),
+            sample(10.0, Some(1)),
+            sample(20.0, None),
+        ]);
         // The same two functions, listed in the other order, and a resource list with more.
         let b = ProfilerTrace {
             resources: vec!["other.js".into(), "a.js".into()],
@@ -544,6 +593,68 @@ mod tests {
             .map(|f| p.frame(*f).name.clone())
             .collect();
         assert_eq!(names, ["main", "work"]);
+    }
+
+    /// Samples summed by call path elsewhere make the profile the traces would have made.
+    #[test]
+    fn call_paths_and_counts_make_the_same_profile_as_traces() {
+        let t = main_calls_work(vec![
+            sample(0.0, Some(1)),
+            sample(10.0, Some(1)),
+            sample(20.0, Some(0)),
+            sample(30.0, None),
+        ]);
+        let mut traced = Profile::new(Keep::Counts);
+        traced.add_trace("t", &t, &mut |f| f).unwrap();
+        let mut summed = Profile::new(Keep::Counts);
+        let main = Frame {
+            name: "main".into(),
+            resource: Some("a.js".into()),
+            line: Some(1),
+            column: Some(1),
+        };
+        let work = Frame {
+            name: "work".into(),
+            line: Some(5),
+            ..main.clone()
+        };
+        let root = summed.call_path(None, main);
+        let leaf = summed.call_path(Some(root), work);
+        summed.add_samples(leaf, 2);
+        summed.add_samples(root, 1);
+        summed.add_empty_samples(Empty::Idle, 1);
+        summed.add_summary(
+            1,
+            30.0,
+            Some(10.0),
+            &[
+                Bucket {
+                    with_stack: 1,
+                    empty: 0,
+                },
+                Bucket {
+                    with_stack: 1,
+                    empty: 0,
+                },
+                Bucket {
+                    with_stack: 1,
+                    empty: 0,
+                },
+                Bucket {
+                    with_stack: 0,
+                    empty: 1,
+                },
+            ],
+        );
+        assert_eq!(summed.frames(), traced.frames());
+        assert_eq!(summed.nodes(), traced.nodes());
+        assert_eq!(summed.total_counts(), traced.total_counts());
+        assert_eq!(summed.empty_count(Empty::Idle), 1);
+        assert_eq!(summed.sample_count(), traced.sample_count());
+        assert_eq!(summed.trace_count(), traced.trace_count());
+        assert_eq!(summed.duration_ms(), traced.duration_ms());
+        assert_eq!(summed.interval_ms(), traced.interval_ms());
+        assert_eq!(summed.timeline(), traced.timeline());
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! What the collector's integration tests share: `jsprof-collector collect` started as the
-//! real binary on a free port, and `jsprof-collector query`.
+//! real binary on a free port, `jsprof-collector query`, and one HTTP request.
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -65,3 +65,136 @@ pub fn query(store: &Path, sql: &str) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// One HTTP/1.1 request on a fresh connection: (status, headers lowercased, body).
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+pub fn get<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A trace of a page's `main → render → {layout, paint, style}`: `leaves` samples in
+/// layout, paint and style (interleaved, 10 ms apart), then `idle` samples without a stack.
+pub fn field_trace(leaves: [usize; 3], idle: usize) -> serde_json::Value {
+    let mut stacks = Vec::new();
+    let most = leaves.iter().copied().max().unwrap_or(0);
+    for i in 0..most {
+        for (leaf, n) in leaves.iter().enumerate() {
+            if i < *n {
+                stacks.push(serde_json::json!(2 + leaf));
+            }
+        }
+    }
+    stacks.extend((0..idle).map(|_| serde_json::Value::Null));
+    let samples: Vec<_> = stacks
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut v = serde_json::json!({"timestamp": 50.0 + 10.0 * i as f64});
+            if !s.is_null() {
+                v["stackId"] = s;
+            }
+            v
+        })
+        .collect();
+    serde_json::json!({
+        "frames": [
+            {"name": "main", "resourceId": 0, "line": 1, "column": 10},
+            {"name": "render", "resourceId": 0, "line": 5, "column": 17},
+            {"name": "layout", "resourceId": 1, "line": 9, "column": 3},
+            {"name": "paint", "resourceId": 1, "line": 20, "column": 3},
+            {"name": "style", "resourceId": 1, "line": 30, "column": 3}
+        ],
+        "resources": ["https://example.test/app.js", "https://example.test/lib.js"],
+        "stacks": [
+            {"frameId": 0},
+            {"frameId": 1, "parentId": 0},
+            {"frameId": 2, "parentId": 1},
+            {"frameId": 3, "parentId": 1},
+            {"frameId": 4, "parentId": 1}
+        ],
+        "samples": samples
+    })
+}
+
+/// Posts `trace` to jsprof's intake with its metadata; `time_origin` in ms since the epoch.
+pub fn post_trace(
+    addr: SocketAddr,
+    key: Option<&str>,
+    trace: &serde_json::Value,
+    release: &str,
+    page_url: &str,
+    user_agent: &str,
+    time_origin: f64,
+) {
+    let body = serde_json::to_vec(&serde_json::json!({
+        "trace": trace,
+        "pageUrl": page_url,
+        "release": release,
+        "userAgent": user_agent,
+        "timeOrigin": time_origin,
+    }))
+    .unwrap();
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(k) = key {
+        headers.push(("X-Jsprof-Key", k));
+    }
+    let (status, _, answer) = http(addr, "POST", "/v1/profiles", &headers, &body);
+    assert_eq!(status, 202, "{answer}");
+}
+
+/// (function, samples) of each of `rows`, top's rows as JSON (the API's, the page's).
+pub fn function_samples(rows: &serde_json::Value) -> Vec<(String, i64)> {
+    rows.as_array()
+        .unwrap_or_else(|| panic!("not top's rows: {rows}"))
+        .iter()
+        .map(|f| {
+            (
+                f["function"].as_str().unwrap().to_owned(),
+                f["samples"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// 2026-11-26 00:00 UTC, in ms since the epoch.
+pub const DAY: f64 = 1_795_651_200_000.0;

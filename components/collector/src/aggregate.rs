@@ -1,0 +1,516 @@
+//! The one aggregation behind `top`, `flame`, `diff` and the page at `/` of `collect`: the
+//! samples a [`TopFilter`] picks, summed by stack in SQL on DataFusion, then by function
+//! (self: the stack's leaf; total: every distinct frame on the stack, once per sample) or by
+//! call path (the flame graph). No trace is loaded: what leaves DataFusion is one row per
+//! distinct stack or function, not per sample.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::DataType;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+use jsprof_export::{Bucket, Empty, Frame, Keep, NodeId, Profile, BUCKET_MS};
+
+use crate::query::TopFilter;
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The CTE `picked`: the samples of the store `f` selects (its release, if any, or else
+/// those of `releases` when not empty), with their trace, release, stack (NULL: none),
+/// time (ms since the epoch) and weight (ms).
+pub fn picked_cte(f: &TopFilter, releases: &[&str]) -> String {
+    let mut sample_where = Vec::new();
+    if let Some(r) = &f.release {
+        sample_where.push(format!("s.release = {}", quote(r)));
+    } else if !releases.is_empty() {
+        let list: Vec<String> = releases.iter().map(|r| quote(r)).collect();
+        sample_where.push(format!("s.release IN ({})", list.join(", ")));
+    }
+    if let Some(t) = f.since_ms {
+        sample_where.push(format!("s.timestamp_ms >= {t:?}"));
+    }
+    if let Some(t) = f.until_ms {
+        sample_where.push(format!("s.timestamp_ms < {t:?}"));
+    }
+    let mut trace_where = Vec::new();
+    if let Some(u) = &f.url {
+        trace_where.push(format!("strpos(t.page_url, {}) > 0", quote(u)));
+    }
+    if let Some(u) = &f.user_agent {
+        trace_where.push(format!("strpos(t.user_agent, {}) > 0", quote(u)));
+    }
+    if !trace_where.is_empty() {
+        sample_where.push(format!(
+            "s.trace_id IN (SELECT t.trace_id FROM traces t WHERE {})",
+            trace_where.join(" AND ")
+        ));
+    }
+    if sample_where.is_empty() {
+        sample_where.push("TRUE".into());
+    }
+    format!(
+        "picked AS (
+           SELECT s.trace_id, s.release, s.stack_id, s.timestamp_ms, s.weight_ms
+           FROM samples s WHERE {})",
+        sample_where.join(" AND ")
+    )
+}
+
+/// The CTEs `by_stack` (samples and ms by stack, the NULL stack included), `self_t` and
+/// `total_t` (samples and ms by frame: as the leaf, and anywhere on the stack), after
+/// [`picked_cte`]; with `by_release`, each also by release.
+pub fn function_ctes(by_release: bool) -> String {
+    let (k, bk) = if by_release {
+        ("release, ", "b.release, ")
+    } else {
+        ("", "")
+    };
+    format!(
+        "by_stack AS (
+           SELECT {k}stack_id, sum(weight_ms) AS ms, count(*) AS n FROM picked GROUP BY {k}stack_id),
+         self_t AS (
+           SELECT {bk}st.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
+           FROM by_stack b JOIN stacks st ON st.stack_id = b.stack_id GROUP BY {bk}st.frame_id),
+         total_t AS (
+           SELECT {bk}sf.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
+           FROM by_stack b JOIN stack_frames sf ON sf.stack_id = b.stack_id GROUP BY {bk}sf.frame_id)"
+    )
+}
+
+/// The SQL of `jsprof top`: self time (samples whose leaf is the function) and total time
+/// (samples with the function anywhere on their stack, once per sample), by function;
+/// shares are of the samples with a stack.
+pub fn top_sql(f: &TopFilter) -> String {
+    format!(
+        "WITH {picked}, {functions},
+         all_t AS (SELECT sum(ms) AS ms FROM by_stack WHERE stack_id IS NOT NULL)
+         SELECT fr.name AS function, fr.resource, fr.line, fr.\"column\",
+                round(coalesce(self_t.ms, 0), 1) AS self_ms,
+                round(100 * coalesce(self_t.ms, 0) / all_t.ms, 2) AS self_pct,
+                round(total_t.ms, 1) AS total_ms,
+                round(100 * total_t.ms / all_t.ms, 2) AS total_pct,
+                total_t.n AS samples
+         FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
+         LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id
+         CROSS JOIN all_t
+         ORDER BY self_ms DESC, total_ms DESC, function
+         LIMIT {limit}",
+        picked = picked_cte(f, &[]),
+        functions = function_ctes(false),
+        limit = f.limit.max(1),
+    )
+}
+
+pub(crate) async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
+    let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
+    df.collect().await.map_err(|e| e.to_string())
+}
+
+/// Column `i` of `batch`, cast to `to` (DataFusion may hand strings as views, sums as
+/// other widths).
+fn column(batch: &RecordBatch, i: usize, to: &DataType) -> Result<ArrayRef, String> {
+    arrow::compute::cast(batch.column(i), to).map_err(|e| e.to_string())
+}
+
+/// Typed access to the columns of one result batch.
+pub(crate) struct Columns {
+    columns: Vec<ArrayRef>,
+}
+
+impl Columns {
+    /// `types`: what each column is read as, in order.
+    pub fn of(batch: &RecordBatch, types: &[DataType]) -> Result<Columns, String> {
+        let columns = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| column(batch, i, t))
+            .collect::<Result<_, _>>()?;
+        Ok(Columns { columns })
+    }
+
+    pub fn str(&self, c: usize, row: usize) -> Option<String> {
+        let a = self.columns[c].as_any().downcast_ref::<StringArray>()?;
+        (!a.is_null(row)).then(|| a.value(row).to_owned())
+    }
+
+    pub fn int(&self, c: usize, row: usize) -> Option<i64> {
+        let a = self.columns[c].as_any().downcast_ref::<Int64Array>()?;
+        (!a.is_null(row)).then(|| a.value(row))
+    }
+
+    pub fn float(&self, c: usize, row: usize) -> Option<f64> {
+        let a = self.columns[c].as_any().downcast_ref::<Float64Array>()?;
+        (!a.is_null(row)).then(|| a.value(row))
+    }
+}
+
+/// One function's row of `top`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TopRow {
+    pub function: String,
+    pub resource: Option<String>,
+    pub line: Option<i64>,
+    pub column: Option<i64>,
+    pub self_ms: f64,
+    pub self_pct: f64,
+    pub total_ms: f64,
+    pub total_pct: f64,
+    pub samples: i64,
+}
+
+/// `top`'s rows, typed (for the page's `/api/top`).
+pub async fn top_rows(ctx: &SessionContext, f: &TopFilter) -> Result<Vec<TopRow>, String> {
+    use DataType::{Float64 as F, Int64 as I, Utf8 as S};
+    let mut out = Vec::new();
+    for batch in collect(ctx, &top_sql(f)).await? {
+        let c = Columns::of(&batch, &[S, S, I, I, F, F, F, F, I])?;
+        for r in 0..batch.num_rows() {
+            out.push(TopRow {
+                function: c.str(0, r).unwrap_or_default(),
+                resource: c.str(1, r),
+                line: c.int(2, r),
+                column: c.int(3, r),
+                self_ms: c.float(4, r).unwrap_or(0.0),
+                self_pct: c.float(5, r).unwrap_or(0.0),
+                total_ms: c.float(6, r).unwrap_or(0.0),
+                total_pct: c.float(7, r).unwrap_or(0.0),
+                samples: c.int(8, r).unwrap_or(0),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Samples by function and release, for `diff`: `(release, frame) → (self, total)`, and
+/// each release's samples with a stack.
+#[derive(Debug, Default)]
+pub struct ReleaseCounts {
+    pub functions: HashMap<(String, Frame), (u64, u64)>,
+    pub samples: HashMap<String, u64>,
+}
+
+pub async fn release_counts(
+    ctx: &SessionContext,
+    f: &TopFilter,
+    releases: &[&str],
+) -> Result<ReleaseCounts, String> {
+    use DataType::{Int64 as I, Utf8 as S};
+    let head = format!("WITH {}, {}", picked_cte(f, releases), function_ctes(true));
+    let mut out = ReleaseCounts::default();
+    let sql = format!(
+        "{head}
+         SELECT total_t.release, fr.name, fr.resource, fr.line, fr.\"column\",
+                coalesce(self_t.n, 0) AS self_n, total_t.n AS total_n
+         FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
+         LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id AND self_t.release = total_t.release"
+    );
+    for batch in collect(ctx, &sql).await? {
+        let c = Columns::of(&batch, &[S, S, S, I, I, I, I])?;
+        for r in 0..batch.num_rows() {
+            let frame = frame_of(&c, 1, r);
+            let counts = (count(c.int(5, r)), count(c.int(6, r)));
+            out.functions
+                .insert((c.str(0, r).unwrap_or_default(), frame), counts);
+        }
+    }
+    let sql = format!(
+        "{head}
+         SELECT release, sum(n) FROM by_stack WHERE stack_id IS NOT NULL GROUP BY release"
+    );
+    for batch in collect(ctx, &sql).await? {
+        let c = Columns::of(&batch, &[S, I])?;
+        for r in 0..batch.num_rows() {
+            out.samples
+                .insert(c.str(0, r).unwrap_or_default(), count(c.int(1, r)));
+        }
+    }
+    Ok(out)
+}
+
+fn count(v: Option<i64>) -> u64 {
+    v.unwrap_or(0).max(0) as u64
+}
+
+/// The frame in columns `at..at + 4` (name, resource, line, column).
+fn frame_of(c: &Columns, at: usize, row: usize) -> Frame {
+    let position = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+    Frame {
+        name: c.str(at, row).unwrap_or_default(),
+        resource: c.str(at + 1, row),
+        line: position(c.int(at + 2, row)),
+        column: position(c.int(at + 3, row)),
+    }
+}
+
+/// The timeline of [`profile`] ([`Keep::Counts`]'s 10 ms buckets from each trace's first
+/// sample) ends here: a trace claiming a longer span (timestamps come from pages) has its
+/// later samples in the last bucket, so a hostile trace cannot make the timeline huge.
+const MAX_BUCKETS: i64 = 360_000;
+
+/// The picked samples merged into one [`Profile`] by call path, as `jsprof convert` and
+/// `jsprof report` merge traces: the flame graph's and the report's input. With `summary`,
+/// also the facts the report shows (traces, duration, interval, timeline).
+pub async fn profile(
+    ctx: &SessionContext,
+    f: &TopFilter,
+    summary: bool,
+) -> Result<Profile, String> {
+    use DataType::{Int64 as I, Utf8 as S};
+    let picked = picked_cte(f, &[]);
+    // Samples by stack: one row per distinct stack.
+    let sampled = collect(
+        ctx,
+        &format!(
+            "WITH {picked}, {}
+             SELECT stack_id, n FROM by_stack",
+            function_ctes(false)
+        ),
+    )
+    .await?;
+    let mut counts: HashMap<i64, u64> = HashMap::new();
+    let mut profile = Profile::new(Keep::Counts);
+    for batch in &sampled {
+        let c = Columns::of(batch, &[I, I])?;
+        for r in 0..batch.num_rows() {
+            let n = count(c.int(1, r));
+            match c.int(0, r) {
+                Some(stack) => {
+                    counts.insert(stack, n);
+                }
+                // The store keeps no markers: a sample without a stack is idle.
+                None => profile.add_empty_samples(Empty::Idle, n),
+            }
+        }
+    }
+    if counts.is_empty() {
+        if summary {
+            add_summary(ctx, &picked, &mut profile).await?;
+        }
+        return Ok(profile);
+    }
+    let schema = sampled
+        .first()
+        .map(|b| b.schema())
+        .ok_or("the stack query returned no batch")?;
+    let mem = MemTable::try_new(schema, vec![sampled]).map_err(|e| e.to_string())?;
+    ctx.register_table("sampled", Arc::new(mem))
+        .map_err(|e| e.to_string())?;
+    // Every stack on the way from a sampled stack to its root, parents first.
+    let paths = collect(
+        ctx,
+        "WITH RECURSIVE anc AS (
+           SELECT stack_id FROM sampled WHERE stack_id IS NOT NULL
+           UNION
+           SELECT st.parent_id AS stack_id FROM anc JOIN stacks st ON st.stack_id = anc.stack_id
+           WHERE st.parent_id IS NOT NULL)
+         SELECT st.stack_id, st.parent_id, fr.name, fr.resource, fr.line, fr.\"column\"
+         FROM anc JOIN stacks st ON st.stack_id = anc.stack_id
+         JOIN frames fr ON fr.frame_id = st.frame_id
+         ORDER BY st.depth, st.stack_id",
+    )
+    .await;
+    let _ = ctx.deregister_table("sampled");
+    let mut nodes: HashMap<i64, NodeId> = HashMap::new();
+    for batch in paths? {
+        let c = Columns::of(&batch, &[I, I, S, S, I, I])?;
+        for r in 0..batch.num_rows() {
+            let stack = c.int(0, r).ok_or("a stack without id")?;
+            let parent = match c.int(1, r) {
+                None => None,
+                Some(p) => Some(*nodes.get(&p).ok_or_else(|| {
+                    format!("stack {stack}: its parent {p} is not in the store before it")
+                })?),
+            };
+            let node = profile.call_path(parent, frame_of(&c, 2, r));
+            nodes.insert(stack, node);
+        }
+    }
+    for (stack, n) in counts {
+        let node = nodes
+            .get(&stack)
+            .ok_or_else(|| format!("stack {stack} of a sample is not in the store"))?;
+        profile.add_samples(*node, n);
+    }
+    if summary {
+        add_summary(ctx, &picked, &mut profile).await?;
+    }
+    Ok(profile)
+}
+
+/// The report's facts of the picked samples: traces, the sum of their spans, the median of
+/// their typical sample gaps (each trace's median sample weight), and the timeline.
+async fn add_summary(ctx: &SessionContext, picked: &str, p: &mut Profile) -> Result<(), String> {
+    use DataType::{Float64 as F, Int64 as I};
+    let facts = collect(
+        ctx,
+        &format!(
+            "WITH {picked},
+             per_trace AS (
+               SELECT trace_id, max(timestamp_ms) - min(timestamp_ms) AS span,
+                      approx_median(weight_ms) AS gap
+               FROM picked GROUP BY trace_id)
+             SELECT count(*), sum(span), median(gap) FROM per_trace"
+        ),
+    )
+    .await?;
+    let (mut traces, mut duration, mut interval) = (0, 0.0, None);
+    for batch in &facts {
+        let c = Columns::of(batch, &[I, F, F])?;
+        if batch.num_rows() > 0 {
+            traces = count(c.int(0, 0));
+            duration = c.float(1, 0).unwrap_or(0.0);
+            interval = c.float(2, 0).filter(|g| *g > 0.0);
+        }
+    }
+    let rows = collect(
+        ctx,
+        &format!(
+            "WITH {picked},
+             first AS (SELECT trace_id, min(timestamp_ms) AS t0 FROM picked GROUP BY trace_id)
+             SELECT CAST(floor((p.timestamp_ms - first.t0) / {BUCKET_MS:?}) AS BIGINT) AS b,
+                    count(p.stack_id) AS with_stack, count(*) - count(p.stack_id) AS empty
+             FROM picked p JOIN first ON first.trace_id = p.trace_id
+             GROUP BY 1"
+        ),
+    )
+    .await?;
+    let mut timeline: Vec<Bucket> = Vec::new();
+    for batch in &rows {
+        let c = Columns::of(batch, &[I, I, I])?;
+        for r in 0..batch.num_rows() {
+            let b = c.int(0, r).unwrap_or(0).clamp(0, MAX_BUCKETS - 1) as usize;
+            if timeline.len() <= b {
+                timeline.resize(b + 1, Bucket::default());
+            }
+            timeline[b].with_stack += count(c.int(1, r));
+            timeline[b].empty += count(c.int(2, r));
+        }
+    }
+    p.add_summary(traces, duration, interval, &timeline);
+    Ok(())
+}
+
+/// Samples over time (ms since the epoch), for the page: `buckets` at most, each a round
+/// width (1, 2 or 5 times a power of ten, in ms) wide.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Timeline {
+    pub from_ms: f64,
+    pub bucket_ms: f64,
+    pub with_stack: Vec<u64>,
+    pub empty: Vec<u64>,
+}
+
+/// The smallest round width (1, 2 or 5 times a power of ten, at least 1 ms) that cuts
+/// `span_ms` into at most `buckets` buckets.
+pub fn bucket_width(span_ms: f64, buckets: usize) -> f64 {
+    let n = buckets.max(1) as f64;
+    let mut step = 1.0;
+    loop {
+        for m in [1.0, 2.0, 5.0] {
+            if (span_ms / (step * m)).floor() + 1.0 <= n {
+                return step * m;
+            }
+        }
+        step *= 10.0;
+    }
+}
+
+pub async fn timeline(
+    ctx: &SessionContext,
+    f: &TopFilter,
+    buckets: usize,
+) -> Result<Timeline, String> {
+    use DataType::{Float64 as F, Int64 as I};
+    let picked = picked_cte(f, &[]);
+    let range = collect(
+        ctx,
+        &format!("WITH {picked} SELECT min(timestamp_ms), max(timestamp_ms) FROM picked"),
+    )
+    .await?;
+    let mut span = None;
+    for batch in &range {
+        let c = Columns::of(batch, &[F, F])?;
+        if batch.num_rows() > 0 {
+            if let (Some(lo), Some(hi)) = (c.float(0, 0), c.float(1, 0)) {
+                span = Some((lo, hi));
+            }
+        }
+    }
+    let Some((lo, hi)) = span else {
+        return Ok(Timeline {
+            from_ms: f.since_ms.unwrap_or(0.0),
+            bucket_ms: 1.0,
+            with_stack: Vec::new(),
+            empty: Vec::new(),
+        });
+    };
+    let width = bucket_width(hi - lo, buckets);
+    let from = (lo / width).floor() * width;
+    if !(hi - lo).is_finite() || !width.is_finite() || !from.is_finite() {
+        return Err(format!("sample times out of range ({lo} to {hi} ms)"));
+    }
+    let len = (((hi - from) / width).floor() as usize + 1).min(buckets.max(1) + 1);
+    let mut out = Timeline {
+        from_ms: from,
+        bucket_ms: width,
+        with_stack: vec![0; len],
+        empty: vec![0; len],
+    };
+    let rows = collect(
+        ctx,
+        &format!(
+            "WITH {picked}
+             SELECT CAST(floor((timestamp_ms - {from:?}) / {width:?}) AS BIGINT) AS b,
+                    count(stack_id) AS with_stack, count(*) - count(stack_id) AS empty
+             FROM picked GROUP BY 1"
+        ),
+    )
+    .await?;
+    for batch in &rows {
+        let c = Columns::of(batch, &[I, I, I])?;
+        for r in 0..batch.num_rows() {
+            let b = c.int(0, r).unwrap_or(0).clamp(0, len as i64 - 1) as usize;
+            out.with_stack[b] += count(c.int(1, r));
+            out.empty[b] += count(c.int(2, r));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_widths_are_round_and_cover_the_span() {
+        assert_eq!(bucket_width(0.0, 100), 1.0);
+        assert_eq!(bucket_width(99.0, 100), 1.0);
+        assert_eq!(bucket_width(100.0, 100), 2.0);
+        assert_eq!(bucket_width(1_000.0, 100), 20.0);
+        assert_eq!(bucket_width(3_600_000.0, 100), 50_000.0);
+        for (span, n) in [(12_345.0, 7), (1e9, 100), (5.0, 1)] {
+            let w = bucket_width(span, n);
+            assert!(((span / w).floor() as usize) < n, "{span} {n} {w}");
+            assert!(
+                (span / (w / 2.0)).floor() as usize + 1 > n,
+                "{span} {n} {w}"
+            );
+        }
+    }
+
+    #[test]
+    fn filter_values_are_quoted() {
+        let f = TopFilter {
+            release: Some("1.0' OR '1'='1".into()),
+            url: Some("a\\'b".into()),
+            ..TopFilter::default()
+        };
+        let sql = picked_cte(&f, &[]);
+        assert!(sql.contains("s.release = '1.0'' OR ''1''=''1'"), "{sql}");
+        assert!(sql.contains("strpos(t.page_url, 'a\\''b')"), "{sql}");
+    }
+}

@@ -1,0 +1,134 @@
+//! The page at `/` of `jsprof collect` in headless Chromium (Debian's, driven by
+//! playwright-core through tests/page/page.mjs): over a store of known traces, the top
+//! table, the flame graph and the timeline show the right functions and counts, and a
+//! filter changes them. `./mach test` installs chromium and playwright-core first.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{field_trace, function_samples, post_trace, Collector, DAY};
+
+fn tools() -> PathBuf {
+    std::env::var_os("JSPROF_PAGE_TOOLS").map_or_else(
+        || {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/jsprof/collector-page-tools")
+        },
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn the_page_shows_the_store_and_filters_it() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "{chromium} is needed (./mach test installs Debian's chromium)"
+    );
+    let tools = tools();
+    assert!(
+        tools
+            .join("node_modules/playwright-core/package.json")
+            .exists(),
+        "playwright-core is needed in {} (./mach test installs it)",
+        tools.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let c = Collector::start(dir.path(), &[]);
+    // 1.0: layout 30, paint 10, 5 idle; 2.0, a minute later: paint 20, style 4.
+    let u = "https://shop.test/";
+    post_trace(
+        c.addr,
+        None,
+        &field_trace([30, 10, 0], 5),
+        "1.0",
+        u,
+        "C",
+        DAY,
+    );
+    post_trace(
+        c.addr,
+        None,
+        &field_trace([0, 20, 4], 0),
+        "2.0",
+        u,
+        "C",
+        DAY + 60_000.0,
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/page/page.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(format!("http://{}/", c.addr))
+        .arg("2.0")
+        .env("JSPROF_PAGE_TOOLS", &tools)
+        .env("CHROMIUM", &chromium)
+        .output()
+        .expect("node (./mach test installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(read["errors"], serde_json::json!([]), "{read}");
+    assert_eq!(read["outside"], serde_json::json!([]), "{read}");
+    let top = |at: &str| function_samples(&read[at]["top"]);
+    let flame = |at: &str| -> Vec<String> {
+        read[at]["flame"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no flame graph: {read}"))
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let timeline = |at: &str| -> (u64, u64, usize) {
+        let bars = read[at]["timeline"].as_array().unwrap();
+        let sum = |k: &str| bars.iter().map(|b| b[k].as_u64().unwrap()).sum();
+        (sum("with_stack"), sum("empty"), bars.len())
+    };
+    let has = |titles: &[String], want: &str| titles.iter().any(|t| t.starts_with(want));
+
+    // The whole store: 69 samples, 64 with a stack.
+    let before = top("before");
+    assert!(before.contains(&("paint".to_owned(), 30)), "{read}");
+    assert!(before.contains(&("layout".to_owned(), 30)), "{read}");
+    assert!(before.contains(&("style".to_owned(), 4)), "{read}");
+    assert!(before.contains(&("main".to_owned(), 64)), "{read}");
+    let titles = flame("before");
+    assert!(has(&titles, "all (69 samples, 100%)"), "{titles:?}");
+    assert!(
+        has(
+            &titles,
+            "paint (https://example.test/lib.js:20:3) (30 samples"
+        ),
+        "{titles:?}"
+    );
+    assert!(has(&titles, "(idle) (5 samples"), "{titles:?}");
+    let (with_stack, empty, bars) = timeline("before");
+    assert_eq!((with_stack, empty), (64, 5));
+    assert!(bars >= 2, "a minute apart: {read}");
+    assert_eq!(read["before"]["status"], "69 samples");
+
+    // release=2.0: paint 20 and style 4 only.
+    let after = top("after");
+    assert_eq!(after[0], ("paint".to_owned(), 20), "{read}");
+    assert!(after.contains(&("style".to_owned(), 4)), "{read}");
+    assert!(!after.iter().any(|(f, _)| f == "layout"), "{read}");
+    let titles = flame("after");
+    assert!(has(&titles, "all (24 samples, 100%)"), "{titles:?}");
+    assert!(
+        !titles.iter().any(|t| t.starts_with("layout")),
+        "{titles:?}"
+    );
+    let (with_stack, empty, _) = timeline("after");
+    assert_eq!((with_stack, empty), (24, 0));
+    assert!(
+        read["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("/?release=2.0"),
+        "{read}"
+    );
+}

@@ -1,0 +1,65 @@
+// Drives headless Chromium (Debian's /usr/bin/chromium, through playwright-core) on the
+// page at / of `jsprof collect`, for tests/page.rs:
+//
+//   node page.mjs URL RELEASE
+//
+// loads URL, waits until the page shows its data, reads the top table, the flame graph's
+// frames and the timeline's bars, then types RELEASE in the filter, applies it and reads
+// them again. Prints {"before", "after", "errors"} as JSON. playwright-core comes from
+// JSPROF_PAGE_TOOLS (./mach test npm-installs it into ~/.cache/jsprof/collector-page-tools).
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const TOOLS = process.env.JSPROF_PAGE_TOOLS || path.join(os.homedir(), ".cache/jsprof/collector-page-tools");
+const need = createRequire(path.join(TOOLS, "package.json"));
+const { chromium } = need("playwright-core");
+const [url, release] = process.argv.slice(2);
+// Every wait is on a state, bounded generously for a loaded machine.
+const WAIT_MS = 120000;
+
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "jsprof-collector-page-"));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+context.setDefaultTimeout(WAIT_MS);
+const errors = [];
+const outside = [];
+try {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(String(e && e.message || e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("request", (r) => { if (!r.url().startsWith(new URL(url).origin)) outside.push(r.url()); });
+
+  async function read() {
+    const top = await page.$$eval("#top tbody tr", (rows) => rows.map((r) => ({
+      function: r.getAttribute("data-function"),
+      samples: Number(r.querySelector(".samples").textContent),
+    })));
+    const frame = page.frames().find((f) => f.url().includes("/api/flame"));
+    const flame = frame ? await frame.$$eval("g > title", (ts) => ts.map((t) => t.textContent)) : null;
+    const timeline = await page.$$eval("#timeline g.bar", (gs) => gs.map((g) => ({
+      with_stack: Number(g.getAttribute("data-with-stack")),
+      empty: Number(g.getAttribute("data-empty")),
+    })));
+    const status = await page.textContent("#status");
+    return { top, flame, timeline, status };
+  }
+
+  await page.goto(url);
+  await page.waitForSelector('body[data-state="ready"]');
+  const before = await read();
+  await page.fill('#filters input[name="release"]', release);
+  await page.click('#filters button[type="submit"]');
+  await page.waitForSelector(`body[data-state="ready"][data-query="release=${encodeURIComponent(release)}"]`);
+  const after = await read();
+  const location = page.url();
+  console.log(JSON.stringify({ before, after, location, errors, outside }));
+} finally {
+  await context.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+}
