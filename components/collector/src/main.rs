@@ -35,7 +35,8 @@ enum Command {
         /// NAME=VALUE: collector.max_body_bytes (10485760), collector.queue (4096),
         /// collector.allowed_origins (`*`, or origins separated by commas),
         /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
-        /// collector.segment_ms (5000)
+        /// collector.segment_ms (5000), collector.commit_interval_ms (0: the least time
+        /// between two fsyncs of the log)
         #[arg(long = "pref")]
         prefs: Vec<String>,
     },
@@ -99,6 +100,7 @@ fn config(store: PathBuf, keys: &[String], prefs: &[String]) -> Result<Config, S
             "collector.body_timeout_ms" => c.body_timeout = Duration::from_millis(num()?),
             "collector.segment_bytes" => c.rotation.max_bytes = num()?,
             "collector.segment_ms" => c.rotation.max_age = Duration::from_millis(num()?),
+            "collector.commit_interval_ms" => c.commit_interval = Duration::from_millis(num()?),
             _ => return Err(format!("--pref {name}: no such pref")),
         }
     }

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -64,4 +64,86 @@ pub fn query(store: &Path, sql: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// One HTTP/1.1 request on a fresh connection: (status, headers lowercased, body).
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+pub fn get<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A trace as a page's `profiler.stop()` gives it: `n` samples 10 ms apart over a
+/// three-deep stack, the leaf alternating between two functions.
+pub fn trace(n: usize) -> serde_json::Value {
+    let samples: Vec<_> = (0..n)
+        .map(|i| serde_json::json!({"stackId": 2 + (i % 2), "timestamp": 100.0 + 10.0 * i as f64}))
+        .collect();
+    serde_json::json!({
+        "frames": [
+            {"name": "main", "resourceId": 0, "line": 1, "column": 10},
+            {"name": "render", "resourceId": 0, "line": 5, "column": 17},
+            {"name": "layout", "resourceId": 1, "line": 9, "column": 3},
+            {"name": "paint", "resourceId": 1, "line": 20, "column": 3}
+        ],
+        "resources": ["https://example.test/app.js", "https://example.test/lib.js"],
+        "stacks": [
+            {"frameId": 0},
+            {"frameId": 1, "parentId": 0},
+            {"frameId": 2, "parentId": 1},
+            {"frameId": 3, "parentId": 1}
+        ],
+        "samples": samples
+    })
+}
+
+pub fn envelope(session: &str, release: &str, n: usize) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "trace": trace(n),
+        "pageUrl": "https://example.test/index.html",
+        "release": release,
+        "session": session,
+        "timeOrigin": 1_795_651_200_000.0_f64,
+        "labels": {"page": "home"}
+    }))
+    .unwrap()
 }
