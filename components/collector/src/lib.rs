@@ -7,12 +7,14 @@
 //! - [`wal`]: the log, fsynced before a request is acknowledged;
 //! - [`store`]: the Parquet tables the log is compacted into;
 //! - [`server`]: `jsprof collect`;
-//! - [`query`]: `jsprof query` and `jsprof top`.
+//! - [`query`]: `jsprof query` and `jsprof top`;
+//! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy.
 
 #![forbid(unsafe_code)]
 
 pub use jsprof_intake::{decode, model};
 pub mod query;
 pub mod server;
+pub mod sourcemaps;
 pub mod store;
 pub mod wal;

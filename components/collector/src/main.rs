@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use jsprof_collector::query::{self, TopFilter};
 use jsprof_collector::server::{self, Config};
+use jsprof_collector::sourcemaps;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -71,6 +72,15 @@ enum Command {
         until: Option<f64>,
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Map frames back to the original sources through the scripts' source maps,
+        /// fetched only from the origins of pref sourcemaps.allowed_origins
+        #[arg(long = "source-maps")]
+        source_maps: bool,
+        /// NAME=VALUE: sourcemaps.allowed_origins (none; origins separated by commas),
+        /// sourcemaps.allow_private_addresses (false), sourcemaps.max_bytes (16777216),
+        /// sourcemaps.timeout_ms (10000)
+        #[arg(long = "pref")]
+        prefs: Vec<String>,
     },
 }
 
@@ -151,7 +161,16 @@ fn main() -> ExitCode {
                 since,
                 until,
                 limit,
+                source_maps,
+                prefs,
             } => {
+                let mut policy = sourcemaps::Policy::default();
+                for p in &prefs {
+                    let (name, value) = p
+                        .split_once('=')
+                        .ok_or_else(|| format!("--pref {p}: expected NAME=VALUE"))?;
+                    policy.set(name, value)?;
+                }
                 let f = TopFilter {
                     release,
                     url,
@@ -160,8 +179,16 @@ fn main() -> ExitCode {
                     until_ms: until,
                     limit,
                 };
-                let out = query::top(&store, project.as_deref(), &f).await?;
-                println!("{out}");
+                let sql = query::top_sql(&f);
+                let mut batches = query::batches(&store, project.as_deref(), &sql).await?;
+                if source_maps {
+                    let mut maps = sourcemaps::SourceMaps::new(policy)?;
+                    batches = sourcemaps::map_rows(batches, &mut maps).await?;
+                    for w in maps.warnings() {
+                        eprintln!("jsprof: {w}");
+                    }
+                }
+                println!("{}", query::render(&batches)?);
                 Ok(())
             }
         }
