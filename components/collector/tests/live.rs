@@ -112,8 +112,10 @@ fn the_field_snippet_in_chromium() {
         ),
         0
     );
-    // No Document-Policy: the constructor's NotAllowedError is caught.
+    // No Document-Policy: the constructor's NotAllowedError is caught; no Profiler at all:
+    // nothing is tried.
     assert_eq!(sent["noPolicy"]["status"], "refused", "{sent}");
+    assert_eq!(sent["noApi"]["status"], "unsupported", "{sent}");
     assert_eq!(done["seen"]["noPolicy"], serde_json::json!([]), "{done}");
     // Every answer the browser saw was 202.
     for r in done["seen"]["sampledIn"].as_array().unwrap() {

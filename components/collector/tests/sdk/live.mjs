@@ -6,9 +6,10 @@
 //
 // `field`: examples/field/jsprof-field.js on a shop's pages: a session sampled in (its first
 // page navigated away from: beforeunload, keepalive; its second hidden: visibilitychange), a
-// session sampled out, a page without the Document-Policy header, and a trace too large
-// for keepalive, trimmed. `sdks`: @datadog/browser-rum (its `proxy` option pointed at the
-// collector) and @sentry/browser (its DSN pointed at it), as make-fixtures.mjs runs them.
+// session sampled out, a page without the Document-Policy header, one without the API, and
+// a trace too large for keepalive, trimmed. `sdks`: @datadog/browser-rum (its `proxy`
+// option pointed at the collector) and @sentry/browser (its DSN pointed at it), as
+// make-fixtures.mjs runs them.
 //
 // Prints one JSON line once the pages have sent what they send, then waits for a line on
 // stdin (the test has found the traces in the store) and prints a last JSON line with what
@@ -37,8 +38,8 @@ if (!collector || !['field', 'sdks'].includes(scenario)) {
 }
 const snippet = fs.readFileSync(path.resolve(here, '..', '..', '..', '..', 'examples', 'field', 'jsprof-field.js'));
 
-function fieldPage(name, rate) {
-  return `<!doctype html><html><head><title>${name}</title>
+function fieldPage(name, rate, before = '') {
+  return `<!doctype html><html><head><title>${name}</title>${before}
 <script src="/jsprof-field.js" data-endpoint="${collector}/v1/profiles" data-key="field-key"
   data-release="shop@4.2.0" data-sample-rate="${rate}" data-labels='{"page":"${name}"}'></script>
 </head><body><script>${work}
@@ -66,6 +67,9 @@ const server = http.createServer((req, res) => {
     html(fieldPage(url.pathname.slice(1, -5), rate));
   } else if (url.pathname === '/nopolicy.html') {
     html(fieldPage('nopolicy', 1), false);
+  } else if (url.pathname === '/noapi.html') {
+    // A browser without the API.
+    html(fieldPage('noapi', 1, '<script>delete window.Profiler;</script>'));
   } else if (url.pathname === '/bye.html') {
     html('<!doctype html><title>bye</title>');
   } else if (url.pathname === '/datadog.html') {
@@ -128,6 +132,8 @@ try {
 
     const none = await context('noPolicy');
     result.noPolicy = await visit(none, `${origin}/nopolicy.html`);
+    result.noApi = await visit(none, `${origin}/noapi.html`);
+    await none.goto(`${origin}/bye.html`);
 
     const inn = await context('sampledIn');
     result.sampledIn = [await visit(inn, `${origin}/shop.html?rate=1`)];
