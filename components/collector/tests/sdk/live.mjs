@@ -23,7 +23,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { datadogPage, sentryPage, serveScripts, work } from './pages.mjs';
+import { datadogPage, sentryPage, serveAndLaunch, serveScripts, work } from './pages.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sdk = process.env.JSPROF_COLLECTOR_SDK ?? path.join(os.homedir(), '.cache', 'jsprof', 'collector-sdk');
@@ -76,17 +76,12 @@ const server = http.createServer((req, res) => {
     html(datadogPage({ proxy: `${collector}/dd-proxy`, version: '5.0.1', env: 'live' }));
   } else if (url.pathname === '/sentry.html') {
     html(sentryPage({ origin: collector, release: 'shop@5.0.1', environment: 'live' }));
-  } else if (serveScripts(url, res, { sentryJs, ddBundle })) {
-    // Answered.
   } else {
-    res.writeHead(404);
-    res.end();
+    serveScripts(url, res, { sentryJs, ddBundle });
   }
 });
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
+const { origin, browser } = await serveAndLaunch(server, chromium);
 
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
 const seen = {};
 const pageErrors = [];
 async function context(name) {

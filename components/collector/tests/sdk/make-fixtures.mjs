@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
-import { datadogPage, sentryPage, serveScripts } from './pages.mjs';
+import { datadogPage, sentryPage, serveAndLaunch, serveScripts } from './pages.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const out = path.resolve(process.argv[2] ?? path.join(here, '..', 'fixtures'));
@@ -57,16 +57,11 @@ const server = http.createServer((req, res) => {
   if (pages[url.pathname]) {
     res.writeHead(200, { 'content-type': 'text/html', 'document-policy': 'js-profiling' });
     res.end(pages[url.pathname](origin));
-  } else if (serveScripts(url, res, { sentryJs, ddBundle })) {
-    // Answered.
   } else {
-    res.writeHead(404);
-    res.end();
+    serveScripts(url, res, { sentryJs, ddBundle });
   }
 });
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+const { origin, browser } = await serveAndLaunch(server, chromium);
 try {
   for (const p of Object.keys(pages)) {
     const page = await browser.newPage();

@@ -29,19 +29,28 @@ startSentry('${origin.replace('//', '//0123456789abcdef0123456789abcdef@')}/42',
 setTimeout(() => { busy(600); stopSentry(); }, 300);
 </script>`;
 
-// Answers /sentry.js and /dd/* (from `ddBundle`); false for any other path.
+// Answers /sentry.js and /dd/* (from `ddBundle`), and 404 to any other path.
 export function serveScripts(url, res, { sentryJs, ddBundle }) {
   if (url.pathname === '/sentry.js') {
     res.writeHead(200, { 'content-type': 'text/javascript' });
     res.end(sentryJs);
-    return true;
+    return;
   }
-  if (url.pathname.startsWith('/dd/')) {
-    const file = path.join(ddBundle, path.normalize(url.pathname.slice(4)));
-    if (!file.startsWith(ddBundle) || !fs.existsSync(file)) { res.writeHead(404); res.end(); return true; }
+  const file = path.join(ddBundle, path.normalize(url.pathname.slice(4)));
+  if (url.pathname.startsWith('/dd/') && file.startsWith(ddBundle) && fs.existsSync(file)) {
     res.writeHead(200, { 'content-type': 'text/javascript' });
     res.end(fs.readFileSync(file));
-    return true;
+    return;
   }
-  return false;
+  res.writeHead(404);
+  res.end();
+}
+
+// `server` listening on a free port of 127.0.0.1, and headless Chromium (/usr/bin/chromium
+// or $CHROMIUM): its origin and the browser.
+export async function serveAndLaunch(server, chromium) {
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+  return { origin, browser };
 }
