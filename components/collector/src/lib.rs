@@ -10,7 +10,8 @@
 //! - [`query`]: `jsprof query` and `jsprof top`;
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
-//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API.
+//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API;
+//! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy.
 
 #![forbid(unsafe_code)]
 
@@ -20,6 +21,7 @@ pub mod diff;
 pub mod flame;
 pub mod query;
 pub mod server;
+pub mod sourcemaps;
 pub mod store;
 pub mod wal;
 pub mod web;

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, TopFilter};
 use jsprof_collector::server::{self, Config};
-use jsprof_collector::{aggregate, diff};
+use jsprof_collector::{aggregate, diff, sourcemaps};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -41,7 +41,8 @@ enum Command {
         /// NAME=VALUE: collector.max_body_bytes (10485760), collector.queue (4096),
         /// collector.allowed_origins (`*`, or origins separated by commas),
         /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
-        /// collector.segment_ms (5000)
+        /// collector.segment_ms (5000), collector.commit_interval_ms (0: the least time
+        /// between two fsyncs of the log)
         #[arg(long = "pref")]
         prefs: Vec<String>,
     },
@@ -62,6 +63,15 @@ enum Command {
         release: Option<String>,
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Map frames back to the original sources through the scripts' source maps,
+        /// fetched only from the origins of pref sourcemaps.allowed_origins
+        #[arg(long = "source-maps")]
+        source_maps: bool,
+        /// NAME=VALUE: sourcemaps.allowed_origins (none; origins separated by commas),
+        /// sourcemaps.allow_private_addresses (false), sourcemaps.max_bytes (16777216),
+        /// sourcemaps.timeout_ms (10000)
+        #[arg(long = "pref")]
+        prefs: Vec<String>,
     },
     /// The flame graph of the samples: FILE.html (the report) or FILE.svg
     Flame {
@@ -172,6 +182,7 @@ fn config(
             "collector.body_timeout_ms" => c.body_timeout = Duration::from_millis(num()?),
             "collector.segment_bytes" => c.rotation.max_bytes = num()?,
             "collector.segment_ms" => c.rotation.max_age = Duration::from_millis(num()?),
+            "collector.commit_interval_ms" => c.commit_interval = Duration::from_millis(num()?),
             _ => return Err(format!("--pref {name}: no such pref")),
         }
     }
@@ -218,10 +229,28 @@ fn main() -> ExitCode {
                 filters,
                 release,
                 limit,
+                source_maps,
+                prefs,
             } => {
+                let mut policy = sourcemaps::Policy::default();
+                for p in &prefs {
+                    let (name, value) = p
+                        .split_once('=')
+                        .ok_or_else(|| format!("--pref {p}: expected NAME=VALUE"))?;
+                    policy.set(name, value)?;
+                }
                 let f = filters.filter(release, limit);
-                let out = query::top(&filters.store, filters.project.as_deref(), &f).await?;
-                println!("{out}");
+                let sql = query::top_sql(&f);
+                let mut batches =
+                    query::batches(&filters.store, filters.project.as_deref(), &sql).await?;
+                if source_maps {
+                    let mut maps = sourcemaps::SourceMaps::new(policy)?;
+                    batches = sourcemaps::map_rows(batches, &mut maps).await?;
+                    for w in maps.warnings() {
+                        eprintln!("jsprof: {w}");
+                    }
+                }
+                println!("{}", query::render(&batches)?);
                 Ok(())
             }
             Command::Flame {

@@ -92,12 +92,24 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     Ok(ctx)
 }
 
-/// Runs `sql` and renders the result as a table.
-pub async fn run(store_dir: &Path, project: Option<&str>, sql: &str) -> Result<String, String> {
+/// Runs `sql`: its result's batches.
+pub async fn batches(
+    store_dir: &Path,
+    project: Option<&str>,
+    sql: &str,
+) -> Result<Vec<arrow::array::RecordBatch>, String> {
     let ctx = context(store_dir, project).await?;
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-    let batches = df.collect().await.map_err(|e| e.to_string())?;
-    arrow::util::pretty::pretty_format_batches(&batches)
+    df.collect().await.map_err(|e| e.to_string())
+}
+
+/// Runs `sql` and renders the result as a table.
+pub async fn run(store_dir: &Path, project: Option<&str>, sql: &str) -> Result<String, String> {
+    render(&batches(store_dir, project, sql).await?)
+}
+
+pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
+    arrow::util::pretty::pretty_format_batches(batches)
         .map(|t| t.to_string())
         .map_err(|e| e.to_string())
 }

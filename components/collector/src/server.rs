@@ -47,6 +47,8 @@ pub struct Config {
     /// `collector.body_timeout_ms`: how long a client may take to send its body.
     pub body_timeout: Duration,
     pub rotation: Rotation,
+    /// `collector.commit_interval_ms`: the least time between two group commits (0).
+    pub commit_interval: Duration,
 }
 
 impl Config {
@@ -63,6 +65,7 @@ impl Config {
                 max_bytes: 64 << 20,
                 max_age: Duration::from_secs(5),
             },
+            commit_interval: Duration::ZERO,
         }
     }
 }
@@ -90,8 +93,15 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
     for n in &pending {
         let _ = sealed_tx.send(*n);
     }
-    let (wal, _committer) = Wal::start(wal_dir, next, config.queue, config.rotation, sealed_tx)
-        .map_err(|e| format!("cannot start the log: {e}"))?;
+    let (wal, _committer) = Wal::start(
+        wal_dir,
+        next,
+        config.queue,
+        config.rotation,
+        config.commit_interval,
+        sealed_tx,
+    )
+    .map_err(|e| format!("cannot start the log: {e}"))?;
     let store_dir = config.store.clone();
     let compactor = std::thread::Builder::new()
         .name("compactor".into())

@@ -104,12 +104,14 @@ pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
 
 impl Wal {
     /// Starts the committer on a new segment numbered `first` in `dir`. Sealed segment
-    /// numbers go to `sealed`. `queue` is how many records may wait for a commit.
+    /// numbers go to `sealed`. `queue` is how many records may wait for a commit; `pace`
+    /// is the least time between two commits (zero: commit as soon as a record waits).
     pub fn start(
         dir: PathBuf,
         first: u64,
         queue: usize,
         rotation: Rotation,
+        pace: Duration,
         sealed: mpsc::Sender<u64>,
     ) -> std::io::Result<(Wal, std::thread::JoinHandle<()>)> {
         let (tx, rx) = mpsc::sync_channel::<Pending>(queue);
@@ -144,6 +146,10 @@ impl Wal {
                             let _ = p.done.send(result.clone());
                         }
                         buf.clear();
+                        if !pace.is_zero() {
+                            // What arrives meanwhile waits in the queue (429 once it is full).
+                            std::thread::sleep(pace);
+                        }
                     }
                     if segment.bytes > 0
                         && (segment.bytes >= rotation.max_bytes
@@ -287,7 +293,15 @@ mod tests {
             max_bytes: 1 << 30,
             max_age: Duration::from_secs(3600),
         };
-        let (wal, _thread) = Wal::start(dir.path().to_owned(), 7, 1000, rotation, sealed).unwrap();
+        let (wal, _thread) = Wal::start(
+            dir.path().to_owned(),
+            7,
+            1000,
+            rotation,
+            Duration::ZERO,
+            sealed,
+        )
+        .unwrap();
         let waits: Vec<_> = (0..500).map(|_| wal.submit(&one()).unwrap()).collect();
         for w in waits {
             w.blocking_recv().unwrap().unwrap();

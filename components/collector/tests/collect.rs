@@ -7,25 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 
-use common::{field_trace, get, http, query, Collector, BIN};
-
-/// A trace as a page's `profiler.stop()` gives it: `n` samples 10 ms apart over a
-/// three-deep stack, the leaf alternating between two functions.
-fn trace(n: usize) -> serde_json::Value {
-    field_trace([n - n / 2, n / 2, 0], 0)
-}
-
-fn envelope(session: &str, release: &str, n: usize) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({
-        "trace": trace(n),
-        "pageUrl": "https://example.test/index.html",
-        "release": release,
-        "session": session,
-        "timeOrigin": 1_795_651_200_000.0_f64,
-        "labels": {"page": "home"}
-    }))
-    .unwrap()
-}
+use common::{envelope, get, http, query, trace, Collector, BIN};
 
 #[test]
 fn jsprof_intake_then_query_and_top() {

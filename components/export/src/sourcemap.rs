@@ -69,9 +69,11 @@ pub struct SourceMaps {
     warnings: Vec<String>,
 }
 
-/// A parsed map with its sources resolved to URLs.
+/// A parsed map with its sources resolved to URLs: what [`SourceMaps`] looks frames up
+/// in, public for callers that load scripts and maps under a policy of their own (the
+/// collector's `--source-maps`, which may not fetch what an untrusted trace names as freely).
 #[derive(Debug)]
-struct Mapped {
+pub struct Mapped {
     map: SourceMap,
     /// Indexed like the map's `sources`.
     sources: Vec<String>,
@@ -102,7 +104,7 @@ impl SourceMaps {
         let Some(mapped) = self.lookup(resource) else {
             return frame;
         };
-        mapped.original(&frame, line, column).unwrap_or(frame)
+        mapped.original_at(&frame, line, column).unwrap_or(frame)
     }
 
     /// One line per script whose map could not be used, in the order they were met.
@@ -144,27 +146,7 @@ impl SourceMaps {
         let origin = Origin::of(&script.url);
         let request = Request::new(map_url.clone(), origin, Mode::SameOrigin, Credentials::Omit);
         let body = self.fetch(&request)?.body;
-        let shown = shorten(map_url.as_str());
-        let mut map = match ::sourcemap::decode_slice(&body) {
-            Ok(DecodedMap::Regular(map)) => map,
-            Ok(DecodedMap::Index(index)) => index
-                .flatten()
-                .map_err(|e| format!("{shown}: bad index map: {e}"))?,
-            Ok(DecodedMap::Hermes(hermes)) => SourceMap::clone(&hermes),
-            Err(e) => return Err(format!("{shown}: not a source map: {e}")),
-        };
-        // Sources are resolved here, as ECMA-426 says, not as the crate prefixes them.
-        let root = map.get_source_root().unwrap_or_default().to_owned();
-        map.set_source_root(None::<String>);
-        let base = if map_url.scheme() == "data" {
-            &script.url
-        } else {
-            &map_url
-        };
-        let sources = (0..map.get_source_count())
-            .map(|i| resolve_source(base, &root, map.get_source(i).unwrap_or_default()))
-            .collect();
-        Ok(Some(Mapped { map, sources }))
+        Mapped::parse(&body, &map_url, &script.url).map(Some)
     }
 
     fn fetch(&mut self, request: &Request) -> Result<Response, String> {
@@ -186,8 +168,40 @@ impl SourceMaps {
 }
 
 impl Mapped {
+    /// Parses the map `body` loaded from `map_url` for the script at `script_url` (the
+    /// base of a `data:` map's sources).
+    pub fn parse(body: &[u8], map_url: &Url, script_url: &Url) -> Result<Mapped, String> {
+        let shown = shorten(map_url.as_str());
+        let mut map = match ::sourcemap::decode_slice(body) {
+            Ok(DecodedMap::Regular(map)) => map,
+            Ok(DecodedMap::Index(index)) => index
+                .flatten()
+                .map_err(|e| format!("{shown}: bad index map: {e}"))?,
+            Ok(DecodedMap::Hermes(hermes)) => SourceMap::clone(&hermes),
+            Err(e) => return Err(format!("{shown}: not a source map: {e}")),
+        };
+        // Sources are resolved here, as ECMA-426 says, not as the crate prefixes them.
+        let root = map.get_source_root().unwrap_or_default().to_owned();
+        map.set_source_root(None::<String>);
+        // A data: URL cannot be a base: its sources resolve against the script.
+        let base = if map_url.scheme() == "data" {
+            script_url
+        } else {
+            map_url
+        };
+        let sources = (0..map.get_source_count())
+            .map(|i| resolve_source(base, &root, map.get_source(i).unwrap_or_default()))
+            .collect();
+        Ok(Mapped { map, sources })
+    }
+
+    /// The original of `frame` (a frame of the map's script), if the map has one there.
+    pub fn original(&self, frame: &Frame) -> Option<Frame> {
+        self.original_at(frame, frame.line?, frame.column?)
+    }
+
     /// The original of `frame`, at 1-based `line` and `column` of the generated script.
-    fn original(&self, frame: &Frame, line: u64, column: u64) -> Option<Frame> {
+    fn original_at(&self, frame: &Frame, line: u64, column: u64) -> Option<Frame> {
         let line = u32::try_from(line.checked_sub(1)?).ok()?;
         let column = u32::try_from(column.checked_sub(1)?).ok()?;
         let token = self.map.lookup_token(line, column)?;
@@ -211,14 +225,23 @@ impl Mapped {
 /// Where the script's map is, as written: its `SourceMap` (or `X-SourceMap`) header, else
 /// its last `sourceMappingURL` comment.
 fn map_reference(script: &Response) -> Option<String> {
+    map_reference_of(|h| script.headers.get(h), &script.text())
+}
+
+/// Where a script's map is, as written: its `SourceMap` header, then `X-SourceMap`
+/// (`header` looks a response header up by name), then its last `sourceMappingURL` comment.
+pub fn map_reference_of<'a>(
+    header: impl Fn(&str) -> Option<&'a str>,
+    text: &str,
+) -> Option<String> {
     if let Some(url) = ["SourceMap", "X-SourceMap"]
         .iter()
-        .find_map(|h| script.headers.get(h))
+        .find_map(|h| header(h))
         .filter(|u| !u.is_empty())
     {
         return Some(url.to_owned());
     }
-    last_comment(&script.text())
+    last_comment(text)
 }
 
 /// The URL of the last `//# sourceMappingURL=` (or `//@ sourceMappingURL=`) comment that

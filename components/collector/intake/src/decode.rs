@@ -136,8 +136,15 @@ fn ingested(req: &Request, source: Source, meta: Meta, trace: ProfilerTrace) -> 
 /// - a bare `ProfilerTrace` (or an array of them), as `profiler.stop()` resolves with.
 ///
 /// A missing `userAgent` is the request's `User-Agent`, a missing `pageUrl` its `Referer`.
+/// A body without `Content-Encoding` that starts with gzip's magic bytes is gzip (no JSON
+/// starts so): the field snippet (examples/field) sends gzip as a CORS-safelisted request,
+/// which needs no preflight when the page is unloading.
 pub fn jsprof(req: &Request, body: &[u8]) -> Result<Vec<Ingested>, Reject> {
-    let json = decode_content(req.content_encoding.as_deref(), body, req.max_bytes)?;
+    let encoding = req
+        .content_encoding
+        .as_deref()
+        .or_else(|| body.starts_with(&[0x1f, 0x8b]).then_some("gzip"));
+    let json = decode_content(encoding, body, req.max_bytes)?;
     // The common case, an envelope, in one pass; anything else through serde (fast.rs).
     let (mut meta, traces) = match crate::fast::envelope(&json) {
         Some((meta, trace)) => (meta, vec![trace]),
@@ -537,6 +544,20 @@ mod tests {
         assert!(bomb.len() < 10_000);
         let err = decode_content(Some("gzip"), &bomb, 1 << 20).unwrap_err();
         assert_eq!(err.status, 413, "{err}");
+    }
+
+    #[test]
+    fn gzip_without_content_encoding_is_known_by_its_magic_bytes() {
+        let body = br#"{"trace":{"frames":[],"resources":[],"stacks":[],"samples":[{"timestamp":1}]},"release":"r1"}"#;
+        let gz = jsprof_profiler::gzip(body);
+        let got = jsprof(&req(), &gz).unwrap();
+        assert_eq!(got[0].meta.release.as_deref(), Some("r1"));
+        // A named encoding still rules: gzip's bytes declared identity are not JSON.
+        let named = Request {
+            content_encoding: Some("identity".into()),
+            ..req()
+        };
+        assert_eq!(jsprof(&named, &gz).unwrap_err().status, 400);
     }
 
     #[test]

@@ -198,3 +198,22 @@ pub fn function_samples(rows: &serde_json::Value) -> Vec<(String, i64)> {
 
 /// 2026-11-26 00:00 UTC, in ms since the epoch.
 pub const DAY: f64 = 1_795_651_200_000.0;
+
+/// A trace as a page's `profiler.stop()` gives it: `n` samples 10 ms apart over a
+/// three-deep stack, the leaf alternating between two functions.
+pub fn trace(n: usize) -> serde_json::Value {
+    field_trace([n - n / 2, n / 2, 0], 0)
+}
+
+/// jsprof's intake's envelope of [`trace`]`(n)`, with metadata.
+pub fn envelope(session: &str, release: &str, n: usize) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "trace": trace(n),
+        "pageUrl": "https://example.test/index.html",
+        "release": release,
+        "session": session,
+        "timeOrigin": DAY,
+        "labels": {"page": "home"}
+    }))
+    .unwrap()
+}

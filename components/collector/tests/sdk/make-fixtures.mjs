@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
+import { datadogPage, sentryPage, serveAndLaunch, serveScripts } from './pages.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const out = path.resolve(process.argv[2] ?? path.join(here, '..', 'fixtures'));
@@ -21,29 +22,9 @@ const sentryJs = (
   await esbuild.build({ entryPoints: [path.join(here, 'sentry-entry.js')], bundle: true, write: false, format: 'iife', minify: false })
 ).outputFiles[0].text;
 
-// Work the profilers sample: two named functions, busy for `ms`.
-const work = `
-function layoutPass(n) { let x = 0; for (let i = 0; i < n; i++) x += Math.sqrt(i); return x; }
-function paintPass(n) { let x = 0; for (let i = 0; i < n; i++) x += Math.sin(i); return x; }
-function busy(ms) { const end = performance.now() + ms; let x = 0; while (performance.now() < end) { x += layoutPass(2e4) + paintPass(2e4); } return x; }
-`;
-
 const pages = {
-  '/datadog.html': (origin) => `<!doctype html><title>datadog</title>
-<script src="/dd/datadog-rum.js"></script>
-<script>${work}
-DD_RUM.init({ applicationId: 'a1b2c3d4-0000-4000-8000-000000000001', clientToken: 'pub0123456789abcdef0123456789abcd',
-  site: 'datadoghq.com', service: 'shop', env: 'fixtures', version: '3.1.4', proxy: '${origin}/dd-proxy',
-  sessionSampleRate: 100, profilingSampleRate: 100, compressIntakeRequests: true, trackLongTasks: true });
-// The profiler loads lazily; it keeps a profile shorter than 5 s only if it saw a long task.
-setTimeout(() => { busy(400); setTimeout(() => { busy(400); window.dispatchEvent(new Event('beforeunload')); }, 200); }, 1500);
-</script>`,
-  '/sentry.html': (origin) => `<!doctype html><title>sentry</title>
-<script src="/sentry.js"></script>
-<script>${work}
-startSentry('${origin.replace('//', '//0123456789abcdef0123456789abcdef@')}/42');
-setTimeout(() => { busy(600); stopSentry(); }, 300);
-</script>`,
+  '/datadog.html': (origin) => datadogPage({ proxy: `${origin}/dd-proxy`, version: '3.1.4', env: 'fixtures' }),
+  '/sentry.html': (origin) => sentryPage({ origin, release: 'shop@3.1.4', environment: 'fixtures' }),
 };
 
 const captured = {};
@@ -76,22 +57,11 @@ const server = http.createServer((req, res) => {
   if (pages[url.pathname]) {
     res.writeHead(200, { 'content-type': 'text/html', 'document-policy': 'js-profiling' });
     res.end(pages[url.pathname](origin));
-  } else if (url.pathname === '/sentry.js') {
-    res.writeHead(200, { 'content-type': 'text/javascript' });
-    res.end(sentryJs);
-  } else if (url.pathname.startsWith('/dd/')) {
-    const file = path.join(ddBundle, path.normalize(url.pathname.slice(4)));
-    if (!file.startsWith(ddBundle) || !fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
-    res.writeHead(200, { 'content-type': 'text/javascript' });
-    res.end(fs.readFileSync(file));
   } else {
-    res.writeHead(404);
-    res.end();
+    serveScripts(url, res, { sentryJs, ddBundle });
   }
 });
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+const { origin, browser } = await serveAndLaunch(server, chromium);
 try {
   for (const p of Object.keys(pages)) {
     const page = await browser.newPage();
