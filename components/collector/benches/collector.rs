@@ -136,6 +136,16 @@ fn client(addr: SocketAddr, bodies: &[Vec<u8>]) -> Vec<Duration> {
 
 const CLIENTS: usize = 32;
 
+/// `cargo test --all-targets` runs the benches once as tests (without `--bench`): then the
+/// long runs are a hundredth of their size, enough to check that every part works.
+fn scale(n: usize) -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        n
+    } else {
+        (n / 100).max(CLIENTS)
+    }
+}
+
 /// Posts `n` traces from CLIENTS concurrent clients: (wall time, every latency).
 fn ingest(addr: SocketAddr, bodies: &[Vec<u8>]) -> (Duration, Vec<Duration>) {
     let t = Instant::now();
@@ -163,7 +173,7 @@ fn bench_ingest(c: &mut Criterion) {
     let bodies: Vec<Vec<u8>> = (0..64).map(envelope).collect();
     let batch: Vec<Vec<u8>> = (0..2000).map(|i| bodies[i % 64].clone()).collect();
     // One long run for the figures.
-    let long: Vec<Vec<u8>> = (0..20_000).map(|i| bodies[i % 64].clone()).collect();
+    let long: Vec<Vec<u8>> = (0..scale(20_000)).map(|i| bodies[i % 64].clone()).collect();
     let (wall, mut lat) = ingest(addr, &long);
     lat.sort();
     println!(
@@ -228,11 +238,13 @@ fn store_of(dir: &Path, traces: u64) -> Duration {
 
 fn bench_top(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let took = store_of(dir.path(), 20_000);
+    let traces = scale(20_000);
+    let took = store_of(dir.path(), traces as u64);
     println!(
-        "top: a store of 20,000 traces, 10,000,000 samples, compacted by one thread in {:.1} s ({:.0} traces/s)",
+        "top: a store of {traces} traces, {} samples, compacted by one thread in {:.1} s ({:.0} traces/s)",
+        traces * 500,
         took.as_secs_f64(),
-        20_000.0 / took.as_secs_f64()
+        traces as f64 / took.as_secs_f64()
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -246,7 +258,7 @@ fn bench_top(c: &mut Criterion) {
     println!("{out}");
     let mut g = c.benchmark_group("collector");
     g.sample_size(10);
-    g.throughput(Throughput::Elements(10_000_000));
+    g.throughput(Throughput::Elements(traces as u64 * 500));
     g.bench_function("top over 10M samples", |b| {
         b.iter(|| rt.block_on(query::top(dir.path(), None, &f)).unwrap())
     });

@@ -39,6 +39,7 @@ enum Command {
         #[arg(long = "read-key")]
         read_keys: Vec<String>,
         /// NAME=VALUE: collector.max_body_bytes (10485760), collector.queue (4096),
+        /// collector.queue_bytes (268435456: of log records waiting for their fsync),
         /// collector.allowed_origins (`*`, or origins separated by commas),
         /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
         /// collector.segment_ms (5000), collector.commit_interval_ms (0: the least time
@@ -176,6 +177,7 @@ fn config(
         match name {
             "collector.max_body_bytes" => c.max_body_bytes = num()? as usize,
             "collector.queue" => c.queue = (num()? as usize).max(1),
+            "collector.queue_bytes" => c.queue_bytes = num()? as usize,
             "collector.allowed_origins" => {
                 c.allowed_origins = value.split(',').map(|o| o.trim().to_owned()).collect()
             }

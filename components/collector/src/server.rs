@@ -38,6 +38,9 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// `collector.queue`: requests that may wait for a commit before 429.
     pub queue: usize,
+    /// `collector.queue_bytes`: the bytes of log records that may wait for a commit before
+    /// 429 (with `queue`, what bounds the queue's memory).
+    pub queue_bytes: usize,
     /// `collector.allowed_origins`: the origins answered with CORS; `*` for any.
     pub allowed_origins: Vec<String>,
     /// Ingest keys: key → project. Empty: one project, `default`, takes traces without key.
@@ -57,6 +60,7 @@ impl Config {
             store,
             max_body_bytes: 10 << 20,
             queue: 4096,
+            queue_bytes: 256 << 20,
             allowed_origins: vec!["*".into()],
             keys: HashMap::new(),
             read_keys: HashMap::new(),
@@ -97,6 +101,7 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
         wal_dir,
         next,
         config.queue,
+        config.queue_bytes,
         config.rotation,
         config.commit_interval,
         sealed_tx,

@@ -12,7 +12,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::model::Ingested;
@@ -37,6 +39,10 @@ pub enum AppendError {
 #[derive(Debug, Clone)]
 pub struct Wal {
     tx: SyncSender<Pending>,
+    /// The bytes of the records waiting for a commit, and the most that may wait: with the
+    /// count of records, what bounds the queue's memory whatever the traces' size.
+    queued: Arc<AtomicUsize>,
+    max_queued: usize,
 }
 
 /// When the committer seals the current segment for compaction.
@@ -104,17 +110,22 @@ pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
 
 impl Wal {
     /// Starts the committer on a new segment numbered `first` in `dir`. Sealed segment
-    /// numbers go to `sealed`. `queue` is how many records may wait for a commit; `pace`
-    /// is the least time between two commits (zero: commit as soon as a record waits).
+    /// numbers go to `sealed`. `queue` is how many records may wait for a commit, and
+    /// `queue_bytes` how many bytes of them; `pace` is the least time between two commits
+    /// (zero: commit as soon as a record waits).
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         dir: PathBuf,
         first: u64,
         queue: usize,
+        queue_bytes: usize,
         rotation: Rotation,
         pace: Duration,
         sealed: mpsc::Sender<u64>,
     ) -> std::io::Result<(Wal, std::thread::JoinHandle<()>)> {
         let (tx, rx) = mpsc::sync_channel::<Pending>(queue);
+        let queued = Arc::new(AtomicUsize::new(0));
+        let committed = queued.clone();
         let mut segment = Segment::create(&dir, first)?;
         let handle = std::thread::Builder::new()
             .name("wal-commit".into())
@@ -142,6 +153,7 @@ impl Wal {
                         let mut all = std::mem::take(&mut batch[0].bytes);
                         all.extend_from_slice(&buf);
                         let result = segment.append(&all).map_err(|e| e.to_string());
+                        committed.fetch_sub(all.len(), Ordering::Relaxed);
                         for p in batch.drain(..) {
                             let _ = p.done.send(result.clone());
                         }
@@ -173,7 +185,14 @@ impl Wal {
                     let _ = sealed.send(segment.number);
                 }
             })?;
-        Ok((Wal { tx }, handle))
+        Ok((
+            Wal {
+                tx,
+                queued,
+                max_queued: queue_bytes,
+            },
+            handle,
+        ))
     }
 
     /// Queues one record: the receiver resolves once it is fsynced. `Full` at once when
@@ -183,14 +202,23 @@ impl Wal {
         traces: &[Ingested],
     ) -> Result<tokio::sync::oneshot::Receiver<Result<(), String>>, AppendError> {
         let (done, wait) = tokio::sync::oneshot::channel();
-        let pending = Pending {
-            bytes: encode_record(traces),
-            done,
-        };
+        let bytes = encode_record(traces);
+        let len = bytes.len();
+        // A record alone larger than the budget still goes when nothing else waits.
+        let before = self.queued.fetch_add(len, Ordering::Relaxed);
+        if before > 0 && before + len > self.max_queued {
+            self.queued.fetch_sub(len, Ordering::Relaxed);
+            return Err(AppendError::Full);
+        }
+        let pending = Pending { bytes, done };
         match self.tx.try_send(pending) {
             Ok(()) => Ok(wait),
-            Err(TrySendError::Full(_)) => Err(AppendError::Full),
+            Err(TrySendError::Full(_)) => {
+                self.queued.fetch_sub(len, Ordering::Relaxed);
+                Err(AppendError::Full)
+            }
             Err(TrySendError::Disconnected(_)) => {
+                self.queued.fetch_sub(len, Ordering::Relaxed);
                 Err(AppendError::Failed("the log is closed".into()))
             }
         }
@@ -263,9 +291,30 @@ mod tests {
     fn a_full_queue_refuses_at_once() {
         // No committer drains this queue of one.
         let (tx, _rx) = mpsc::sync_channel(1);
-        let wal = Wal { tx };
+        let wal = Wal {
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            max_queued: usize::MAX,
+        };
         let _waiting = wal.submit(&one()).unwrap();
         assert_eq!(wal.submit(&one()).unwrap_err(), AppendError::Full);
+    }
+
+    #[test]
+    fn a_queue_full_of_bytes_refuses_at_once() {
+        // Room for a thousand records, but for the bytes of one.
+        let (tx, _rx) = mpsc::sync_channel(1000);
+        let wal = Wal {
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            max_queued: encode_record(&one()).len(),
+        };
+        let _waiting = wal.submit(&one()).unwrap();
+        assert_eq!(wal.submit(&one()).unwrap_err(), AppendError::Full);
+        assert_eq!(
+            wal.queued.load(Ordering::Relaxed),
+            encode_record(&one()).len()
+        );
     }
 
     #[test]
@@ -297,6 +346,7 @@ mod tests {
             dir.path().to_owned(),
             7,
             1000,
+            usize::MAX,
             rotation,
             Duration::ZERO,
             sealed,
