@@ -304,3 +304,49 @@ fn kill_9_mid_ingest_loses_no_acknowledged_trace() {
         .collect();
     assert_eq!(nums[0], nums[1], "a trace counted twice: {out}");
 }
+
+/// `jsprof collect` (the shell, which hands over to `jsprof-collector`) ends on SIGTERM and
+/// on SIGINT: the shell blocks both for its own signal thread, and a blocked mask survives
+/// `exec`, so the collector once ignored them (Ctrl-C did nothing).
+#[test]
+fn jsprof_collect_ends_on_sigterm_and_sigint() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let jsprof = std::path::Path::new(BIN).with_file_name("jsprof");
+    assert!(
+        jsprof.exists(),
+        "{} is needed: `./mach build` builds it beside jsprof-collector",
+        jsprof.display()
+    );
+    for (signal, number) in [("-TERM", 15), ("-INT", 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(&jsprof)
+            .args(["collect", "--listen", "127.0.0.1:0", "--store"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("jsprof: collecting on"), "{line}");
+        let sent = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                panic!("jsprof collect did not end on SIG{}", &signal[1..]);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.signal(), Some(number), "{status:?}");
+    }
+}

@@ -22,6 +22,7 @@ pub fn exec(sub: &str, args: &[OsString]) -> ExitCode {
             return ExitCode::from(crate::LOAD_ERROR);
         }
     };
+    crate::signals::unblock_for_exec();
     let err = std::process::Command::new(&bin).arg(sub).args(args).exec();
     eprintln!(
         "jsprof: cannot run {} ({err}); `./mach build` builds it beside jsprof",

@@ -76,6 +76,14 @@ pub fn listen() {
     }
 }
 
+/// Gives SIGINT and SIGTERM back their default action in this thread, before it `exec`s
+/// another program: a blocked mask survives `exec`, and the program (`jsprof-collector`,
+/// which installs no signal thread) would never see a signal. Between this and the `exec`,
+/// a signal ends the process as by default, which is what it would do in the program too.
+pub fn unblock_for_exec() {
+    let _ = signals().thread_unblock();
+}
+
 /// From now on a signal shuts the browser down by calling `shutdown` (see the module's doc).
 pub fn run_browser(shutdown: impl Fn() + Send + 'static) {
     *lock() = State::Browser(Box::new(shutdown));
