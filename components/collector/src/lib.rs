@@ -7,10 +7,13 @@
 //! - [`wal`]: the log, fsynced before a request is acknowledged;
 //! - [`store`]: the Parquet tables the log is compacted into;
 //! - [`server`]: `jsprof collect`;
-//! - [`query`]: `jsprof query` and `jsprof top`.
+//! - [`query`]: `jsprof query` and `jsprof top`;
+//! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
+//!   scheduler and executor processes of one.
 
 #![forbid(unsafe_code)]
 
+pub mod ballista;
 pub use jsprof_intake::{decode, model};
 pub mod query;
 pub mod server;
