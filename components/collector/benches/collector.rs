@@ -3,7 +3,9 @@
 //!   each acknowledged (202) only after its fsync: traces/s and the p50/p99 acknowledgement
 //!   latency (target: ≥ 5,000 traces/s, p99 < 50 ms);
 //! - `top` over 10 million samples (20,000 traces of 500) compacted into Parquet, embedded
-//!   (target: ≤ 2 s).
+//!   (target: ≤ 2 s); with `JSPROF_BENCH_BALLISTA=df://HOST:PORT` (a cluster on this
+//!   machine, e.g. `./mach ballista up`), the same `top` on that cluster too, after checking
+//!   that both print the same table.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -12,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use jsprof_collector::model::{Ingested, Meta, Source};
-use jsprof_collector::query::{self, TopFilter};
+use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
 use jsprof_collector::{store, wal};
 use jsprof_profiler::{FrameInfo, ProfilerTrace, TraceBuilder};
@@ -262,6 +264,21 @@ fn bench_top(c: &mut Criterion) {
     g.bench_function("top over 10M samples", |b| {
         b.iter(|| rt.block_on(query::top(dir.path(), None, &f)).unwrap())
     });
+    if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {
+        let engine = Engine::Ballista(&url);
+        let distributed = rt.block_on(query::top_on(engine, dir.path(), None, &f));
+        assert_eq!(
+            distributed.as_deref(),
+            Ok(out.as_str()),
+            "Ballista's top differs"
+        );
+        g.bench_function("top over 10M samples, Ballista", |b| {
+            b.iter(|| {
+                rt.block_on(query::top_on(engine, dir.path(), None, &f))
+                    .unwrap()
+            })
+        });
+    }
     g.finish();
 }
 

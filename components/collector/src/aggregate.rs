@@ -97,7 +97,7 @@ pub fn top_sql(f: &TopFilter) -> String {
          FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
          LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id
          CROSS JOIN all_t
-         ORDER BY self_ms DESC, total_ms DESC, function
+         ORDER BY self_ms DESC, total_ms DESC, function, fr.resource, fr.line, fr.\"column\"
          LIMIT {limit}",
         picked = picked_cte(f, &[]),
         functions = function_ctes(false),

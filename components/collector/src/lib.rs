@@ -11,12 +11,15 @@
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
 //! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API;
-//! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy.
+//! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy;
+//! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
+//!   scheduler and executor processes of one.
 
 #![forbid(unsafe_code)]
 
 pub use jsprof_intake::{decode, model, record};
 pub mod aggregate;
+pub mod ballista;
 pub mod diff;
 pub mod flame;
 pub mod query;

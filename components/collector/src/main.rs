@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use jsprof_collector::ballista::{self, ExecutorOptions, Scheduler};
 use jsprof_collector::flame::Output;
-use jsprof_collector::query::{self, TopFilter};
+use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
 use jsprof_collector::{aggregate, diff, sourcemaps};
 
@@ -54,6 +55,10 @@ enum Command {
         /// Only this project's traces and samples
         #[arg(long)]
         project: Option<String>,
+        /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (the compacted
+        /// Parquet files only)
+        #[arg(long, value_name = "df://HOST:PORT")]
+        ballista: Option<String>,
         sql: String,
     },
     /// Self and total time by function
@@ -97,6 +102,45 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+    /// A Ballista scheduler (gRPC and REST on one port) for `--ballista`
+    BallistaScheduler {
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+        /// The host name executors and clients reach it by (default: the bind address)
+        #[arg(long = "external-host")]
+        external_host: Option<String>,
+    },
+    /// A Ballista executor, registered with the scheduler at df://HOST:PORT
+    BallistaExecutor {
+        #[arg(long, value_name = "df://HOST:PORT")]
+        scheduler: String,
+        /// ADDR:PORT of its Arrow Flight service (results and shuffles)
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        bind: std::net::SocketAddr,
+        /// Port of its gRPC service, on the same address (default: the Flight port + 1)
+        #[arg(long = "grpc-port")]
+        grpc_port: Option<u16>,
+        /// The host name the others reach it by (default: the address the scheduler sees)
+        #[arg(long = "external-host")]
+        external_host: Option<String>,
+        /// Its shuffle files (default: a directory of its own in the temp dir)
+        #[arg(long = "work-dir")]
+        work_dir: Option<PathBuf>,
+        /// Tasks at once (0: one per core)
+        #[arg(long = "concurrent-tasks", default_value_t = 0)]
+        concurrent_tasks: usize,
+    },
+    /// How many executors the scheduler at df://HOST:PORT has
+    BallistaStatus {
+        #[arg(long, value_name = "df://HOST:PORT")]
+        scheduler: String,
+        /// Wait until this many are registered
+        #[arg(long = "wait-executors", default_value_t = 0)]
+        wait_executors: usize,
+        /// Seconds to wait at most
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+    },
 }
 
 /// The store and the filters of top, flame and diff.
@@ -119,9 +163,17 @@ struct Filters {
     /// Samples before this time (ms since the epoch)
     #[arg(long, value_parser = finite)]
     until: Option<f64>,
+    /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (the compacted
+    /// Parquet files only)
+    #[arg(long, value_name = "df://HOST:PORT")]
+    ballista: Option<String>,
 }
 
 impl Filters {
+    fn engine(&self) -> Engine<'_> {
+        engine(self.ballista.as_deref())
+    }
+
     fn filter(&self, release: Option<String>, limit: usize) -> TopFilter {
         TopFilter {
             release,
@@ -191,10 +243,17 @@ fn config(
     Ok(c)
 }
 
+fn engine(ballista: Option<&str>) -> Engine<'_> {
+    ballista.map_or(Engine::Embedded, Engine::Ballista)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Ballista's own binaries run on 32 MB stacks: plans are planned, encoded and
+        // decoded recursively, and a deep query's recursion outgrows the default 2 MB.
+        .thread_stack_size(32 << 20)
         .build()
     {
         Ok(r) => r,
@@ -221,9 +280,11 @@ fn main() -> ExitCode {
             Command::Query {
                 store,
                 project,
+                ballista,
                 sql,
             } => {
-                let out = query::run(&store, project.as_deref(), &sql).await?;
+                let engine = engine(ballista.as_deref());
+                let out = query::run_on(engine, &store, project.as_deref(), &sql).await?;
                 println!("{out}");
                 Ok(())
             }
@@ -243,8 +304,13 @@ fn main() -> ExitCode {
                 }
                 let f = filters.filter(release, limit);
                 let sql = query::top_sql(&f);
-                let mut batches =
-                    query::batches(&filters.store, filters.project.as_deref(), &sql).await?;
+                let mut batches = query::batches_on(
+                    filters.engine(),
+                    &filters.store,
+                    filters.project.as_deref(),
+                    &sql,
+                )
+                .await?;
                 if source_maps {
                     let mut maps = sourcemaps::SourceMaps::new(policy)?;
                     batches = sourcemaps::map_rows(batches, &mut maps).await?;
@@ -262,7 +328,9 @@ fn main() -> ExitCode {
                 title,
             } => {
                 let kind = Output::of(&output)?;
-                let ctx = query::context(&filters.store, filters.project.as_deref()).await?;
+                let ctx =
+                    query::context_on(filters.engine(), &filters.store, filters.project.as_deref())
+                        .await?;
                 let f = filters.filter(release, 0);
                 let profile = aggregate::profile(&ctx, &f, kind.needs_summary()).await?;
                 if profile.sample_count() == 0 {
@@ -286,7 +354,9 @@ fn main() -> ExitCode {
                 head,
                 limit,
             } => {
-                let ctx = query::context(&filters.store, filters.project.as_deref()).await?;
+                let ctx =
+                    query::context_on(filters.engine(), &filters.store, filters.project.as_deref())
+                        .await?;
                 let f = filters.filter(None, limit);
                 let counts = aggregate::release_counts(&ctx, &f, &[&base, &head]).await?;
                 let rows = diff::rows(&counts, &base, &head)?;
@@ -296,6 +366,47 @@ fn main() -> ExitCode {
                     counts.samples.get(&head).copied().unwrap_or(0)
                 );
                 println!("{}", diff::table(&rows, limit)?);
+                Ok(())
+            }
+            Command::BallistaScheduler {
+                bind,
+                external_host,
+            } => ballista::serve_scheduler(bind, external_host).await,
+            Command::BallistaExecutor {
+                scheduler,
+                bind,
+                grpc_port,
+                external_host,
+                work_dir,
+                concurrent_tasks,
+            } => {
+                let grpc_port = match grpc_port {
+                    Some(p) => p,
+                    None => bind
+                        .port()
+                        .checked_add(1)
+                        .ok_or("--grpc-port: none after 65535")?,
+                };
+                ballista::serve_executor(ExecutorOptions {
+                    scheduler: Scheduler::parse(&scheduler)?,
+                    bind,
+                    grpc_port,
+                    external_host,
+                    work_dir,
+                    concurrent_tasks,
+                })
+                .await
+            }
+            Command::BallistaStatus {
+                scheduler,
+                wait_executors,
+                timeout,
+            } => {
+                let s = Scheduler::parse(&scheduler)?;
+                let n = s
+                    .wait_for_executors(wait_executors, Duration::from_secs(timeout))
+                    .await?;
+                println!("jsprof: {scheduler}: {n} executor(s)");
                 Ok(())
             }
         }

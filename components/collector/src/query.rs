@@ -5,6 +5,9 @@
 //! write-ahead log (segments not compacted yet, read into memory through the same row
 //! builder compaction uses). A segment whose commit mark appears between the two reads can
 //! count twice in that one query; none is ever missed.
+//!
+//! With `--ballista df://HOST:PORT` ([`Engine::Ballista`]) the same SQL runs on a Ballista
+//! cluster over the Parquet files only (see [`crate::ballista`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,13 +22,67 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use crate::store::{self, Known, Rows, TABLES};
 use crate::wal;
 
-/// A DataFusion context with the store's tables (`traces`, `samples`, `stacks`,
+/// Where a query runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Engine<'a> {
+    /// In this process, over the Parquet files and the write-ahead log.
+    #[default]
+    Embedded,
+    /// On the Ballista cluster whose scheduler is at this `df://HOST:PORT`, over the
+    /// Parquet files.
+    Ballista(&'a str),
+}
+
+/// The session settings both engines query with.
+pub fn session_config(base: SessionConfig) -> SessionConfig {
+    base.with_information_schema(true)
+}
+
+/// A table's Parquet files: a listing table over `tables/NAME` (made if missing), read as
+/// they are when a query runs.
+pub fn stored_table(store_dir: &Path, table: &str) -> Result<Arc<ListingTable>, String> {
+    let dir = store::tables_dir(store_dir).join(table);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let url = ListingTableUrl::parse(format!("{}/", dir.display())).map_err(|e| e.to_string())?;
+    let options =
+        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
+    let config = ListingTableConfig::new(url)
+        .with_listing_options(options)
+        .with_schema(store::schema(table));
+    ListingTable::try_new(config)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
+/// The `WHERE` that limits `table` to `project` (traces and samples have a project; frames
+/// and stacks are shared), if any.
+pub fn project_filter(table: &str, project: Option<&str>) -> Option<String> {
+    match (table, project) {
+        ("traces" | "samples", Some(p)) => Some(format!(" WHERE project = {}", quote(p))),
+        _ => None,
+    }
+}
+
+/// A context on `engine` with the store's tables (`traces`, `samples`, `stacks`,
+/// `stack_frames`, `frames`), limited to `project` if given.
+pub async fn context_on(
+    engine: Engine<'_>,
+    store_dir: &Path,
+    project: Option<&str>,
+) -> Result<SessionContext, String> {
+    match engine {
+        Engine::Embedded => context(store_dir, project).await,
+        Engine::Ballista(url) => crate::ballista::context(url, store_dir, project).await,
+    }
+}
+
+/// An embedded DataFusion context with the store's tables (`traces`, `samples`, `stacks`,
 /// `stack_frames`, `frames`), limited to `project` if given.
 pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionContext, String> {
     if !store_dir.is_dir() {
         return Err(format!("{}: no such store", store_dir.display()));
     }
-    let ctx = SessionContext::new_with_config(SessionConfig::new().with_information_schema(true));
+    let ctx = SessionContext::new_with_config(session_config(SessionConfig::new()));
     // What is still only in the log.
     let mut known = Known::default();
     let mut rows = Rows::default();
@@ -55,21 +112,13 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
         log.entry(table).or_default().push(batch);
     }
     for table in TABLES {
-        let schema = store::schema(table);
-        let dir = store::tables_dir(store_dir).join(table);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let url =
-            ListingTableUrl::parse(format!("{}/", dir.display())).map_err(|e| e.to_string())?;
-        let options =
-            ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-        let config = ListingTableConfig::new(url)
-            .with_listing_options(options)
-            .with_schema(schema.clone());
-        let listing = ListingTable::try_new(config).map_err(|e| e.to_string())?;
-        ctx.register_table(format!("{table}_stored"), Arc::new(listing))
+        ctx.register_table(format!("{table}_stored"), stored_table(store_dir, table)?)
             .map_err(|e| e.to_string())?;
-        let mem = MemTable::try_new(schema, vec![log.remove(table).unwrap_or_default()])
-            .map_err(|e| e.to_string())?;
+        let mem = MemTable::try_new(
+            store::schema(table),
+            vec![log.remove(table).unwrap_or_default()],
+        )
+        .map_err(|e| e.to_string())?;
         ctx.register_table(format!("{table}_log"), Arc::new(mem))
             .map_err(|e| e.to_string())?;
         // Frames and stacks of the log may also be in Parquet (each is written once per
@@ -77,10 +126,7 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
         let union = if matches!(table, "frames" | "stacks" | "stack_frames") {
             format!("SELECT DISTINCT * FROM (SELECT * FROM {table}_stored UNION ALL SELECT * FROM {table}_log) AS u")
         } else {
-            let filter = match project {
-                Some(p) => format!(" WHERE project = '{}'", p.replace('\'', "''")),
-                None => String::new(),
-            };
+            let filter = project_filter(table, project).unwrap_or_default();
             format!(
                 "SELECT * FROM {table}_stored{filter} UNION ALL SELECT * FROM {table}_log{filter}"
             )
@@ -92,20 +138,40 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     Ok(ctx)
 }
 
-/// Runs `sql`: its result's batches.
+/// Runs `sql` on the embedded engine: its result's batches.
 pub async fn batches(
     store_dir: &Path,
     project: Option<&str>,
     sql: &str,
 ) -> Result<Vec<arrow::array::RecordBatch>, String> {
-    let ctx = context(store_dir, project).await?;
+    batches_on(Engine::Embedded, store_dir, project, sql).await
+}
+
+/// Runs `sql` on `engine`: its result's batches.
+pub async fn batches_on(
+    engine: Engine<'_>,
+    store_dir: &Path,
+    project: Option<&str>,
+    sql: &str,
+) -> Result<Vec<arrow::array::RecordBatch>, String> {
+    let ctx = context_on(engine, store_dir, project).await?;
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())
 }
 
-/// Runs `sql` and renders the result as a table.
+/// Runs `sql` on the embedded engine and renders the result as a table.
 pub async fn run(store_dir: &Path, project: Option<&str>, sql: &str) -> Result<String, String> {
-    render(&batches(store_dir, project, sql).await?)
+    run_on(Engine::Embedded, store_dir, project, sql).await
+}
+
+/// Runs `sql` on `engine` and renders the result as a table.
+pub async fn run_on(
+    engine: Engine<'_>,
+    store_dir: &Path,
+    project: Option<&str>,
+    sql: &str,
+) -> Result<String, String> {
+    render(&batches_on(engine, store_dir, project, sql).await?)
 }
 
 pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
@@ -133,5 +199,15 @@ pub struct TopFilter {
 pub use crate::aggregate::top_sql;
 
 pub async fn top(store_dir: &Path, project: Option<&str>, f: &TopFilter) -> Result<String, String> {
-    run(store_dir, project, &top_sql(f)).await
+    top_on(Engine::Embedded, store_dir, project, f).await
+}
+
+/// `jsprof top` on `engine`.
+pub async fn top_on(
+    engine: Engine<'_>,
+    store_dir: &Path,
+    project: Option<&str>,
+    f: &TopFilter,
+) -> Result<String, String> {
+    run_on(engine, store_dir, project, &top_sql(f)).await
 }
