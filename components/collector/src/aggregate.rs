@@ -15,7 +15,7 @@ use jsprof_export::{Bucket, Empty, Frame, Keep, NodeId, Profile, BUCKET_MS};
 
 use crate::query::TopFilter;
 
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 

@@ -58,7 +58,9 @@ pub fn stored_table(store_dir: &Path, table: &str) -> Result<Arc<ListingTable>, 
 /// and stacks are shared), if any.
 pub fn project_filter(table: &str, project: Option<&str>) -> Option<String> {
     match (table, project) {
-        ("traces" | "samples", Some(p)) => Some(format!(" WHERE project = {}", quote(p))),
+        ("traces" | "samples", Some(p)) => {
+            Some(format!(" WHERE project = {}", crate::aggregate::quote(p)))
+        }
         _ => None,
     }
 }
