@@ -256,13 +256,18 @@ fn bench_top(c: &mut Criterion) {
         limit: 20,
         ..TopFilter::default()
     };
-    let out = rt.block_on(query::top(dir.path(), None, &f)).unwrap();
+    let out = rt
+        .block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+        .unwrap();
     println!("{out}");
     let mut g = c.benchmark_group("collector");
     g.sample_size(10);
     g.throughput(Throughput::Elements(traces as u64 * 500));
     g.bench_function("top over 10M samples", |b| {
-        b.iter(|| rt.block_on(query::top(dir.path(), None, &f)).unwrap())
+        b.iter(|| {
+            rt.block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+                .unwrap()
+        })
     });
     if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {
         let engine = Engine::Ballista(&url);

@@ -13,7 +13,20 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use jsprof_export::{Bucket, Empty, Frame, Keep, NodeId, Profile, BUCKET_MS};
 
-use crate::query::TopFilter;
+/// `jsprof top`'s filters.
+#[derive(Debug, Clone, Default)]
+pub struct TopFilter {
+    pub release: Option<String>,
+    /// A substring of the page URL.
+    pub url: Option<String>,
+    /// A substring of the user agent.
+    pub user_agent: Option<String>,
+    /// Samples at or after, ms since the epoch.
+    pub since_ms: Option<f64>,
+    /// Samples before, ms since the epoch.
+    pub until_ms: Option<f64>,
+    pub limit: usize,
+}
 
 pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

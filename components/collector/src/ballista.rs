@@ -26,7 +26,7 @@ use datafusion::prelude::SessionContext;
 use http_body_util::{BodyExt, Empty};
 
 use crate::store::{self, TABLES};
-use crate::{query, wal};
+use crate::{tables, wal};
 
 /// A scheduler's address from `df://HOST:PORT`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +193,7 @@ pub async fn context(
     }
     let state = SessionStateBuilder::new()
         .with_default_features()
-        .with_config(query::session_config(
+        .with_config(tables::session_config(
             datafusion::prelude::SessionConfig::new_with_ballista(),
         ))
         .build();
@@ -201,8 +201,8 @@ pub async fn context(
         .await
         .map_err(|e| e.to_string())?;
     for table in TABLES {
-        let stored = query::stored_table(&store_dir, table)?;
-        match query::project_filter(table, project) {
+        let stored = tables::stored_table(&store_dir, table)?;
+        match tables::project_filter(table, project) {
             None => ctx.register_table(table, stored),
             Some(filter) => {
                 ctx.register_table(format!("{table}_stored"), stored)

@@ -6,7 +6,7 @@
 //!   uploads, each into one model ([`model::Ingested`]);
 //! - [`wal`]: the log, fsynced before a request is acknowledged; [`record`]: its records;
 //! - [`store`]: the Parquet tables the log is compacted into;
-//! - [`server`]: `jsprof collect`;
+//! - [`server`]: `jsprof collect` ([`config`]: its settings; [`params`]: query parameters);
 //! - [`query`]: `jsprof query` and `jsprof top`;
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
@@ -20,11 +20,14 @@
 pub use jsprof_intake::{decode, model, record};
 pub mod aggregate;
 pub mod ballista;
+pub mod config;
 pub mod diff;
 pub mod flame;
+pub mod params;
 pub mod query;
 pub mod server;
 pub mod sourcemaps;
 pub mod store;
+pub mod tables;
 pub mod wal;
 pub mod web;

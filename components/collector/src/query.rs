@@ -12,12 +12,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub use crate::tables::{project_filter, session_config, stored_table};
 
 use crate::store::{self, Known, Rows, TABLES};
 use crate::wal;
@@ -31,38 +29,6 @@ pub enum Engine<'a> {
     /// On the Ballista cluster whose scheduler is at this `df://HOST:PORT`, over the
     /// Parquet files.
     Ballista(&'a str),
-}
-
-/// The session settings both engines query with.
-pub fn session_config(base: SessionConfig) -> SessionConfig {
-    base.with_information_schema(true)
-}
-
-/// A table's Parquet files: a listing table over `tables/NAME` (made if missing), read as
-/// they are when a query runs.
-pub fn stored_table(store_dir: &Path, table: &str) -> Result<Arc<ListingTable>, String> {
-    let dir = store::tables_dir(store_dir).join(table);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let url = ListingTableUrl::parse(format!("{}/", dir.display())).map_err(|e| e.to_string())?;
-    let options =
-        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(options)
-        .with_schema(store::schema(table));
-    ListingTable::try_new(config)
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
-}
-
-/// The `WHERE` that limits `table` to `project` (traces and samples have a project; frames
-/// and stacks are shared), if any.
-pub fn project_filter(table: &str, project: Option<&str>) -> Option<String> {
-    match (table, project) {
-        ("traces" | "samples", Some(p)) => {
-            Some(format!(" WHERE project = {}", crate::aggregate::quote(p)))
-        }
-        _ => None,
-    }
 }
 
 /// A context on `engine` with the store's tables (`traces`, `samples`, `stacks`,
@@ -140,15 +106,6 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     Ok(ctx)
 }
 
-/// Runs `sql` on the embedded engine: its result's batches.
-pub async fn batches(
-    store_dir: &Path,
-    project: Option<&str>,
-    sql: &str,
-) -> Result<Vec<arrow::array::RecordBatch>, String> {
-    batches_on(Engine::Embedded, store_dir, project, sql).await
-}
-
 /// Runs `sql` on `engine`: its result's batches.
 pub async fn batches_on(
     engine: Engine<'_>,
@@ -159,11 +116,6 @@ pub async fn batches_on(
     let ctx = context_on(engine, store_dir, project).await?;
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())
-}
-
-/// Runs `sql` on the embedded engine and renders the result as a table.
-pub async fn run(store_dir: &Path, project: Option<&str>, sql: &str) -> Result<String, String> {
-    run_on(Engine::Embedded, store_dir, project, sql).await
 }
 
 /// Runs `sql` on `engine` and renders the result as a table.
@@ -182,27 +134,8 @@ pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// `jsprof top`'s filters.
-#[derive(Debug, Clone, Default)]
-pub struct TopFilter {
-    pub release: Option<String>,
-    /// A substring of the page URL.
-    pub url: Option<String>,
-    /// A substring of the user agent.
-    pub user_agent: Option<String>,
-    /// Samples at or after, ms since the epoch.
-    pub since_ms: Option<f64>,
-    /// Samples before, ms since the epoch.
-    pub until_ms: Option<f64>,
-    pub limit: usize,
-}
-
 /// `jsprof top`'s SQL: one aggregation with `flame`, `diff` and the page (aggregate.rs).
-pub use crate::aggregate::top_sql;
-
-pub async fn top(store_dir: &Path, project: Option<&str>, f: &TopFilter) -> Result<String, String> {
-    top_on(Engine::Embedded, store_dir, project, f).await
-}
+pub use crate::aggregate::{top_sql, TopFilter};
 
 /// `jsprof top` on `engine`.
 pub async fn top_on(

@@ -12,10 +12,8 @@
 //! - `OPTIONS` anything: the CORS preflight;
 //! - `GET /` and `/api/…`: the page over the store and its API (web.rs).
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -26,53 +24,11 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request as HttpRequest, Response, StatusCode};
 
+pub use crate::config::Config;
 use crate::decode::{self, Reject, Request};
+use crate::params::{param, query_params};
 use crate::store;
-use crate::wal::{self, AppendError, Rotation, Wal};
-
-/// The collector's settings (prefs and options).
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub store: PathBuf,
-    /// `collector.max_body_bytes`: the largest body, on the wire and once decompressed.
-    pub max_body_bytes: usize,
-    /// `collector.queue`: requests that may wait for a commit before 429.
-    pub queue: usize,
-    /// `collector.queue_bytes`: the bytes of log records that may wait for a commit before
-    /// 429 (with `queue`, what bounds the queue's memory).
-    pub queue_bytes: usize,
-    /// `collector.allowed_origins`: the origins answered with CORS; `*` for any.
-    pub allowed_origins: Vec<String>,
-    /// Ingest keys: key → project. Empty: one project, `default`, takes traces without key.
-    pub keys: HashMap<String, String>,
-    /// Read keys (`--read-key`): key → project, for the page at `/` and its API (web.rs).
-    pub read_keys: HashMap<String, String>,
-    /// `collector.body_timeout_ms`: how long a client may take to send its body.
-    pub body_timeout: Duration,
-    pub rotation: Rotation,
-    /// `collector.commit_interval_ms`: the least time between two group commits (0).
-    pub commit_interval: Duration,
-}
-
-impl Config {
-    pub fn new(store: PathBuf) -> Config {
-        Config {
-            store,
-            max_body_bytes: 10 << 20,
-            queue: 4096,
-            queue_bytes: 256 << 20,
-            allowed_origins: vec!["*".into()],
-            keys: HashMap::new(),
-            read_keys: HashMap::new(),
-            body_timeout: Duration::from_secs(10),
-            rotation: Rotation {
-                max_bytes: 64 << 20,
-                max_age: Duration::from_secs(5),
-            },
-            commit_interval: Duration::ZERO,
-        }
-    }
-}
+use crate::wal::{self, AppendError, Wal};
 
 struct State {
     config: Config,
@@ -212,53 +168,6 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
-}
-
-/// The query's parameters, percent-decoded.
-fn query_params(query: &str) -> Vec<(String, String)> {
-    form_urlencoded_parse(query)
-}
-
-fn form_urlencoded_parse(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (percent_decode(k), percent_decode(v))
-        })
-        .collect()
-}
-
-pub(crate) fn percent_decode(s: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => match (
-                bytes.get(i + 1).and_then(|&b| hex(b)),
-                bytes.get(i + 2).and_then(|&b| hex(b)),
-            ) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    params
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
 }
 
 /// The project a key names; with no keys configured, `default` for any request.
@@ -442,21 +351,5 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
             r
         }
         Err(AppendError::Failed(e)) => answer(503, format!("the log failed: {e}\n")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("a%2Fb+c%zz%4"), "a/b c%zz%4");
-        let q = query_params(
-            "ddforward=%2Fapi%2Fv2%2Fprofile%3Fddsource%3Dbrowser%26dd-api-key%3Dpub123",
-        );
-        let fwd = param(&q, "ddforward").unwrap();
-        let inner = query_params(fwd.split_once('?').unwrap().1);
-        assert_eq!(param(&inner, "dd-api-key"), Some("pub123"));
     }
 }

@@ -31,8 +31,9 @@ use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 
 use crate::aggregate;
+use crate::config::Config;
+use crate::params::percent_decode;
 use crate::query::{self, TopFilter};
-use crate::server::{percent_decode, Config};
 
 const INDEX: &str = include_str!("web/index.html");
 const SCRIPT: &str = include_str!("web/page.js");

@@ -45,7 +45,7 @@ pub fn encode(traces: &[Ingested], out: &mut Vec<u8>) {
         out.extend_from_slice(&t.received.to_le_bytes());
         let m = &t.meta;
         for s in [&m.page_url, &m.release, &m.user_agent, &m.session] {
-            option(out, s.as_deref(), |out, s| string(out, s));
+            option(out, s.as_deref(), string);
         }
         option(out, m.time_origin, |out, f| {
             out.extend_from_slice(&f.to_le_bytes())
@@ -76,7 +76,7 @@ pub fn encode(traces: &[Ingested], out: &mut Vec<u8>) {
         for s in &tr.samples {
             out.extend_from_slice(&s.timestamp.to_le_bytes());
             option(out, s.stack_id, varint);
-            out.push(s.marker.map_or(0, |m| marker_code(m)));
+            out.push(s.marker.map_or(0, marker_code));
         }
     }
 }

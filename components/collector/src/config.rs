@@ -1,0 +1,51 @@
+//! The collector's settings: its options and prefs (`jsprof collect --pref NAME=VALUE`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::wal::Rotation;
+
+/// The collector's settings (prefs and options).
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: PathBuf,
+    /// `collector.max_body_bytes`: the largest body, on the wire and once decompressed.
+    pub max_body_bytes: usize,
+    /// `collector.queue`: requests that may wait for a commit before 429.
+    pub queue: usize,
+    /// `collector.queue_bytes`: the bytes of log records that may wait for a commit before
+    /// 429 (with `queue`, what bounds the queue's memory).
+    pub queue_bytes: usize,
+    /// `collector.allowed_origins`: the origins answered with CORS; `*` for any.
+    pub allowed_origins: Vec<String>,
+    /// Ingest keys: key → project. Empty: one project, `default`, takes traces without key.
+    pub keys: HashMap<String, String>,
+    /// Read keys (`--read-key`): key → project, for the page at `/` and its API (web.rs).
+    pub read_keys: HashMap<String, String>,
+    /// `collector.body_timeout_ms`: how long a client may take to send its body.
+    pub body_timeout: Duration,
+    pub rotation: Rotation,
+    /// `collector.commit_interval_ms`: the least time between two group commits (0).
+    pub commit_interval: Duration,
+}
+
+impl Config {
+    pub fn new(store: PathBuf) -> Config {
+        Config {
+            store,
+            max_body_bytes: 10 << 20,
+            queue: 4096,
+            queue_bytes: 256 << 20,
+            allowed_origins: vec!["*".into()],
+            keys: HashMap::new(),
+            read_keys: HashMap::new(),
+            body_timeout: Duration::from_secs(10),
+            rotation: Rotation {
+                max_bytes: 64 << 20,
+                max_age: Duration::from_secs(5),
+            },
+            commit_interval: Duration::ZERO,
+        }
+    }
+}
