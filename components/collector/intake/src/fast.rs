@@ -149,14 +149,19 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// An object's key and the colon after it. A key with an escape falls back.
+    /// An object's key and the colon after it. A key with an escape falls back; so does one
+    /// that is not UTF-8, even one the model skips (serde refuses it).
     fn key(&mut self) -> Option<&'a [u8]> {
         let (start, end, escaped) = self.raw_string()?;
         if escaped {
             return None;
         }
+        let key = &self.b[start..end];
+        if !key.is_ascii() {
+            std::str::from_utf8(key).ok()?;
+        }
         self.eat(b':')?;
-        Some(&self.b[start..end])
+        Some(key)
     }
 
     /// A JSON number's span, and whether it is a non-negative integer.
@@ -461,6 +466,13 @@ mod tests {
         ] {
             assert!(!agrees(&json), "{json}");
         }
+        // Invalid UTF-8 in a key the model skips (found by the fuzz target).
+        let mut bad_key = br#"{"xy":1,"trace":"#.to_vec();
+        bad_key[3] = 0x96;
+        bad_key.extend_from_slice(TRACE.as_bytes());
+        bad_key.push(b'}');
+        assert!(envelope(&bad_key).is_none());
+        assert!(parse_body(&bad_key).is_err());
         // Invalid UTF-8 in a string.
         let mut bad = br#"{"trace":{"frames":[],"resources":[""#.to_vec();
         bad.extend_from_slice(&[0xff, b'"', b']']);
