@@ -26,57 +26,25 @@ const MAX_DEPTH: u32 = 64;
 /// The envelope's metadata and trace, or `None`: then the serde path decides.
 pub fn envelope(json: &[u8]) -> Option<(Meta, ProfilerTrace)> {
     let mut p = Parser { b: json, i: 0 };
-    let mut meta = Meta::default();
-    let mut trace = None;
-    // One bit per member seen, so that a duplicate falls back (serde refuses it).
-    let mut seen = 0u8;
-    let mut once = |bit: u8| {
-        let first = seen & bit == 0;
-        seen |= bit;
-        first.then_some(())
-    };
+    let (mut trace, mut labels) = (None, None);
+    let (mut page_url, mut release, mut user_agent, mut session, mut time_origin) =
+        (None, None, None, None, None);
     p.object(|p, key| match key {
-        b"trace" => {
-            once(1)?;
-            trace = Some(p.trace()?);
-            Some(())
-        }
-        b"pageUrl" => {
-            once(2)?;
-            meta.page_url = p.nullable(Parser::string)?;
-            Some(())
-        }
-        b"release" => {
-            once(4)?;
-            meta.release = p.nullable(Parser::string)?;
-            Some(())
-        }
-        b"userAgent" => {
-            once(8)?;
-            meta.user_agent = p.nullable(Parser::string)?;
-            Some(())
-        }
-        b"session" => {
-            once(16)?;
-            meta.session = p.nullable(Parser::string)?;
-            Some(())
-        }
-        b"timeOrigin" => {
-            once(32)?;
-            meta.time_origin = p.nullable(Parser::f64)?;
-            Some(())
-        }
+        b"trace" => first(&mut trace, p.trace()),
+        b"pageUrl" => p.optional(&mut page_url, Parser::string),
+        b"release" => p.optional(&mut release, Parser::string),
+        b"userAgent" => p.optional(&mut user_agent, Parser::string),
+        b"session" => p.optional(&mut session, Parser::string),
+        b"timeOrigin" => p.optional(&mut time_origin, Parser::f64),
         b"labels" => {
-            once(64)?;
-            let mut labels = BTreeMap::new();
-            p.object(|p, k| {
+            let mut map = BTreeMap::new();
+            let read = p.object(|p, k| {
                 let k = std::str::from_utf8(k).ok()?.to_owned();
                 // A repeated label: the last one wins, as in serde's map.
-                labels.insert(k, p.string()?);
+                map.insert(k, p.string()?);
                 Some(())
-            })?;
-            meta.labels = labels;
-            Some(())
+            });
+            first(&mut labels, read.map(|()| map))
         }
         _ => p.skip(0),
     })?;
@@ -84,7 +52,25 @@ pub fn envelope(json: &[u8]) -> Option<(Meta, ProfilerTrace)> {
     if p.i != json.len() {
         return None;
     }
+    let meta = Meta {
+        page_url: page_url.flatten(),
+        release: release.flatten(),
+        user_agent: user_agent.flatten(),
+        session: session.flatten(),
+        time_origin: time_origin.flatten(),
+        labels: labels.unwrap_or_default(),
+    };
     Some((meta, trace?))
+}
+
+/// A member's value into its slot, refused (the serde path then decides) when the member
+/// came already or its value was not read: serde refuses a duplicate member.
+fn first<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value?);
+    Some(())
 }
 
 struct Parser<'a> {
@@ -285,21 +271,12 @@ impl<'a> Parser<'a> {
     /// member required, as `ProfilerTrace`'s serde reads it.
     fn trace(&mut self) -> Option<ProfilerTrace> {
         let (mut frames, mut resources, mut samples, mut stacks) = (None, None, None, None);
-        self.object(|p, key| {
-            fn first<T>(slot: &mut Option<T>, v: Option<T>) -> Option<()> {
-                if slot.is_some() {
-                    return None;
-                }
-                *slot = Some(v?);
-                Some(())
-            }
-            match key {
-                b"frames" => first(&mut frames, p.list(Parser::frame)),
-                b"resources" => first(&mut resources, p.list(Parser::string)),
-                b"samples" => first(&mut samples, p.list(Parser::sample)),
-                b"stacks" => first(&mut stacks, p.list(Parser::stack)),
-                _ => p.skip(1),
-            }
+        self.object(|p, key| match key {
+            b"frames" => first(&mut frames, p.list(Parser::frame)),
+            b"resources" => first(&mut resources, p.list(Parser::string)),
+            b"samples" => first(&mut samples, p.list(Parser::sample)),
+            b"stacks" => first(&mut stacks, p.list(Parser::stack)),
+            _ => p.skip(1),
         })?;
         Some(ProfilerTrace {
             frames: frames?,
@@ -318,29 +295,20 @@ impl<'a> Parser<'a> {
         Some(out)
     }
 
-    /// An optional member's value, refused when the member came already.
+    /// An optional member's value (`null` as `None`), refused when the member came already.
     fn optional<T>(
         &mut self,
         slot: &mut Option<Option<T>>,
         read: impl FnOnce(&mut Self) -> Option<T>,
     ) -> Option<()> {
-        if slot.is_some() {
-            return None;
-        }
-        *slot = Some(self.nullable(read)?);
-        Some(())
+        let value = self.nullable(read);
+        first(slot, value)
     }
 
     fn frame(&mut self) -> Option<ProfilerFrame> {
         let (mut name, mut resource_id, mut line, mut column) = (None, None, None, None);
         self.object(|p, key| match key {
-            b"name" => {
-                if name.is_some() {
-                    return None;
-                }
-                name = Some(p.string()?);
-                Some(())
-            }
+            b"name" => first(&mut name, p.string()),
             b"resourceId" => p.optional(&mut resource_id, Parser::u64),
             b"line" => p.optional(&mut line, Parser::u64),
             b"column" => p.optional(&mut column, Parser::u64),
@@ -357,13 +325,7 @@ impl<'a> Parser<'a> {
     fn stack(&mut self) -> Option<ProfilerStack> {
         let (mut frame_id, mut parent_id) = (None, None);
         self.object(|p, key| match key {
-            b"frameId" => {
-                if frame_id.is_some() {
-                    return None;
-                }
-                frame_id = Some(p.u64()?);
-                Some(())
-            }
+            b"frameId" => first(&mut frame_id, p.u64()),
             b"parentId" => p.optional(&mut parent_id, Parser::u64),
             _ => p.skip(1),
         })?;
@@ -376,13 +338,7 @@ impl<'a> Parser<'a> {
     fn sample(&mut self) -> Option<ProfilerSample> {
         let (mut timestamp, mut stack_id, mut marker) = (None, None, None);
         self.object(|p, key| match key {
-            b"timestamp" => {
-                if timestamp.is_some() {
-                    return None;
-                }
-                timestamp = Some(p.f64()?);
-                Some(())
-            }
+            b"timestamp" => first(&mut timestamp, p.f64()),
             b"stackId" => p.optional(&mut stack_id, Parser::u64),
             b"marker" => p.optional(&mut marker, |p| {
                 Some(match p.string()?.as_str() {
