@@ -73,23 +73,87 @@ fn first<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
     Some(())
 }
 
+/// A JSON number (already checked by [`Parser::number`]) whose digits fit in 53 bits and
+/// whose decimal exponent is within ±22: both the digits and the power of ten are exact
+/// doubles, so one multiplication or division rounds once, correctly (Clinger's fast
+/// path). serde_json computes these the same way (digits as f64, times or over a power of
+/// ten), and a correctly rounding parser gives the same bits; `None` for every other number.
+fn exact_f64(text: &[u8]) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let (mut digits, mut exponent, mut count) = (0u64, 0i64, 0u32);
+    let mut i = 0;
+    let mut fraction = false;
+    while let Some(&c) = text.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                count += 1;
+                if count > 19 {
+                    return None;
+                }
+                digits = digits * 10 + u64::from(c - b'0');
+                if fraction {
+                    exponent -= 1;
+                }
+            }
+            b'.' => fraction = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    if let Some(b'e' | b'E') = text.get(i) {
+        let sign = match text.get(i + 1) {
+            Some(b'-') => -1,
+            _ => 1,
+        };
+        let from = i + 1 + usize::from(matches!(text.get(i + 1), Some(b'+' | b'-')));
+        let exp = text.get(from..)?;
+        if exp.len() > 4 {
+            return None;
+        }
+        let mut e = 0i64;
+        for &c in exp {
+            e = e * 10 + i64::from(c - b'0');
+        }
+        exponent += sign * e;
+    }
+    if digits > 1 << 53 || !(-22..=22).contains(&exponent) {
+        return None;
+    }
+    let magnitude = if exponent >= 0 {
+        digits as f64 * POW10[exponent as usize]
+    } else {
+        digits as f64 / POW10[(-exponent) as usize]
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Parser<'a> {
+    #[inline]
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
             self.i += 1;
         }
     }
 
+    #[inline]
     fn peek(&mut self) -> Option<u8> {
         self.ws();
         self.b.get(self.i).copied()
     }
 
+    #[inline]
     fn eat(&mut self, c: u8) -> Option<()> {
         (self.peek()? == c).then(|| self.i += 1)
     }
@@ -137,15 +201,28 @@ impl<'a> Parser<'a> {
 
     /// An object's key and the colon after it. A key with an escape falls back; so does one
     /// that is not UTF-8, even one the model skips (serde refuses it).
+    #[inline]
     fn key(&mut self) -> Option<&'a [u8]> {
-        let (start, end, escaped) = self.raw_string()?;
-        if escaped {
-            return None;
-        }
-        let key = &self.b[start..end];
-        if !key.is_ascii() {
+        self.eat(b'"')?;
+        let start = self.i;
+        let rest = &self.b[start..];
+        // The common key: printable ASCII without an escape, up to its closing quote.
+        let len = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c))?;
+        let key = if rest[len] == b'"' {
+            self.i += len + 1;
+            &rest[..len]
+        } else {
+            self.i -= 1;
+            let (start, end, escaped) = self.raw_string()?;
+            if escaped {
+                return None;
+            }
+            let key = &self.b[start..end];
             std::str::from_utf8(key).ok()?;
-        }
+            key
+        };
         self.eat(b':')?;
         Some(key)
     }
@@ -187,18 +264,34 @@ impl<'a> Parser<'a> {
         Some((start, self.i, integer))
     }
 
+    /// A non-negative integer, as serde reads a `u64`: digits without a leading zero, no
+    /// fraction or exponent, no overflow (each of those falls back, where serde refuses).
+    #[inline]
     fn u64(&mut self) -> Option<u64> {
-        let (start, end, integer) = self.number()?;
-        if !integer {
+        self.ws();
+        let rest = &self.b[self.i..];
+        let mut n: u64 = 0;
+        let mut len = 0;
+        while let Some(&c @ b'0'..=b'9') = rest.get(len) {
+            n = n.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+            len += 1;
+        }
+        if len == 0 || (rest[0] == b'0' && len > 1) {
             return None;
         }
-        std::str::from_utf8(&self.b[start..end]).ok()?.parse().ok()
+        if let Some(b'.' | b'e' | b'E') = rest.get(len) {
+            return None;
+        }
+        self.i += len;
+        Some(n)
     }
 
     fn f64(&mut self) -> Option<f64> {
         let (start, end, _) = self.number()?;
-        // serde_json's own float parser, so that every bit is as the serde path reads it.
-        serde_json::from_slice(&self.b[start..end]).ok()
+        let text = &self.b[start..end];
+        // serde_json's own float parser where the exact one below does not apply, so that
+        // every bit is as the serde path reads it.
+        exact_f64(text).or_else(|| serde_json::from_slice(text).ok())
     }
 
     /// `null` as `None`, else the value.
@@ -212,6 +305,7 @@ impl<'a> Parser<'a> {
     }
 
     /// An object, each member handed to `member` after its key.
+    #[inline]
     fn object(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         if self.peek()? == b'}' {
@@ -232,6 +326,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.eat(b'[')?;
         if self.peek()? == b']' {
@@ -394,6 +489,68 @@ mod tests {
         assert_eq!(meta.labels["view"], "home");
         assert_eq!(trace.frames[1].name, "gé");
         assert_eq!(trace.samples[2].timestamp, 30.0);
+    }
+
+    #[test]
+    fn exact_numbers_have_serdes_bits() {
+        let mut checked = 0;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1.5",
+            "100.0",
+            "3e1",
+            "1E22",
+            "1e23",
+            "1e-22",
+            "1e-23",
+            "9007199254740992",
+            "9007199254740993",
+            "0.1",
+            "123456.789",
+            "1795651200000.25",
+            "2.5e+3",
+            "-7.25E-2",
+            "12345678901234567890",
+            "0.0000000000000000000000001",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..20_000 {
+            let int = next() % 10u64.pow((next() % 17) as u32 + 1);
+            let frac_digits = (next() % 8) as usize;
+            let frac = next() % 10u64.pow(frac_digits as u32);
+            let mut t = if frac_digits == 0 {
+                int.to_string()
+            } else {
+                format!("{int}.{frac:0frac_digits$}")
+            };
+            if next() % 4 == 0 {
+                t = format!("{t}e{}", (next() % 40) as i64 - 20);
+            }
+            if next() % 3 == 0 {
+                t.insert(0, '-');
+            }
+            texts.push(t);
+        }
+        for t in &texts {
+            let serde: f64 = serde_json::from_str(t).unwrap();
+            if let Some(fast) = exact_f64(t.as_bytes()) {
+                assert_eq!(fast.to_bits(), serde.to_bits(), "{t}");
+                checked += 1;
+            }
+        }
+        assert!(checked > texts.len() / 2, "{checked} of {}", texts.len());
     }
 
     #[test]
