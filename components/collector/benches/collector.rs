@@ -136,7 +136,14 @@ fn client(addr: SocketAddr, bodies: &[Vec<u8>]) -> Vec<Duration> {
     lat
 }
 
-const CLIENTS: usize = 32;
+/// How many clients post at once: 32, or `JSPROF_BENCH_CLIENTS`.
+fn clients() -> usize {
+    std::env::var("JSPROF_BENCH_CLIENTS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .filter(|&c| c > 0)
+        .unwrap_or(32)
+}
 
 /// `cargo test --all-targets` runs the benches once as tests (without `--bench`): then the
 /// long runs are a hundredth of their size, enough to check that every part works.
@@ -144,14 +151,14 @@ fn scale(n: usize) -> usize {
     if std::env::args().any(|a| a == "--bench") {
         n
     } else {
-        (n / 100).max(CLIENTS)
+        (n / 100).max(clients())
     }
 }
 
-/// Posts `n` traces from CLIENTS concurrent clients: (wall time, every latency).
+/// Posts `n` traces from [`clients`] concurrent clients: (wall time, every latency).
 fn ingest(addr: SocketAddr, bodies: &[Vec<u8>]) -> (Duration, Vec<Duration>) {
     let t = Instant::now();
-    let per = bodies.len().div_ceil(CLIENTS);
+    let per = bodies.len().div_ceil(clients());
     let lat: Vec<Duration> = std::thread::scope(|s| {
         let handles: Vec<_> = bodies
             .chunks(per)
@@ -179,9 +186,10 @@ fn bench_ingest(c: &mut Criterion) {
     let (wall, mut lat) = ingest(addr, &long);
     lat.sort();
     println!(
-        "ingest: {} traces of 500 samples ({} bytes each) from {CLIENTS} clients in {:.2} s: {:.0} traces/s; acknowledgement (fsync included) p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        "ingest: {} traces of 500 samples ({} bytes each) from {} clients in {:.2} s: {:.0} traces/s; acknowledgement (fsync included) p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
         long.len(),
         bodies[0].len(),
+        clients(),
         wall.as_secs_f64(),
         long.len() as f64 / wall.as_secs_f64(),
         percentile(&lat, 0.5).as_secs_f64() * 1e3,

@@ -67,6 +67,7 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
     let compactor = std::thread::Builder::new()
         .name("compactor".into())
         .spawn(move || {
+            background_priority();
             for n in sealed_rx {
                 if let Err(e) = store::compact(&store_dir, n, &mut known) {
                     // The segment stays: the next start compacts it again.
@@ -76,6 +77,23 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
         })
         .map_err(|e| e.to_string())?;
     Ok((wal, compactor))
+}
+
+/// Compaction is background work: a request waits for its answer, a sealed segment only
+/// for the disk it holds. So the compactor runs at the lowest priority of the normal policy
+/// (nice 19, this thread only): under a burst the intake's threads take the cores and the
+/// segments wait; between bursts compaction takes what is idle. Where the priority cannot
+/// be set, compaction runs as before, at the intake's.
+fn background_priority() {
+    use thread_priority::{
+        set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
+        ThreadPriority, ThreadSchedulePolicy,
+    };
+    let policy = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other);
+    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, policy)
+    {
+        eprintln!("jsprof-collector: compaction keeps the intake's priority ({e:?})");
+    }
 }
 
 /// Serves until the process ends. `ready` gets the bound address.
