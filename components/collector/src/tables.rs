@@ -59,16 +59,20 @@ pub fn stored_files(
         };
         for entry in entries {
             let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-            let path = entry.path();
-            let kind = entry
-                .file_type()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            if kind.is_dir() {
-                dirs.push(path);
-            } else if store::segment_of_file(&entry.file_name().to_string_lossy())
-                .is_some_and(|n| segments.contains(&n))
-            {
-                files.push(path);
+            // By name first: a committed segment's files stay as they are.
+            if let Some(n) = store::segment_of_file(&entry.file_name().to_string_lossy()) {
+                if segments.contains(&n) {
+                    files.push(entry.path());
+                }
+                continue;
+            }
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
+                Ok(_) => {}
+                // A compaction's temporary file, renamed since it was listed (where the
+                // file system gives no type with the name, this is a stat).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{}: {e}", entry.path().display())),
             }
         }
     }
@@ -112,5 +116,44 @@ pub fn project_filter(table: &str, project: Option<&str>) -> Option<String> {
             Some(format!(" WHERE project = {}", crate::aggregate::quote(p)))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_files_are_the_asked_segments_files_under_every_partition() {
+        let dir = tempfile::tempdir().unwrap();
+        let tables = store::tables_dir(dir.path());
+        let a = tables.join("samples/day=2026-11-26/release=1.0");
+        let b = tables.join("samples/day=2026-11-27/release=__none__");
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        for path in [
+            a.join("seg-000000000001.parquet"),
+            a.join("seg-000000000002.parquet"),
+            a.join("seg-000000000003.parquet.tmp"),
+            a.join("notes.txt"),
+            b.join("seg-000000000003.parquet"),
+        ] {
+            std::fs::write(path, b"").unwrap();
+        }
+        assert_eq!(
+            stored_files(dir.path(), "samples", &BTreeSet::from([1, 3])).unwrap(),
+            vec![
+                a.join("seg-000000000001.parquet"),
+                b.join("seg-000000000003.parquet")
+            ]
+        );
+        assert!(stored_files(dir.path(), "samples", &BTreeSet::new())
+            .unwrap()
+            .is_empty());
+        // A table with no directory yet.
+        assert!(stored_files(dir.path(), "traces", &BTreeSet::from([1]))
+            .unwrap()
+            .is_empty());
     }
 }
