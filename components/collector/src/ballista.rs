@@ -4,11 +4,14 @@
 //! built from the `ballista_scheduler` and `ballista_executor` library crates, on the same
 //! DataFusion as the embedded mode (one DataFusion in the build).
 //!
-//! The executors (and the scheduler, which lists the files when it plans) read the store's
-//! Parquet files at the path the client names, so every process of the cluster must see
-//! the store at that path. What is still only in the write-ahead log is an in-memory table
-//! in embedded mode; a plan holding one cannot be sent to a cluster, so Ballista mode reads
-//! the compacted Parquet files only and says on stderr how many traces it left out.
+//! The executors (and the scheduler, which reads the files' metadata when it plans) read
+//! the store's Parquet files at the paths the client lists, so every process of the cluster
+//! must see the store at that path. The client lists them when it makes the context, the
+//! files of committed segments only (`tables::stored_segments`, with no segment read from
+//! the log), so a compaction half done is never read. What is still only in the
+//! write-ahead log is an in-memory table in embedded mode; a plan holding one cannot be
+//! sent to a cluster, so Ballista mode reads the compacted Parquet files only and says on
+//! stderr how many traces it left out.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -200,8 +203,10 @@ pub async fn context(
     let ctx = SessionContext::remote_with_state(&scheduler.url(), state)
         .await
         .map_err(|e| e.to_string())?;
+    // Nothing is read from the log: every committed segment's files.
+    let segments = tables::stored_segments(&store_dir, &Default::default())?;
     for table in TABLES {
-        let stored = tables::stored_table(&store_dir, table)?;
+        let stored = tables::stored_table(&store_dir, table, &segments)?;
         match tables::project_filter(table, project) {
             None => ctx.register_table(table, stored),
             Some(filter) => {

@@ -1,21 +1,23 @@
 //! SQL over a store on an embedded DataFusion: `jsprof query` and the canned `jsprof top`.
 //!
-//! Each table is registered as the union of its Parquet files (a listing table over
-//! `tables/NAME`, read as they are when the query runs) and of what is still only in the
-//! write-ahead log (segments not compacted yet, read into memory through the same row
-//! builder compaction uses). A segment whose commit mark appears between the two reads can
-//! count twice in that one query; none is ever missed.
+//! Each table is registered as the union of what is still only in the write-ahead log
+//! (segments not compacted yet, read into memory through the same row builder compaction
+//! uses) and of its Parquet files, listed after the log is read and fixed then: the files
+//! of the segments committed by then, but those read from the log ([`crate::tables`]). A
+//! segment is read once, from one or the other, whatever compaction does while the context
+//! is used; none acknowledged before the context was made is missed.
 //!
 //! With `--ballista df://HOST:PORT` ([`Engine::Ballista`]) the same SQL runs on a Ballista
 //! cluster over the Parquet files only (see [`crate::ballista`]).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-pub use crate::tables::{project_filter, session_config, stored_table};
+pub use crate::tables::{project_filter, session_config, stored_segments, stored_table};
 
 use crate::store::{self, Known, Rows, TABLES};
 use crate::wal;
@@ -54,6 +56,7 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     // What is still only in the log.
     let mut known = Known::default();
     let mut rows = Rows::default();
+    let mut from_log = BTreeSet::new();
     let wal_dir = store::wal_dir(store_dir);
     let segments = if wal_dir.exists() {
         wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?
@@ -69,19 +72,25 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
         let Ok(records) = wal::read_segment(&path) else {
             continue;
         };
+        from_log.insert(n);
         let mut index = 0;
         for r in &records {
             rows.add(n, &mut index, r, &mut known);
         }
     }
+    // Then the Parquet files, of the segments not read above.
+    let segments = stored_segments(store_dir, &from_log)?;
     let mut log: std::collections::HashMap<&str, Vec<arrow::array::RecordBatch>> =
         std::collections::HashMap::new();
     for (table, _, batch) in rows.batches() {
         log.entry(table).or_default().push(batch);
     }
     for table in TABLES {
-        ctx.register_table(format!("{table}_stored"), stored_table(store_dir, table)?)
-            .map_err(|e| e.to_string())?;
+        ctx.register_table(
+            format!("{table}_stored"),
+            stored_table(store_dir, table, &segments)?,
+        )
+        .map_err(|e| e.to_string())?;
         let mem = MemTable::try_new(
             store::schema(table),
             vec![log.remove(table).unwrap_or_default()],

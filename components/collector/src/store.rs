@@ -549,9 +549,34 @@ fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
     wal::sync_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
+/// The segment of a table file named `seg-N.parquet`, if the name is one.
+pub fn segment_of_file(name: &str) -> Option<u64> {
+    let n = name.strip_prefix("seg-")?.strip_suffix(".parquet")?;
+    let n = n.parse().ok()?;
+    // Only the name `seg_file` gives (no sign, the digits it pads to).
+    (seg_file(n) == name).then_some(n)
+}
+
 /// Whether segment `n` was compacted (its commit mark is written).
 pub fn compacted(store: &Path, n: u64) -> bool {
     tables_dir(store).join("frames").join(seg_file(n)).exists()
+}
+
+/// The segments compacted now (each `n` for which [`compacted`] holds), from one listing
+/// of the commit marks.
+pub fn committed(store: &Path) -> Result<std::collections::BTreeSet<u64>, String> {
+    let dir = tables_dir(store).join("frames");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        out.extend(segment_of_file(&entry.file_name().to_string_lossy()));
+    }
+    Ok(out)
 }
 
 /// The rows of segment `n`'s records.
@@ -584,13 +609,15 @@ pub fn compact(store: &Path, n: u64, known: &mut Known) -> Result<(), String> {
     wal::sync_dir(&wal_dir(store)).map_err(|e| e.to_string())
 }
 
-/// The frame and stack ids in the compacted tables: every segment's but those in `pending`
-/// (whose files a new compaction rewrites).
+/// The frame and stack ids in the compacted tables: every committed segment's but those in
+/// `pending` (whose files a new compaction rewrites). The files of a segment without its
+/// commit mark are left too, as queries leave them (tables.rs).
 pub fn load_known(store: &Path, pending: &[u64]) -> Result<Known, String> {
     use arrow::array::{Array, Int64Array};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let mut known = Known::default();
-    let skip: HashSet<String> = pending.iter().map(|n| seg_file(*n)).collect();
+    let mut read = committed(store)?;
+    read.retain(|n| !pending.contains(n));
     for (table, column) in [("frames", "frame_id"), ("stacks", "stack_id")] {
         let dir = tables_dir(store).join(table);
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -598,8 +625,9 @@ pub fn load_known(store: &Path, pending: &[u64]) -> Result<Known, String> {
         };
         for entry in entries {
             let entry = entry.map_err(|e| e.to_string())?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.ends_with(".parquet") || skip.contains(&name) {
+            if !segment_of_file(&entry.file_name().to_string_lossy())
+                .is_some_and(|n| read.contains(&n))
+            {
                 continue;
             }
             let file = std::fs::File::open(entry.path()).map_err(|e| e.to_string())?;
@@ -647,6 +675,21 @@ mod tests {
             vec![10.0, 10.0, 20.0, 10.0]
         );
         assert_eq!(weights(&[5.0]), vec![0.0]);
+    }
+
+    #[test]
+    fn segment_file_names() {
+        assert_eq!(segment_of_file(&seg_file(7)), Some(7));
+        assert_eq!(segment_of_file(&seg_file(1 << 40)), Some(1 << 40));
+        for other in [
+            "seg-000000000007.parquet.tmp",
+            "seg-7.parquet",
+            "seg-+00000000007.parquet",
+            "seg-00000000000x.parquet",
+            "part-0.parquet",
+        ] {
+            assert_eq!(segment_of_file(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -1,8 +1,15 @@
 //! The store's tables as DataFusion sees them, for both engines (query.rs, ballista.rs):
-//! the session settings, a table's Parquet listing, and the view that limits a table to a
+//! the session settings, a table's Parquet files, and the view that limits a table to a
 //! project.
+//!
+//! The Parquet files a context reads are fixed when it is made ([`stored_segments`], then
+//! [`stored_table`]), never listed when a query runs: a segment whose compaction commits
+//! after the embedded context read it from the write-ahead log would otherwise be read
+//! twice, and files whose commit mark is not written yet (a compaction half done, or one
+//! that crashed before its mark and will be redone) would be read at all.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -18,18 +25,85 @@ pub fn session_config(base: SessionConfig) -> SessionConfig {
     base.with_information_schema(true)
 }
 
-/// A table's Parquet files: a listing table over `tables/NAME` (made if missing), read as
-/// they are when a query runs.
-pub fn stored_table(store_dir: &Path, table: &str) -> Result<Arc<ListingTable>, String> {
-    let dir = store::tables_dir(store_dir).join(table);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let url = ListingTableUrl::parse(format!("{}/", dir.display())).map_err(|e| e.to_string())?;
-    let options =
-        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(options)
-        .with_schema(store::schema(table));
-    ListingTable::try_new(config)
+/// The segments whose Parquet files a context reads: those committed now (their commit
+/// mark written, [`store::compacted`]), but those in `from_log`, which the context read
+/// from the write-ahead log. Call it after reading the log: a segment is then read once,
+/// from the log or from Parquet. Every table's files of a committed segment are written
+/// before its mark, so the tables listed after this call hold all of theirs.
+pub fn stored_segments(
+    store_dir: &Path,
+    from_log: &BTreeSet<u64>,
+) -> Result<BTreeSet<u64>, String> {
+    let mut committed = store::committed(store_dir)?;
+    committed.retain(|n| !from_log.contains(n));
+    Ok(committed)
+}
+
+/// The files of `table` (`tables/NAME/**/seg-N.parquet`) of the segments in `segments`,
+/// by absolute path, sorted.
+pub fn stored_files(
+    store_dir: &Path,
+    table: &str,
+    segments: &BTreeSet<u64>,
+) -> Result<Vec<PathBuf>, String> {
+    let store_dir =
+        std::path::absolute(store_dir).map_err(|e| format!("{}: {e}", store_dir.display()))?;
+    let mut files = Vec::new();
+    let mut dirs = vec![store::tables_dir(&store_dir).join(table)];
+    while let Some(dir) = dirs.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            // No file of this table yet.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            // By name first: a committed segment's files stay as they are.
+            if let Some(n) = store::segment_of_file(&entry.file_name().to_string_lossy()) {
+                if segments.contains(&n) {
+                    files.push(entry.path());
+                }
+                continue;
+            }
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
+                Ok(_) => {}
+                // A compaction's temporary file, renamed since it was listed (where the
+                // file system gives no type with the name, this is a stat).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{}: {e}", entry.path().display())),
+            }
+        }
+    }
+    files.sort_unstable();
+    Ok(files)
+}
+
+/// A table over the Parquet files of `table` of the segments in `segments` (see
+/// [`stored_segments`]): an explicit list of files, which serialises to a Ballista
+/// cluster as it is. No file gives a table without rows, with the table's schema.
+pub fn stored_table(
+    store_dir: &Path,
+    table: &str,
+    segments: &BTreeSet<u64>,
+) -> Result<Arc<ListingTable>, String> {
+    let urls = stored_files(store_dir, table, segments)?
+        .into_iter()
+        .map(|path| {
+            // A file URL, not a path string: a path is read as a glob where it has `*?[`.
+            let url = url::Url::from_file_path(&path)
+                .map_err(|()| format!("{}: not a file URL", path.display()))?;
+            ListingTableUrl::try_new(url, None).map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let mut config = ListingTableConfig::new_with_multi_paths(urls);
+    // Set as the field: `with_listing_options` debug-asserts a path, and no path is a
+    // table without rows here (its scan is an `EmptyExec`).
+    config.options = Some(
+        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet"),
+    );
+    ListingTable::try_new(config.with_schema(store::schema(table)))
         .map(Arc::new)
         .map_err(|e| e.to_string())
 }
@@ -42,5 +116,44 @@ pub fn project_filter(table: &str, project: Option<&str>) -> Option<String> {
             Some(format!(" WHERE project = {}", crate::aggregate::quote(p)))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_files_are_the_asked_segments_files_under_every_partition() {
+        let dir = tempfile::tempdir().unwrap();
+        let tables = store::tables_dir(dir.path());
+        let a = tables.join("samples/day=2026-11-26/release=1.0");
+        let b = tables.join("samples/day=2026-11-27/release=__none__");
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        for path in [
+            a.join("seg-000000000001.parquet"),
+            a.join("seg-000000000002.parquet"),
+            a.join("seg-000000000003.parquet.tmp"),
+            a.join("notes.txt"),
+            b.join("seg-000000000003.parquet"),
+        ] {
+            std::fs::write(path, b"").unwrap();
+        }
+        assert_eq!(
+            stored_files(dir.path(), "samples", &BTreeSet::from([1, 3])).unwrap(),
+            vec![
+                a.join("seg-000000000001.parquet"),
+                b.join("seg-000000000003.parquet")
+            ]
+        );
+        assert!(stored_files(dir.path(), "samples", &BTreeSet::new())
+            .unwrap()
+            .is_empty());
+        // A table with no directory yet.
+        assert!(stored_files(dir.path(), "traces", &BTreeSet::from([1]))
+            .unwrap()
+            .is_empty());
     }
 }
