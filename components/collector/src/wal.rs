@@ -10,7 +10,6 @@
 //! such record was acknowledged.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
@@ -85,6 +84,16 @@ pub fn encode_record(traces: &[Ingested]) -> Vec<u8> {
     out
 }
 
+/// Whether the segment at `path` holds a record (a segment is made zero-filled: its length
+/// says nothing).
+pub fn holds_records(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head != [0; 4])
+}
+
 /// The records of a segment, up to the first torn or corrupt one.
 pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
     let bytes = std::fs::read(path)?;
@@ -93,6 +102,10 @@ pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
     while rest.len() >= 8 {
         let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
         let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
+        if len == 0 {
+            // The zeros a segment is made with: no record was written here.
+            break;
+        }
         let Some(payload) = rest.get(8..8 + len) else {
             break;
         };
@@ -126,7 +139,7 @@ impl Wal {
         let (tx, rx) = mpsc::sync_channel::<Pending>(queue);
         let queued = Arc::new(AtomicUsize::new(0));
         let committed = queued.clone();
-        let segment = Segment::create(&dir, first)?;
+        let segment = Segment::create(&dir, first, MIN_CAPACITY)?;
         let handle = std::thread::Builder::new()
             .name("wal-commit".into())
             .spawn(move || {
@@ -208,40 +221,150 @@ impl Wal {
 /// (see the README's measurements).
 const SYNCERS: usize = 2;
 
-/// The segment the log appends to now.
+/// The segment the log appends to now. It is made zero-filled to `capacity` bytes and
+/// fsynced before its first record, so that a commit overwrites blocks the file already has:
+/// its `fdatasync` then flushes data only. An append that grows the file must also commit
+/// the file system's journal (the new size, the new blocks), which took ~4 ms a sync on this
+/// machine's disk, against ~0.1 ms for an overwrite (the README's measurements). Reading
+/// stops at the first zero header, where no record was written.
 struct Segment {
     number: u64,
     file: Arc<File>,
     bytes: u64,
+    capacity: u64,
     opened: Instant,
 }
 
+/// The least and the first capacity of a segment.
+const MIN_CAPACITY: u64 = 1 << 20;
+
 impl Segment {
-    fn create(dir: &Path, number: u64) -> std::io::Result<Segment> {
+    fn create(dir: &Path, number: u64, capacity: u64) -> std::io::Result<Segment> {
+        let path = segment_path(dir, number);
         let file = OpenOptions::new()
             .create_new(true)
-            .append(true)
-            .open(segment_path(dir, number))?;
-        sync_dir(dir)?;
+            .write(true)
+            .open(&path)?;
+        let zeroed = zero_fill(&path, &file, capacity)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| sync_dir(dir));
+        if let Err(e) = zeroed {
+            // A segment half made holds no record: gone, so that it can be made again.
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
+        }
         Ok(Segment {
             number,
             file: Arc::new(file),
             bytes: 0,
+            capacity,
             opened: Instant::now(),
         })
     }
 
-    /// Writes a commit's bytes, not yet synced.
+    /// Writes a commit's bytes after the segment's records, not yet synced. A failed write
+    /// leaves the segment's length as it was: the next commit overwrites what it left
+    /// (reading stops at a corrupt record, so nothing after it would be read).
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        let written = (&*self.file).write_all(bytes);
-        if written.is_err() {
-            // Nothing of a failed batch was acknowledged: cut it off, so that the records
-            // after it are not read as garbage (reading stops at a corrupt record).
-            let _ = self.file.set_len(self.bytes);
-        } else {
-            self.bytes += bytes.len() as u64;
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(bytes, self.bytes)?;
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// The capacity for the segment after this one: twice what this one took, so that a
+    /// segment of steady traffic fits in one, within [`MIN_CAPACITY`] and the rotation's
+    /// size.
+    fn next_capacity(&self, rotation: &Rotation) -> u64 {
+        (self.bytes.saturating_mul(2))
+            .next_power_of_two()
+            .clamp(MIN_CAPACITY, rotation.max_bytes.max(MIN_CAPACITY))
+    }
+}
+
+/// Writes `len` zeros at the start of `file` (at `path`). Through `O_DIRECT` where the file
+/// system takes it: zeros through the page cache cost a copy of every byte, as much as the
+/// records themselves. Else buffered.
+fn zero_fill(path: &Path, file: &File, len: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    const CHUNK: usize = 1 << 20;
+    // An aligned 1 MiB of zeros, as O_DIRECT wants, cut from a larger buffer.
+    let buf = vec![0u8; CHUNK + 4096];
+    let start = buf.as_ptr().align_offset(4096);
+    let zeros = &buf[start..start + CHUNK];
+    let direct = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path);
+    if let Ok(direct) = direct {
+        if write_zeros(&direct, zeros, len).is_ok() {
+            return Ok(());
         }
-        written
+    }
+    write_zeros(file, zeros, len)
+}
+
+fn write_zeros(file: &File, zeros: &[u8], len: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut at = 0;
+    while at < len {
+        let n = (len - at).min(zeros.len() as u64) as usize;
+        file.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// Makes the next segment ahead of time on its own thread: zero-filling it is off the
+/// commit path.
+struct Preparer {
+    requests: mpsc::Sender<(u64, u64)>,
+    ready: mpsc::Receiver<std::io::Result<Segment>>,
+    asked: Option<u64>,
+}
+
+impl Preparer {
+    fn start(dir: PathBuf) -> std::io::Result<Preparer> {
+        let (requests, asks) = mpsc::channel::<(u64, u64)>();
+        let (made, ready) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("wal-prepare".into())
+            .spawn(move || {
+                for (number, capacity) in asks {
+                    let _ = made.send(Segment::create(&dir, number, capacity));
+                }
+            })?;
+        Ok(Preparer {
+            requests,
+            ready,
+            asked: None,
+        })
+    }
+
+    fn ask(&mut self, number: u64, capacity: u64) {
+        if self.requests.send((number, capacity)).is_ok() {
+            self.asked = Some(number);
+        }
+    }
+
+    /// Segment `number`: the one made ahead if it was asked for and made, else one made
+    /// now without a capacity (its commits then grow the file).
+    fn take(&mut self, dir: &Path, number: u64) -> std::io::Result<Segment> {
+        if self.asked.take() == Some(number) {
+            if let Ok(Ok(segment)) = self.ready.recv() {
+                return Ok(segment);
+            }
+        }
+        Segment::create(dir, number, 0)
+    }
+
+    /// The segment made ahead and never used is removed: it holds no record.
+    fn discard(self, dir: &Path) {
+        if self.asked.is_some() {
+            if let Ok(Ok(segment)) = self.ready.recv() {
+                let _ = std::fs::remove_file(segment_path(dir, segment.number));
+            }
+        }
     }
 }
 
@@ -361,6 +484,16 @@ fn write_loop(
             });
         }
     };
+    let mut preparer = match Preparer::start(dir.to_owned()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("jsprof-collector: log segments are not made ahead: {e}");
+            None
+        }
+    };
+    if let Some(p) = &mut preparer {
+        p.ask(segment.number + 1, segment.next_capacity(&rotation));
+    }
     let mut buf: Vec<u8> = Vec::new();
     loop {
         let head = match rx.recv_timeout(Duration::from_millis(200)) {
@@ -368,17 +501,45 @@ fn write_loop(
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => break,
         };
+        // Group commit: everything queued meanwhile shares this commit.
+        let mut batch = Vec::new();
+        let mut all = Vec::new();
+        if let Some(mut p) = head {
+            all = std::mem::take(&mut p.bytes);
+            batch.push(p);
+            while buf.len() < (8 << 20) {
+                match rx.try_recv() {
+                    Ok(p) => {
+                        buf.extend_from_slice(&p.bytes);
+                        batch.push(p);
+                    }
+                    Err(_) => break,
+                }
+            }
+            all.extend_from_slice(&buf);
+            buf.clear();
+        }
         let broken = acks.broken() == Some(segment.number);
+        let full = segment.capacity > 0 && segment.bytes + all.len() as u64 > segment.capacity;
         if segment.bytes > 0
             && (broken
+                || full
                 || segment.bytes >= rotation.max_bytes
                 || segment.opened.elapsed() >= rotation.max_age)
         {
             let n = segment.number;
-            match Segment::create(dir, n + 1) {
+            let capacity = segment.next_capacity(&rotation);
+            let next = match &mut preparer {
+                Some(p) => p.take(dir, n + 1),
+                None => Segment::create(dir, n + 1, 0),
+            };
+            match next {
                 Ok(next) => {
                     segment = next;
                     send(&segment, Vec::new(), Ok(()), Some(n));
+                    if let Some(p) = &mut preparer {
+                        p.ask(n + 2, capacity);
+                    }
                 }
                 Err(e) => {
                     // Kept on the current segment; tried again a rotation later.
@@ -387,22 +548,9 @@ fn write_loop(
                 }
             }
         }
-        let Some(p) = head else {
+        if batch.is_empty() {
             continue;
-        };
-        let mut batch = vec![p];
-        while buf.len() < (8 << 20) {
-            match rx.try_recv() {
-                Ok(p) => {
-                    buf.extend_from_slice(&p.bytes);
-                    batch.push(p);
-                }
-                Err(_) => break,
-            }
         }
-        let mut all = std::mem::take(&mut batch[0].bytes);
-        all.extend_from_slice(&buf);
-        buf.clear();
         let written = segment.write(&all).map_err(|e| e.to_string());
         committed.fetch_sub(all.len(), Ordering::Relaxed);
         send(&segment, batch, written, None);
@@ -411,8 +559,14 @@ fn write_loop(
             std::thread::sleep(pace);
         }
     }
+    if let Some(p) = preparer {
+        p.discard(dir);
+    }
     if segment.bytes > 0 {
         send(&segment, Vec::new(), Ok(()), Some(segment.number));
+    } else {
+        // Nothing was written in it: no record to keep.
+        let _ = std::fs::remove_file(segment_path(dir, segment.number));
     }
 }
 
@@ -476,6 +630,50 @@ mod tests {
         bytes[whole - 3] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(read_segment(&path).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn segments_are_made_ahead_zero_filled_and_every_record_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sealed, sealed_rx) = mpsc::channel();
+        // Tiny segments: many rotations, each onto a segment made ahead.
+        let rotation = Rotation {
+            max_bytes: 1024,
+            max_age: Duration::from_secs(3600),
+        };
+        let (wal, thread) = Wal::start(
+            dir.path().to_owned(),
+            1,
+            1000,
+            usize::MAX,
+            rotation,
+            Duration::ZERO,
+            sealed,
+        )
+        .unwrap();
+        for _ in 0..300 {
+            wal.submit(&one())
+                .unwrap()
+                .blocking_recv()
+                .unwrap()
+                .unwrap();
+        }
+        // Made zero-filled: longer than its records, which reading stops after.
+        let first = segment_path(dir.path(), 1);
+        assert!(std::fs::metadata(&first).unwrap().len() >= MIN_CAPACITY);
+        assert!(holds_records(&first));
+        drop(wal);
+        thread.join().unwrap();
+        let sealed: Vec<u64> = sealed_rx.iter().collect();
+        assert!(sealed.len() > 5, "{sealed:?}");
+        assert_eq!(sealed, (1..=sealed.len() as u64).collect::<Vec<_>>());
+        let records: usize = sealed
+            .iter()
+            .map(|n| read_segment(&segment_path(dir.path(), *n)).unwrap().len())
+            .sum();
+        assert_eq!(records, 300);
+        // The segment made ahead and never written is gone.
+        assert_eq!(segments(dir.path()).unwrap(), sealed);
     }
 
     #[test]

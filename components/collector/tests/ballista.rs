@@ -256,7 +256,7 @@ fn wait_compacted(store: &Path) {
             .unwrap()
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().ends_with(".wal"))
-            .any(|e| e.metadata().map(|m| m.len() > 0).unwrap_or(true));
+            .any(|e| jsprof_collector::wal::holds_records(&e.path()));
         if !pending {
             return;
         }
