@@ -73,11 +73,7 @@ fn envelope(seed: u64) -> Vec<u8> {
 fn start_collector(store: &Path) -> (SocketAddr, impl FnOnce()) {
     let (tx, rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut config = Config::new(store.to_owned());
-    if std::env::var("JSPROF_BENCH_NO_COMPACTION").is_ok() {
-        config.rotation.max_bytes = u64::MAX / 4;
-        config.rotation.max_age = Duration::from_secs(3600);
-    }
+    let config = Config::new(store.to_owned());
     let thread = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
