@@ -76,11 +76,10 @@ fn settled_rss(c: &Collector, store: &Path) -> u64 {
         let segments = std::fs::read_dir(store.join("wal"))
             .unwrap()
             .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .path()
-                    .extension()
-                    .is_some_and(|x| x == "wal")
+                let path = e.as_ref().unwrap().path();
+                // Segments are made ahead, zero-filled: one holding no record is not pending.
+                path.extension().is_some_and(|x| x == "wal")
+                    && jsprof_collector::wal::holds_records(&path)
             })
             .count();
         if segments <= 1 {
