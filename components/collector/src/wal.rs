@@ -632,18 +632,21 @@ mod tests {
         assert_eq!(read_segment(&path).unwrap().len(), 1);
     }
 
-    #[test]
-    fn segments_are_made_ahead_zero_filled_and_every_record_is_read() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A log in `dir` from segment `first`, rotating at `max_bytes`: the log, its thread,
+    /// and the sealed segments' numbers.
+    fn started(
+        dir: &Path,
+        first: u64,
+        max_bytes: u64,
+    ) -> (Wal, std::thread::JoinHandle<()>, mpsc::Receiver<u64>) {
         let (sealed, sealed_rx) = mpsc::channel();
-        // Tiny segments: many rotations, each onto a segment made ahead.
         let rotation = Rotation {
-            max_bytes: 1024,
+            max_bytes,
             max_age: Duration::from_secs(3600),
         };
         let (wal, thread) = Wal::start(
-            dir.path().to_owned(),
-            1,
+            dir.to_owned(),
+            first,
             1000,
             usize::MAX,
             rotation,
@@ -651,6 +654,14 @@ mod tests {
             sealed,
         )
         .unwrap();
+        (wal, thread, sealed_rx)
+    }
+
+    #[test]
+    fn segments_are_made_ahead_zero_filled_and_every_record_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        // Tiny segments: many rotations, each onto a segment made ahead.
+        let (wal, thread, sealed_rx) = started(dir.path(), 1, 1024);
         for _ in 0..300 {
             wal.submit(&one())
                 .unwrap()
@@ -679,21 +690,7 @@ mod tests {
     #[test]
     fn group_commit_acknowledges_every_record() {
         let dir = tempfile::tempdir().unwrap();
-        let (sealed, _rx) = mpsc::channel();
-        let rotation = Rotation {
-            max_bytes: 1 << 30,
-            max_age: Duration::from_secs(3600),
-        };
-        let (wal, _thread) = Wal::start(
-            dir.path().to_owned(),
-            7,
-            1000,
-            usize::MAX,
-            rotation,
-            Duration::ZERO,
-            sealed,
-        )
-        .unwrap();
+        let (wal, _thread, _sealed) = started(dir.path(), 7, 1 << 30);
         let waits: Vec<_> = (0..500).map(|_| wal.submit(&one()).unwrap()).collect();
         for w in waits {
             w.blocking_recv().unwrap().unwrap();
