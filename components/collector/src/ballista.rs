@@ -28,8 +28,8 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 use http_body_util::{BodyExt, Empty};
 
-use crate::store::{self, TABLES};
-use crate::{tables, wal};
+use crate::store::TABLES;
+use crate::tables;
 
 /// A scheduler's address from `df://HOST:PORT`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,21 +150,10 @@ impl Scheduler {
 /// The traces of `store_dir` that are only in the write-ahead log (in segments not compacted
 /// yet), which Ballista mode leaves out.
 pub fn traces_only_in_log(store_dir: &Path) -> Result<usize, String> {
-    let wal_dir = store::wal_dir(store_dir);
-    if !wal_dir.exists() {
-        return Ok(0);
-    }
-    let segments = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
     let mut n = 0;
-    for segment in segments {
-        if store::compacted(store_dir, segment) {
-            continue;
-        }
-        // A segment compacted and deleted since it was listed is in the Parquet files.
-        if let Ok(records) = wal::read_segment(&wal::segment_path(&wal_dir, segment)) {
-            n += records.iter().map(Vec::len).sum::<usize>();
-        }
-    }
+    tables::for_each_log_segment(store_dir, |_, records| {
+        n += records.iter().map(Vec::len).sum::<usize>();
+    })?;
     Ok(n)
 }
 

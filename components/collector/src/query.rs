@@ -20,7 +20,6 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 pub use crate::tables::{project_filter, session_config, stored_segments, stored_table};
 
 use crate::store::{self, Known, Rows, TABLES};
-use crate::wal;
 
 /// Where a query runs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,27 +56,13 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     let mut known = Known::default();
     let mut rows = Rows::default();
     let mut from_log = BTreeSet::new();
-    let wal_dir = store::wal_dir(store_dir);
-    let segments = if wal_dir.exists() {
-        wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?
-    } else {
-        Vec::new()
-    };
-    for n in segments {
-        if store::compacted(store_dir, n) {
-            continue;
-        }
-        let path = wal::segment_path(&wal_dir, n);
-        // A segment compacted and deleted since it was listed is in the Parquet files.
-        let Ok(records) = wal::read_segment(&path) else {
-            continue;
-        };
+    crate::tables::for_each_log_segment(store_dir, |n, records| {
         from_log.insert(n);
         let mut index = 0;
         for r in &records {
             rows.add(n, &mut index, r, &mut known);
         }
-    }
+    })?;
     // Then the Parquet files, of the segments not read above.
     let segments = stored_segments(store_dir, &from_log)?;
     let mut log: std::collections::HashMap<&str, Vec<arrow::array::RecordBatch>> =

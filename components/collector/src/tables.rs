@@ -18,11 +18,35 @@ use datafusion::datasource::listing::{
 };
 use datafusion::prelude::SessionConfig;
 
-use crate::store;
+use crate::model::Ingested;
+use crate::{store, wal};
 
 /// The session settings both engines query with.
 pub fn session_config(base: SessionConfig) -> SessionConfig {
     base.with_information_schema(true)
+}
+
+/// Each segment of the log not compacted yet, in order, with its records: what a context
+/// reads from the log (query.rs), or counts as left out (ballista.rs). A segment compacted
+/// and deleted since it was listed is in the Parquet files, and skipped.
+pub fn for_each_log_segment(
+    store_dir: &Path,
+    mut segment: impl FnMut(u64, Vec<Vec<Ingested>>),
+) -> Result<(), String> {
+    let wal_dir = store::wal_dir(store_dir);
+    if !wal_dir.exists() {
+        return Ok(());
+    }
+    let numbers = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
+    for n in numbers {
+        if store::compacted(store_dir, n) {
+            continue;
+        }
+        if let Ok(records) = wal::read_segment(&wal::segment_path(&wal_dir, n)) {
+            segment(n, records);
+        }
+    }
+    Ok(())
 }
 
 /// The segments whose Parquet files a context reads: those committed now (their commit

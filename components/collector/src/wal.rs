@@ -1,13 +1,17 @@
-//! The write-ahead log: every accepted request is one record, appended to the current
-//! segment and fsynced before the request is answered. One committer thread takes what is
-//! queued, writes it all and fsyncs once (group commit): many concurrent requests share one
-//! `fdatasync`. The queue is bounded; a request that finds it full gets 429.
+//! The write-ahead log: every accepted request is one record, written to the current
+//! segment and fsynced before the request is answered. One writer thread takes what is
+//! queued and writes it all as one commit (group commit: many concurrent requests share one
+//! `fdatasync`); [`SYNCERS`] threads fsync commits, so that the next commit is written
+//! while one waits on the disk. Requests are answered in the log's order, each once its
+//! commit and every commit before it are synced. The queue is bounded; a request that
+//! finds it full gets 429.
 //!
-//! Segment files are `wal/NNNNNNNNNNNN.wal`; a record is `len: u32 LE`, `crc32: u32 LE` of
-//! the payload, then the payload (the request's [`Ingested`] traces, in record.rs's binary
-//! form; a JSON array in logs written before it). Reading stops at the first
-//! short or corrupt record: only a record whose fsync never finished can be torn, and no
-//! such record was acknowledged.
+//! Segment files are `wal/NNNNNNNNNNNN.wal`, each made ahead of time zero-filled (see
+//! [`Segment`]); a record is `len: u32 LE`, `crc32: u32 LE` of the payload, then the
+//! payload (the request's [`Ingested`] traces, in record.rs's binary form; a JSON array in
+//! logs written before it). Reading stops at the first zero header (where no record was
+//! written) and at the first short or corrupt record: only a record whose fsync never
+//! finished can be torn, and no such record was acknowledged.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -94,29 +98,43 @@ pub fn holds_records(path: &Path) -> bool {
         .is_ok_and(|()| head != [0; 4])
 }
 
-/// The records of a segment, up to the first torn or corrupt one.
+/// The records of a segment, up to its zero tail or its first torn or corrupt record. Read
+/// record by record: a segment is made longer than what is written in it.
 pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
-    let bytes = std::fs::read(path)?;
-    let mut rest: &[u8] = &bytes;
+    use std::io::{ErrorKind, Read};
+    let file = File::open(path)?;
+    let mut left = file.metadata()?.len();
+    let mut reader = std::io::BufReader::new(file);
+    // A short read is the segment's end, as a torn record is; any other error is one.
+    let mut read = |buf: &mut [u8]| match reader.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    };
     let mut out = Vec::new();
-    while rest.len() >= 8 {
-        let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
+    let mut head = [0u8; 8];
+    let mut payload = Vec::new();
+    while read(&mut head)? {
+        let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        let crc = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        // The file may grow past the length it had when opened: what grew is not read.
+        left = left.saturating_sub(8);
         if len == 0 {
             // The zeros a segment is made with: no record was written here.
             break;
         }
-        let Some(payload) = rest.get(8..8 + len) else {
-            break;
-        };
-        if crc32fast::hash(payload) != crc {
+        if u64::from(len) > left {
             break;
         }
-        match record::decode(payload) {
+        payload.resize(len as usize, 0);
+        if !read(&mut payload)? || crc32fast::hash(&payload) != crc {
+            break;
+        }
+        left -= u64::from(len);
+        match record::decode(&payload) {
             Ok(traces) => out.push(traces),
             Err(_) => break,
         }
-        rest = &rest[8 + len..];
     }
     Ok(out)
 }
@@ -685,6 +703,25 @@ mod tests {
         assert_eq!(records, 300);
         // The segment made ahead and never written is gone.
         assert_eq!(segments(dir.path()).unwrap(), sealed);
+    }
+
+    #[test]
+    fn a_zero_tail_ends_a_segment_and_a_length_past_the_file_is_torn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.wal");
+        let mut bytes = encode_record(&one());
+        bytes.extend_from_slice(&encode_record(&one()));
+        bytes.resize(bytes.len() + 4096, 0);
+        // After the zeros, a record is never read.
+        bytes.extend_from_slice(&encode_record(&one()));
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_segment(&path).unwrap().len(), 2);
+        // A header whose length runs past the end of the file.
+        let mut torn = encode_record(&one());
+        torn.extend_from_slice(&u32::MAX.to_le_bytes());
+        torn.extend_from_slice(&[1, 2, 3, 4, 5]);
+        std::fs::write(&path, &torn).unwrap();
+        assert_eq!(read_segment(&path).unwrap().len(), 1);
     }
 
     #[test]
