@@ -305,7 +305,7 @@ fn bench_trace(c: &mut Criterion) {
         max_bytes: 10 << 20,
         ..decode::Request::default()
     };
-    let traces = decode::jsprof(&req, &body).unwrap();
+    let traces = decode::jsprof(&req, &body).unwrap().traces().unwrap();
     let rec = wal::encode_record(&traces);
     println!(
         "trace: {} bytes of JSON, a log record of {} bytes",
@@ -314,9 +314,10 @@ fn bench_trace(c: &mut Criterion) {
     );
     let mut g = c.benchmark_group("collector");
     g.throughput(Throughput::Bytes(body.len() as u64));
-    g.bench_function("intake: decode a 500-sample trace", |b| {
-        b.iter(|| decode::jsprof(&req, &body).unwrap())
-    });
+    g.bench_function(
+        "intake: decode a 500-sample trace into its log record",
+        |b| b.iter(|| decode::jsprof(&req, &body).unwrap()),
+    );
     g.bench_function("intake: encode its log record", |b| {
         b.iter(|| wal::encode_record(&traces))
     });

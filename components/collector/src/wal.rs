@@ -21,11 +21,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::model::Ingested;
-use crate::record;
+use crate::record::{self, Batch};
 
 /// A record waiting for its fsync.
 struct Pending {
-    bytes: Vec<u8>,
+    /// The record's header: the payload's length and CRC.
+    head: [u8; 8],
+    payload: Vec<u8>,
     done: tokio::sync::oneshot::Sender<Result<(), String>>,
 }
 
@@ -78,13 +80,19 @@ pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// A record's header: its payload's length and CRC.
+fn record_head(payload: &[u8]) -> [u8; 8] {
+    let mut head = [0u8; 8];
+    head[..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+    head[4..].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    head
+}
+
+/// The record of `traces`, as the log writes it.
 pub fn encode_record(traces: &[Ingested]) -> Vec<u8> {
-    let mut out = vec![0u8; 8];
-    record::encode(traces, &mut out);
-    let len = (out.len() - 8) as u32;
-    let crc = crc32fast::hash(&out[8..]);
-    out[..4].copy_from_slice(&len.to_le_bytes());
-    out[4..8].copy_from_slice(&crc.to_le_bytes());
+    let payload = Batch::of(traces).payload;
+    let mut out = record_head(&payload).to_vec();
+    out.extend_from_slice(&payload);
     out
 }
 
@@ -198,18 +206,22 @@ impl Wal {
     /// the queue is.
     pub fn submit(
         &self,
-        traces: &[Ingested],
+        batch: Batch,
     ) -> Result<tokio::sync::oneshot::Receiver<Result<(), String>>, AppendError> {
         let (done, wait) = tokio::sync::oneshot::channel();
-        let bytes = encode_record(traces);
-        let len = bytes.len();
+        let head = record_head(&batch.payload);
+        let len = head.len() + batch.payload.len();
         // A record alone larger than the budget still goes when nothing else waits.
         let before = self.queued.fetch_add(len, Ordering::Relaxed);
         if before > 0 && before + len > self.max_queued {
             self.queued.fetch_sub(len, Ordering::Relaxed);
             return Err(AppendError::Full);
         }
-        let pending = Pending { bytes, done };
+        let pending = Pending {
+            head,
+            payload: batch.payload,
+            done,
+        };
         match self.tx.try_send(pending) {
             Ok(()) => Ok(wait),
             Err(TrySendError::Full(_)) => {
@@ -224,8 +236,8 @@ impl Wal {
     }
 
     /// Appends one record; resolves once it is fsynced.
-    pub async fn append(&self, traces: &[Ingested]) -> Result<(), AppendError> {
-        match self.submit(traces)?.await {
+    pub async fn append(&self, batch: Batch) -> Result<(), AppendError> {
+        match self.submit(batch)?.await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(AppendError::Failed(e)),
             Err(_) => Err(AppendError::Failed("the log is closed".into())),
@@ -512,7 +524,6 @@ fn write_loop(
     if let Some(p) = &mut preparer {
         p.ask(segment.number + 1, segment.next_capacity(&rotation));
     }
-    let mut buf: Vec<u8> = Vec::new();
     loop {
         let head = match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(p) => Some(p),
@@ -522,20 +533,18 @@ fn write_loop(
         // Group commit: everything queued meanwhile shares this commit.
         let mut batch = Vec::new();
         let mut all = Vec::new();
-        if let Some(mut p) = head {
-            all = std::mem::take(&mut p.bytes);
-            batch.push(p);
-            while buf.len() < (8 << 20) {
-                match rx.try_recv() {
-                    Ok(p) => {
-                        buf.extend_from_slice(&p.bytes);
-                        batch.push(p);
-                    }
-                    Err(_) => break,
-                }
+        if let Some(p) = head {
+            let mut next = Some(p);
+            while let Some(p) = next {
+                all.extend_from_slice(&p.head);
+                all.extend_from_slice(&p.payload);
+                batch.push(p);
+                next = if all.len() < (8 << 20) {
+                    rx.try_recv().ok()
+                } else {
+                    None
+                };
             }
-            all.extend_from_slice(&buf);
-            buf.clear();
         }
         let broken = acks.broken() == Some(segment.number);
         let full = segment.capacity > 0 && segment.bytes + all.len() as u64 > segment.capacity;
@@ -612,8 +621,11 @@ mod tests {
             queued: Arc::new(AtomicUsize::new(0)),
             max_queued: usize::MAX,
         };
-        let _waiting = wal.submit(&one()).unwrap();
-        assert_eq!(wal.submit(&one()).unwrap_err(), AppendError::Full);
+        let _waiting = wal.submit(Batch::of(&one())).unwrap();
+        assert_eq!(
+            wal.submit(Batch::of(&one())).unwrap_err(),
+            AppendError::Full
+        );
     }
 
     #[test]
@@ -625,8 +637,11 @@ mod tests {
             queued: Arc::new(AtomicUsize::new(0)),
             max_queued: encode_record(&one()).len(),
         };
-        let _waiting = wal.submit(&one()).unwrap();
-        assert_eq!(wal.submit(&one()).unwrap_err(), AppendError::Full);
+        let _waiting = wal.submit(Batch::of(&one())).unwrap();
+        assert_eq!(
+            wal.submit(Batch::of(&one())).unwrap_err(),
+            AppendError::Full
+        );
         assert_eq!(
             wal.queued.load(Ordering::Relaxed),
             encode_record(&one()).len()
@@ -681,7 +696,7 @@ mod tests {
         // Tiny segments: many rotations, each onto a segment made ahead.
         let (wal, thread, sealed_rx) = started(dir.path(), 1, 1024);
         for _ in 0..300 {
-            wal.submit(&one())
+            wal.submit(Batch::of(&one()))
                 .unwrap()
                 .blocking_recv()
                 .unwrap()
@@ -728,7 +743,9 @@ mod tests {
     fn group_commit_acknowledges_every_record() {
         let dir = tempfile::tempdir().unwrap();
         let (wal, _thread, _sealed) = started(dir.path(), 7, 1 << 30);
-        let waits: Vec<_> = (0..500).map(|_| wal.submit(&one()).unwrap()).collect();
+        let waits: Vec<_> = (0..500)
+            .map(|_| wal.submit(Batch::of(&one())).unwrap())
+            .collect();
         for w in waits {
             w.blocking_recv().unwrap().unwrap();
         }

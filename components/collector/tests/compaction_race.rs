@@ -24,7 +24,7 @@ fn write_segment(store_dir: &Path, n: u64, traces: usize, samples: usize) {
     let mut bytes = Vec::new();
     for i in 0..traces {
         let body = common::envelope(&format!("s{n}-{i}"), "1.0", samples);
-        let ingested: Vec<Ingested> = decode::jsprof(&req, &body).unwrap();
+        let ingested: Vec<Ingested> = decode::jsprof(&req, &body).unwrap().traces().unwrap();
         bytes.extend_from_slice(&wal::encode_record(&ingested));
     }
     let dir = store::wal_dir(store_dir);

@@ -7,7 +7,10 @@
 //! - Sentry's envelope with `profile_chunk` items ([`sentry`]).
 //!
 //! Every trace goes through the reader and the invariant check `jsprof convert` uses
-//! (`jsprof_export::input::parse_traces`, `jsprof_export::check`).
+//! (`jsprof_export::input::parse_traces`, `jsprof_export::check`), but for jsprof's common
+//! envelope, which fast.rs reads straight into the log's record with the same checks (and
+//! leaves to that reader whatever it would not read exactly so). Each decoder's traces
+//! reach the log as one `record::Batch`.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -16,6 +19,7 @@ use jsprof_profiler::{FrameInfo, ProfilerTrace, TraceBuilder};
 use serde::Deserialize;
 
 use crate::model::{Ingested, Meta, Source};
+use crate::record::{self, Batch};
 
 /// A refused request: the HTTP status and the reason sent back as the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,30 +143,46 @@ fn ingested(req: &Request, source: Source, meta: Meta, trace: ProfilerTrace) -> 
 /// A body without `Content-Encoding` that starts with gzip's magic bytes is gzip (no JSON
 /// starts so): the field snippet (examples/field) sends gzip as a CORS-safelisted request,
 /// which needs no preflight when the page is unloading.
-pub fn jsprof(req: &Request, body: &[u8]) -> Result<Vec<Ingested>, Reject> {
+pub fn jsprof(req: &Request, body: &[u8]) -> Result<Batch, Reject> {
     let encoding = req
         .content_encoding
         .as_deref()
         .or_else(|| body.starts_with(&[0x1f, 0x8b]).then_some("gzip"));
     let json = decode_content(encoding, body, req.max_bytes)?;
-    // The common case, an envelope, in one pass; anything else through serde (fast.rs).
-    let (mut meta, traces) = match crate::fast::envelope(&json) {
-        Some((meta, trace)) => (meta, vec![trace]),
-        None => parse_body(&json)?,
+    let defaults = |meta: &mut Meta| {
+        if meta.user_agent.is_none() {
+            meta.user_agent = req.user_agent.clone();
+        }
+        if meta.page_url.is_none() {
+            meta.page_url = req.referer.clone();
+        }
     };
-    if meta.user_agent.is_none() {
-        meta.user_agent = req.user_agent.clone();
+    // The common case, an envelope, in one pass straight into the log's record; anything
+    // else through serde (fast.rs).
+    if let Some((mut meta, trace)) = crate::fast::envelope(&json) {
+        defaults(&mut meta);
+        let mut payload = Vec::with_capacity(trace.encoded_len() + 256);
+        record::head(&mut payload, 1);
+        record::ingested_head(
+            &mut payload,
+            &req.project,
+            Source::Jsprof,
+            req.received,
+            &meta,
+        );
+        trace.write(&mut payload);
+        return Ok(Batch { count: 1, payload });
     }
-    if meta.page_url.is_none() {
-        meta.page_url = req.referer.clone();
-    }
+    let (mut meta, traces) = parse_body(&json)?;
+    defaults(&mut meta);
     if traces.is_empty() {
         return Err(Reject::bad("no trace in the body"));
     }
-    traces
+    let traces = traces
         .into_iter()
         .map(|t| Ok(ingested(req, Source::Jsprof, meta.clone(), checked(t)?)))
-        .collect()
+        .collect::<Result<Vec<_>, Reject>>()?;
+    Ok(Batch::of(&traces))
 }
 
 /// A `POST /v1/profiles` body read by serde: an envelope, or bare traces. The fast path
@@ -550,7 +570,7 @@ mod tests {
     fn gzip_without_content_encoding_is_known_by_its_magic_bytes() {
         let body = br#"{"trace":{"frames":[],"resources":[],"stacks":[],"samples":[{"timestamp":1}]},"release":"r1"}"#;
         let gz = jsprof_profiler::gzip(body);
-        let got = jsprof(&req(), &gz).unwrap();
+        let got = jsprof(&req(), &gz).unwrap().traces().unwrap();
         assert_eq!(got[0].meta.release.as_deref(), Some("r1"));
         // A named encoding still rules: gzip's bytes declared identity are not JSON.
         let named = Request {
@@ -562,10 +582,13 @@ mod tests {
 
     #[test]
     fn a_trace_breaking_the_invariants_is_400_with_the_reason() {
-        let body = br#"{"frames":[],"resources":[],"stacks":[{"frameId":3}],"samples":[]}"#;
-        let err = jsprof(&req(), body).unwrap_err();
-        assert_eq!(err.status, 400);
-        assert!(err.reason.contains("frameId 3 out of range"), "{err}");
+        let bare = r#"{"frames":[],"resources":[],"stacks":[{"frameId":3}],"samples":[]}"#;
+        // In an envelope, the fast path (fast.rs) leaves it to the serde path's reason.
+        for body in [bare.to_owned(), format!(r#"{{"trace":{bare}}}"#)] {
+            let err = jsprof(&req(), body.as_bytes()).unwrap_err();
+            assert_eq!(err.status, 400);
+            assert!(err.reason.contains("frameId 3 out of range"), "{err}");
+        }
     }
 
     #[test]

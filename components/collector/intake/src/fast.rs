@@ -1,30 +1,41 @@
 //! A fast path for the common `POST /v1/profiles` body: an envelope `{"trace": {...},
-//! "pageUrl": ...}` as the field snippet sends it.
+//! "pageUrl": ...}` as the field snippet sends it, read straight into the write-ahead log's
+//! record (record.rs), with no `ProfilerTrace` built in between.
 //!
 //! serde_json spent most of the intake's time on a 500-sample trace matching object keys
 //! (`"stackId"`, `"timestamp"`, `"frameId"`, `"parentId"` thousands of times) and checking
-//! their UTF-8. This parser reads the same JSON in one pass over the bytes, for exactly the
-//! shape the envelope and the spec's dictionaries have. It is strict: the moment the input
-//! is anything else — a syntax error, a key with an escape, a duplicate member, a type serde
-//! would refuse, nesting past [`MAX_DEPTH`] — it returns `None` and the request goes through
-//! the serde path ([`crate::decode::parse_body`]), which gives the answer and the error
-//! message. So it never accepts what serde refuses, and what it accepts it reads as serde
-//! does: numbers go through serde_json's own parser, strings with escapes too. The fuzz
-//! target `intake_jsprof` checks both on every input (`fuzz.rs`).
+//! their UTF-8; building the trace, encoding its record and freeing it took the rest. This
+//! parser reads the same JSON in one pass over the bytes, for exactly the shape the envelope
+//! and the spec's dictionaries have, and writes each list in the record's form as it reads
+//! it: no string is copied but into the record. Stacks and samples spelled as serde and
+//! browsers write them (`{"frameId":N,"parentId":N}`) are read by matching those bytes
+//! whole; any other spelling by the general object reader. The spec's invariants
+//! (`jsprof_export::check`: ids in range, a stack's parent before it, finite timestamps)
+//! are checked on the way.
+//!
+//! It is strict: the moment the input is anything else — a syntax error, a key with an
+//! escape, a duplicate member, a type serde would refuse, nesting past [`MAX_DEPTH`], a
+//! broken invariant — it returns `None` and the request goes through the serde path
+//! ([`crate::decode::parse_body`]), which gives the answer and the error message. So it
+//! never accepts what serde refuses, and what it accepts it reads as serde does: numbers go
+//! through serde_json's own parser (or an exact one with the same bits), strings with
+//! escapes too. The fuzz target `intake_jsprof` checks on every input that the record it
+//! writes is, byte for byte, the one record.rs encodes from serde's trace (`fuzz.rs`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use jsprof_profiler::{
-    ProfilerFrame, ProfilerMarker, ProfilerSample, ProfilerStack, ProfilerTrace,
-};
+use jsprof_profiler::ProfilerMarker;
 
 use crate::model::Meta;
+use crate::record;
 
 /// How deep an unknown member may nest before the serde path takes over.
 const MAX_DEPTH: u32 = 64;
 
-/// The envelope's metadata and trace, or `None`: then the serde path decides.
-pub fn envelope(json: &[u8]) -> Option<(Meta, ProfilerTrace)> {
+/// The envelope's metadata and its trace, already in the log record's form, or `None`: then
+/// the serde path decides.
+pub fn envelope(json: &[u8]) -> Option<(Meta, Trace)> {
     let mut p = Parser { b: json, i: 0 };
     let (mut trace, mut labels) = (None, None);
     let (mut page_url, mut release, mut user_agent, mut session, mut time_origin) =
@@ -187,16 +198,23 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn string(&mut self) -> Option<String> {
+    /// A string, borrowed from the input when it has no escape.
+    fn str(&mut self) -> Option<Cow<'a, str>> {
         let (start, end, escaped) = self.raw_string()?;
         if escaped {
             // Rare in traces: serde_json reads it (and refuses a bad escape).
-            serde_json::from_slice(self.b.get(start - 1..=end)?).ok()
+            serde_json::from_slice(self.b.get(start - 1..=end)?)
+                .ok()
+                .map(Cow::Owned)
         } else {
             std::str::from_utf8(&self.b[start..end])
                 .ok()
-                .map(str::to_owned)
+                .map(Cow::Borrowed)
         }
+    }
+
+    fn string(&mut self) -> Option<String> {
+        self.str().map(Cow::into_owned)
     }
 
     /// An object's key and the colon after it. A key with an escape falls back; so does one
@@ -363,31 +381,62 @@ impl<'a> Parser<'a> {
     }
 
     /// <https://wicg.github.io/js-self-profiling/#the-profilertrace-dictionary>: every
-    /// member required, as `ProfilerTrace`'s serde reads it.
-    fn trace(&mut self) -> Option<ProfilerTrace> {
+    /// member required, as `ProfilerTrace`'s serde reads it. Each list is written in the
+    /// record's form as it is read; the spec's invariants (`jsprof_export::check`) are
+    /// checked on the way, those that need a list's length once all four are read.
+    fn trace(&mut self) -> Option<Trace> {
         let (mut frames, mut resources, mut samples, mut stacks) = (None, None, None, None);
+        // The largest id each list's items name in the list after them.
+        let (mut resource_ids, mut frame_ids, mut stack_ids) = (Ids(None), Ids(None), Ids(None));
         self.object(|p, key| match key {
-            b"frames" => first(&mut frames, p.list(Parser::frame)),
-            b"resources" => first(&mut resources, p.list(Parser::string)),
-            b"samples" => first(&mut samples, p.list(Parser::sample)),
-            b"stacks" => first(&mut stacks, p.list(Parser::stack)),
+            b"frames" => first(
+                &mut frames,
+                p.section(|p, out, _| p.frame(out, &mut resource_ids)),
+            ),
+            b"resources" => first(
+                &mut resources,
+                p.section(|p, out, _| {
+                    record::string(out, &p.str()?);
+                    Some(())
+                }),
+            ),
+            b"samples" => first(
+                &mut samples,
+                p.section(|p, out, _| p.sample(out, &mut stack_ids)),
+            ),
+            b"stacks" => first(
+                &mut stacks,
+                p.section(|p, out, i| p.stack(out, i, &mut frame_ids)),
+            ),
             _ => p.skip(1),
         })?;
-        Some(ProfilerTrace {
-            frames: frames?,
+        let trace = Trace {
             resources: resources?,
-            samples: samples?,
+            frames: frames?,
             stacks: stacks?,
-        })
+            samples: samples?,
+        };
+        resource_ids.within(&trace.resources)?;
+        frame_ids.within(&trace.frames)?;
+        stack_ids.within(&trace.stacks)?;
+        Some(trace)
     }
 
-    fn list<T>(&mut self, mut read: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        let mut out = Vec::new();
+    /// A list, each item written by `item` (given its index).
+    fn section(
+        &mut self,
+        mut item: impl FnMut(&mut Self, &mut Vec<u8>, u64) -> Option<()>,
+    ) -> Option<Section> {
+        let mut s = Section {
+            count: 0,
+            bytes: Vec::new(),
+        };
         self.array(|p| {
-            out.push(read(p)?);
+            item(p, &mut s.bytes, s.count)?;
+            s.count += 1;
             Some(())
         })?;
-        Some(out)
+        Some(s)
     }
 
     /// An optional member's value (`null` as `None`), refused when the member came already.
@@ -400,43 +449,115 @@ impl<'a> Parser<'a> {
         first(slot, value)
     }
 
-    fn frame(&mut self) -> Option<ProfilerFrame> {
+    fn frame(&mut self, out: &mut Vec<u8>, resource_ids: &mut Ids) -> Option<()> {
         let (mut name, mut resource_id, mut line, mut column) = (None, None, None, None);
         self.object(|p, key| match key {
-            b"name" => first(&mut name, p.string()),
+            b"name" => first(&mut name, p.str()),
             b"resourceId" => p.optional(&mut resource_id, Parser::u64),
             b"line" => p.optional(&mut line, Parser::u64),
             b"column" => p.optional(&mut column, Parser::u64),
             _ => p.skip(1),
         })?;
-        Some(ProfilerFrame {
-            name: name?,
-            resource_id: resource_id.flatten(),
-            line: line.flatten(),
-            column: column.flatten(),
+        let resource_id = resource_id.flatten();
+        resource_ids.saw(resource_id);
+        record::frame(out, &name?, resource_id, line.flatten(), column.flatten());
+        Some(())
+    }
+
+    /// `word` at the position, with no whitespace before it: passed over, or `None` and
+    /// nothing read.
+    #[inline]
+    fn exactly(&mut self, word: &[u8]) -> Option<()> {
+        self.b[self.i..]
+            .starts_with(word)
+            .then(|| self.i += word.len())
+    }
+
+    /// `read`, or `None` with the position where it was (then the general reader reads the
+    /// same bytes again).
+    #[inline]
+    fn or_back<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let at = self.i;
+        let value = read(self);
+        if value.is_none() {
+            self.i = at;
+        }
+        value
+    }
+
+    /// A stack as serde and browsers write one, `{"frameId":N}` or
+    /// `{"frameId":N,"parentId":N|null}` without whitespace, read without matching keys
+    /// (stacks are most of a trace's bytes).
+    #[inline]
+    fn compact_stack(&mut self) -> Option<(u64, Option<u64>)> {
+        self.or_back(|p| {
+            p.exactly(b"{\"frameId\":")?;
+            let frame_id = p.u64()?;
+            let parent_id = match p.exactly(b",\"parentId\":") {
+                Some(()) => p.nullable(Parser::u64)?,
+                None => None,
+            };
+            p.exactly(b"}")?;
+            Some((frame_id, parent_id))
         })
     }
 
-    fn stack(&mut self) -> Option<ProfilerStack> {
-        let (mut frame_id, mut parent_id) = (None, None);
-        self.object(|p, key| match key {
-            b"frameId" => first(&mut frame_id, p.u64()),
-            b"parentId" => p.optional(&mut parent_id, Parser::u64),
-            _ => p.skip(1),
-        })?;
-        Some(ProfilerStack {
-            frame_id: frame_id?,
-            parent_id: parent_id.flatten(),
+    /// A sample as serde and browsers write one: `"timestamp"` and `"stackId"` (either
+    /// first, the stack's id or `null`, or absent), without whitespace.
+    #[inline]
+    fn compact_sample(&mut self) -> Option<(f64, Option<u64>)> {
+        self.or_back(|p| {
+            p.exactly(b"{\"")?;
+            let read = if p.exactly(b"timestamp\":").is_some() {
+                let timestamp = p.f64()?;
+                let stack_id = match p.exactly(b",\"stackId\":") {
+                    Some(()) => p.nullable(Parser::u64)?,
+                    None => None,
+                };
+                (timestamp, stack_id)
+            } else {
+                p.exactly(b"stackId\":")?;
+                let stack_id = p.nullable(Parser::u64)?;
+                p.exactly(b",\"timestamp\":")?;
+                (p.f64()?, stack_id)
+            };
+            p.exactly(b"}")?;
+            Some(read)
         })
     }
 
-    fn sample(&mut self) -> Option<ProfilerSample> {
+    fn stack(&mut self, out: &mut Vec<u8>, index: u64, frame_ids: &mut Ids) -> Option<()> {
+        let (frame_id, parent_id) = match self.compact_stack() {
+            Some(read) => read,
+            None => {
+                let (mut frame_id, mut parent_id) = (None, None);
+                self.object(|p, key| match key {
+                    b"frameId" => first(&mut frame_id, p.u64()),
+                    b"parentId" => p.optional(&mut parent_id, Parser::u64),
+                    _ => p.skip(1),
+                })?;
+                (frame_id?, parent_id.flatten())
+            }
+        };
+        // A stack's parent comes before it.
+        if parent_id.is_some_and(|p| p >= index) {
+            return None;
+        }
+        frame_ids.saw(Some(frame_id));
+        record::stack(out, frame_id, parent_id);
+        Some(())
+    }
+
+    fn sample(&mut self, out: &mut Vec<u8>, stack_ids: &mut Ids) -> Option<()> {
+        if let Some((timestamp, stack_id)) = self.compact_sample() {
+            return Self::sample_read(out, stack_ids, timestamp, stack_id, None);
+        }
         let (mut timestamp, mut stack_id, mut marker) = (None, None, None);
         self.object(|p, key| match key {
             b"timestamp" => first(&mut timestamp, p.f64()),
             b"stackId" => p.optional(&mut stack_id, Parser::u64),
             b"marker" => p.optional(&mut marker, |p| {
-                Some(match p.string()?.as_str() {
+                Some(match &*p.str()? {
                     "script" => ProfilerMarker::Script,
                     "gc" => ProfilerMarker::Gc,
                     "style" => ProfilerMarker::Style,
@@ -448,11 +569,81 @@ impl<'a> Parser<'a> {
             }),
             _ => p.skip(1),
         })?;
-        Some(ProfilerSample {
-            timestamp: timestamp?,
-            stack_id: stack_id.flatten(),
-            marker: marker.flatten(),
-        })
+        Self::sample_read(
+            out,
+            stack_ids,
+            timestamp?,
+            stack_id.flatten(),
+            marker.flatten(),
+        )
+    }
+
+    #[inline]
+    fn sample_read(
+        out: &mut Vec<u8>,
+        stack_ids: &mut Ids,
+        timestamp: f64,
+        stack_id: Option<u64>,
+        marker: Option<ProfilerMarker>,
+    ) -> Option<()> {
+        if !timestamp.is_finite() {
+            return None;
+        }
+        stack_ids.saw(stack_id);
+        record::sample(out, timestamp, stack_id, marker);
+        Some(())
+    }
+}
+
+/// A trace as the log record writes it (record.rs: `trace`), its four lists each already
+/// encoded.
+#[derive(Debug)]
+pub struct Trace {
+    resources: Section,
+    frames: Section,
+    stacks: Section,
+    samples: Section,
+}
+
+#[derive(Debug)]
+struct Section {
+    count: u64,
+    bytes: Vec<u8>,
+}
+
+impl Trace {
+    /// How many bytes [`Trace::write`] writes, at most.
+    pub fn encoded_len(&self) -> usize {
+        self.sections().map(|s| 10 + s.bytes.len()).sum()
+    }
+
+    fn sections(&self) -> impl Iterator<Item = &Section> {
+        [&self.resources, &self.frames, &self.stacks, &self.samples].into_iter()
+    }
+
+    /// Appends the trace in the record's form (what `record::encode` writes for it).
+    pub fn write(&self, out: &mut Vec<u8>) {
+        for s in self.sections() {
+            record::varint(out, s.count);
+            out.extend_from_slice(&s.bytes);
+        }
+    }
+}
+
+/// The largest id a list named, for the check that it is below the length of the list it
+/// names.
+struct Ids(Option<u64>);
+
+impl Ids {
+    #[inline]
+    fn saw(&mut self, id: Option<u64>) {
+        if let Some(id) = id {
+            self.0 = Some(self.0.map_or(id, |m| m.max(id)));
+        }
+    }
+
+    fn within(&self, list: &Section) -> Option<()> {
+        self.0.is_none_or(|m| m < list.count).then_some(())
     }
 }
 
@@ -463,14 +654,7 @@ mod tests {
 
     /// The fast path agrees with serde wherever it answers.
     fn agrees(json: &str) -> bool {
-        let fast = envelope(json.as_bytes());
-        if let Some((meta, trace)) = &fast {
-            let (m, t) =
-                parse_body(json.as_bytes()).expect("serde accepts what the fast path does");
-            assert_eq!(&m, meta, "{json}");
-            assert_eq!(t, vec![trace.clone()], "{json}");
-        }
-        fast.is_some()
+        crate::fuzz::fast_agrees(json.as_bytes())
     }
 
     const TRACE: &str = r#"{"frames":[{"name":"f","resourceId":0,"line":3,"column":9},{"name":"g\u00e9"}],
@@ -485,10 +669,68 @@ mod tests {
             "labels":{{"view":"cart","view":"home"}},"extra":[1,{{"x":[true,false,null,-0.5e-3]}}],"trace":{TRACE}}} "#
         );
         assert!(agrees(&json));
-        let (meta, trace) = envelope(json.as_bytes()).unwrap();
-        assert_eq!(meta.labels["view"], "home");
-        assert_eq!(trace.frames[1].name, "gé");
-        assert_eq!(trace.samples[2].timestamp, 30.0);
+        let req = crate::decode::Request {
+            max_bytes: 1 << 20,
+            ..Default::default()
+        };
+        let batch = crate::decode::jsprof(&req, json.as_bytes()).unwrap();
+        let got = batch.traces().unwrap();
+        assert_eq!(got[0].meta.labels["view"], "home");
+        assert_eq!(got[0].trace.frames[1].name, "gé");
+        assert_eq!(got[0].trace.samples[2].timestamp, 30.0);
+    }
+
+    /// Stacks and samples as serde and browsers write them take a shorter road
+    /// (`compact_stack`, `compact_sample`); every other spelling takes the general one,
+    /// and both read the same.
+    #[test]
+    fn compact_and_general_spellings_read_alike() {
+        let stacks = [
+            r#"{"frameId":0}"#,
+            r#"{"frameId":1,"parentId":0}"#,
+            r#"{"frameId":1,"parentId":null}"#,
+            r#"{"parentId":1,"frameId":0}"#,
+            r#"{ "frameId" : 1 , "parentId" : 2 }"#,
+            r#"{"frameId":0,"parentId":3,"x":[1]}"#,
+            r#"{"frameId": 1,"parentId": 0}"#,
+        ];
+        let samples = [
+            r#"{"timestamp":1.5,"stackId":1}"#,
+            r#"{"stackId":2,"timestamp":2}"#,
+            r#"{"stackId":null,"timestamp":2.25}"#,
+            r#"{"timestamp":3e1,"stackId":null}"#,
+            r#"{"timestamp":4}"#,
+            r#"{"timestamp":5,"marker":"gc","stackId":0}"#,
+            r#"{"marker":"script","timestamp":6}"#,
+            r#"{ "timestamp" : 7 }"#,
+        ];
+        let trace = format!(
+            r#"{{"trace":{{"frames":[{{"name":"f"}},{{"name":"g"}}],"resources":[],"stacks":[{}],"samples":[{}]}}}}"#,
+            stacks.join(","),
+            samples.join(",")
+        );
+        assert!(agrees(&trace), "{trace}");
+        // What only the general reader refuses is refused, whichever road it starts on.
+        for bad in [
+            r#"{"frameId":01}"#,
+            r#"{"frameId":1,"frameId":1}"#,
+            r#"{"frameId":1,"parentId":1}"#,
+            r#"{"frameId":-1}"#,
+            r#"{"frameId":1,}"#,
+        ] {
+            let json = trace.replace(stacks[0], bad);
+            assert!(!agrees(&json), "{json}");
+        }
+        for bad in [
+            r#"{"timestamp":1,"stackId":9}"#,
+            r#"{"timestamp":1,"timestamp":2}"#,
+            r#"{"stackId":0}"#,
+            r#"{"timestamp":1e999}"#,
+            r#"{"timestamp":"1"}"#,
+        ] {
+            let json = trace.replace(samples[0], bad);
+            assert!(!agrees(&json), "{json}");
+        }
     }
 
     #[test]
@@ -572,6 +814,11 @@ mod tests {
             r#"{"trace":{"frames":[],"resources":[],"samples":[{"timestamp":1,"marker":"js"}],"stacks":[]}}"#.to_owned(),
             r#"{"trace":{"frames":[],"resources":[],"samples":[],"stacks":[{"frameId":0,"frameId":0}]}}"#.to_owned(),
             r#"{"trace":{"frames":[],"resources":[],"samples":[]}}"#.to_owned(),
+            // The spec's invariants: ids out of range, a parent after its stack.
+            r#"{"trace":{"frames":[{"name":"f","resourceId":0}],"resources":[],"samples":[],"stacks":[]}}"#.to_owned(),
+            r#"{"trace":{"frames":[],"resources":[],"samples":[],"stacks":[{"frameId":0}]}}"#.to_owned(),
+            r#"{"trace":{"frames":[{"name":"f"}],"resources":[],"samples":[],"stacks":[{"frameId":0,"parentId":0}]}}"#.to_owned(),
+            r#"{"trace":{"stacks":[],"frames":[],"resources":[],"samples":[{"timestamp":1,"stackId":0}]}}"#.to_owned(),
             // Syntax.
             r#"{"trace":{"frames":[],"resources":[],"samples":[],"stacks":[],}}"#.to_owned(),
             "{\"trace\":{\"frames\":[],\"resources\":[\"a\tb\"],\"samples\":[],\"stacks\":[]}}".to_owned(),

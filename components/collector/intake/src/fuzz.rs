@@ -10,6 +10,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::decode::{self, Reject, Request};
 use crate::model::Ingested;
+use crate::record::Batch;
 
 fn request(content_type: Option<String>, encoding: Option<&str>) -> Request {
     Request {
@@ -39,9 +40,8 @@ fn accepted(result: &Result<Vec<Ingested>, Reject>) {
             for t in traces {
                 jsprof_export::check(&t.trace).expect("an accepted trace keeps the invariants");
             }
-            let mut record = Vec::new();
-            crate::record::encode(traces, &mut record);
-            let back = crate::record::decode(&record).expect("the log's record reads back");
+            let batch = Batch::of(traces);
+            let back = batch.traces().expect("the log's record reads back");
             // Bit for bit (NaN is not a JSON number, so `==` on the timestamps holds).
             assert_eq!(&back, traces);
         }
@@ -58,14 +58,34 @@ pub fn intake_jsprof(data: &[u8]) {
             format!("{a:?}"),
             format!("{:?}", decode::jsprof(&req, data))
         );
-        accepted(&a);
+        // The record reads back into traces that encode to the same bytes.
+        let traces = a.map(|batch| {
+            let traces = batch.traces().expect("the log's record reads back");
+            assert_eq!(traces.len(), batch.count);
+            assert_eq!(Batch::of(&traces), batch);
+            traces
+        });
+        accepted(&traces);
     }
-    // Wherever the fast path answers, serde reads the same.
-    if let Some((meta, trace)) = crate::fast::envelope(data) {
-        let (m, t) = decode::parse_body(data).expect("serde accepts what the fast path does");
-        assert_eq!(m, meta);
-        assert_eq!(t, vec![trace]);
-    }
+    fast_agrees(data);
+}
+
+/// Whether the fast path (fast.rs) reads `json`; where it does, serde reads the same
+/// metadata and one trace that keeps the invariants and that the log records in the same
+/// bytes.
+pub fn fast_agrees(json: &[u8]) -> bool {
+    let Some((meta, trace)) = crate::fast::envelope(json) else {
+        return false;
+    };
+    let (m, t) = decode::parse_body(json).expect("serde accepts what the fast path does");
+    assert_eq!(m, meta);
+    assert_eq!(t.len(), 1);
+    jsprof_export::check(&t[0]).expect("the fast path checks the invariants");
+    let (mut fast, mut serde) = (Vec::new(), Vec::new());
+    trace.write(&mut fast);
+    crate::record::trace(&mut serde, &t[0]);
+    assert_eq!(fast, serde);
+    true
 }
 
 /// Datadog's upload: the input's first line is the boundary, the rest the body.

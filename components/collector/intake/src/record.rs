@@ -31,54 +31,124 @@ use crate::model::{Ingested, Meta, Source};
 
 const VERSION: u8 = 1;
 
-/// Appends the payload of `traces` to `out`.
-pub fn encode(traces: &[Ingested], out: &mut Vec<u8>) {
-    out.push(VERSION);
-    varint(out, traces.len() as u64);
-    for t in traces {
-        string(out, &t.project);
-        out.push(match t.source {
-            Source::Jsprof => 0,
-            Source::Datadog => 1,
-            Source::Sentry => 2,
-        });
-        out.extend_from_slice(&t.received.to_le_bytes());
-        let m = &t.meta;
-        for s in [&m.page_url, &m.release, &m.user_agent, &m.session] {
-            option(out, s.as_deref(), string);
-        }
-        option(out, m.time_origin, |out, f| {
-            out.extend_from_slice(&f.to_le_bytes())
-        });
-        varint(out, m.labels.len() as u64);
-        for (k, v) in &m.labels {
-            string(out, k);
-            string(out, v);
-        }
-        let tr = &t.trace;
-        varint(out, tr.resources.len() as u64);
-        for r in &tr.resources {
-            string(out, r);
-        }
-        varint(out, tr.frames.len() as u64);
-        for f in &tr.frames {
-            string(out, &f.name);
-            option(out, f.resource_id, varint);
-            option(out, f.line, varint);
-            option(out, f.column, varint);
-        }
-        varint(out, tr.stacks.len() as u64);
-        for s in &tr.stacks {
-            varint(out, s.frame_id);
-            option(out, s.parent_id, varint);
-        }
-        varint(out, tr.samples.len() as u64);
-        for s in &tr.samples {
-            out.extend_from_slice(&s.timestamp.to_le_bytes());
-            option(out, s.stack_id, varint);
-            out.push(s.marker.map_or(0, marker_code));
+/// The traces of one request as a log record's payload, and how many they are. The
+/// intakes hand this to the log: jsprof's fast path (fast.rs) writes it straight from the
+/// JSON, the other paths through [`Batch::of`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    pub count: usize,
+    pub payload: Vec<u8>,
+}
+
+impl Batch {
+    pub fn of(traces: &[Ingested]) -> Batch {
+        let mut payload = Vec::new();
+        encode(traces, &mut payload);
+        Batch {
+            count: traces.len(),
+            payload,
         }
     }
+
+    /// The traces back (as compaction reads them).
+    pub fn traces(&self) -> Result<Vec<Ingested>, String> {
+        decode(&self.payload)
+    }
+}
+
+/// Appends the payload of `traces` to `out`.
+pub fn encode(traces: &[Ingested], out: &mut Vec<u8>) {
+    head(out, traces.len());
+    for t in traces {
+        ingested_head(out, &t.project, t.source, t.received, &t.meta);
+        trace(out, &t.trace);
+    }
+}
+
+/// A payload's `trace`.
+pub(crate) fn trace(out: &mut Vec<u8>, tr: &ProfilerTrace) {
+    varint(out, tr.resources.len() as u64);
+    for r in &tr.resources {
+        string(out, r);
+    }
+    varint(out, tr.frames.len() as u64);
+    for f in &tr.frames {
+        frame(out, &f.name, f.resource_id, f.line, f.column);
+    }
+    varint(out, tr.stacks.len() as u64);
+    for s in &tr.stacks {
+        stack(out, s.frame_id, s.parent_id);
+    }
+    varint(out, tr.samples.len() as u64);
+    for s in &tr.samples {
+        sample(out, s.timestamp, s.stack_id, s.marker);
+    }
+}
+
+/// A payload's version and trace count.
+pub(crate) fn head(out: &mut Vec<u8>, count: usize) {
+    out.push(VERSION);
+    varint(out, count as u64);
+}
+
+/// An `ingested` up to its trace: the project, source, time received and metadata.
+pub(crate) fn ingested_head(
+    out: &mut Vec<u8>,
+    project: &str,
+    source: Source,
+    received: f64,
+    m: &Meta,
+) {
+    string(out, project);
+    out.push(match source {
+        Source::Jsprof => 0,
+        Source::Datadog => 1,
+        Source::Sentry => 2,
+    });
+    out.extend_from_slice(&received.to_le_bytes());
+    for s in [&m.page_url, &m.release, &m.user_agent, &m.session] {
+        option(out, s.as_deref(), string);
+    }
+    option(out, m.time_origin, |out, f| {
+        out.extend_from_slice(&f.to_le_bytes())
+    });
+    varint(out, m.labels.len() as u64);
+    for (k, v) in &m.labels {
+        string(out, k);
+        string(out, v);
+    }
+}
+
+#[inline]
+pub(crate) fn frame(
+    out: &mut Vec<u8>,
+    name: &str,
+    resource_id: Option<u64>,
+    line: Option<u64>,
+    column: Option<u64>,
+) {
+    string(out, name);
+    option(out, resource_id, varint);
+    option(out, line, varint);
+    option(out, column, varint);
+}
+
+#[inline]
+pub(crate) fn stack(out: &mut Vec<u8>, frame_id: u64, parent_id: Option<u64>) {
+    varint(out, frame_id);
+    option(out, parent_id, varint);
+}
+
+#[inline]
+pub(crate) fn sample(
+    out: &mut Vec<u8>,
+    timestamp: f64,
+    stack_id: Option<u64>,
+    marker: Option<ProfilerMarker>,
+) {
+    out.extend_from_slice(&timestamp.to_le_bytes());
+    option(out, stack_id, varint);
+    out.push(marker.map_or(0, marker_code));
 }
 
 /// The traces of one payload.
@@ -111,7 +181,8 @@ fn marker_code(m: ProfilerMarker) -> u8 {
     }
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+#[inline]
+pub(crate) fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -119,11 +190,13 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn string(out: &mut Vec<u8>, s: &str) {
+#[inline]
+pub(crate) fn string(out: &mut Vec<u8>, s: &str) {
     varint(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
 }
 
+#[inline]
 fn option<T>(out: &mut Vec<u8>, v: Option<T>, write: impl FnOnce(&mut Vec<u8>, T)) {
     match v {
         None => out.push(0),
