@@ -68,16 +68,45 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
     let compactor = std::thread::Builder::new()
         .name("compactor".into())
         .spawn(move || {
-            background_priority();
-            for n in sealed_rx {
+            compact_in_turn(&sealed_rx, compaction_priority, |n| {
                 if let Err(e) = store::compact(&store_dir, n, &mut known) {
                     // The segment stays: the next start compacts it again.
                     eprintln!("jsprof-collector: compaction of segment {n} failed: {e}");
                 }
-            }
+            });
         })
         .map_err(|e| e.to_string())?;
     Ok((wal, compactor))
+}
+
+/// How many sealed segments may wait for compaction while it runs only on idle cores.
+const IDLE_BACKLOG: usize = 8;
+
+/// Compacts each sealed segment `sealed` names, in order, until the log closes; before
+/// each, `idle(true)` while at most [`IDLE_BACKLOG`] segments wait, `idle(false)` while more
+/// do (called when that changes).
+fn compact_in_turn(
+    sealed: &mpsc::Receiver<u64>,
+    mut idle: impl FnMut(bool),
+    mut compact: impl FnMut(u64),
+) {
+    let mut waiting = std::collections::VecDeque::new();
+    let mut was = None;
+    loop {
+        if waiting.is_empty() {
+            match sealed.recv() {
+                Ok(n) => waiting.push_back(n),
+                Err(_) => return,
+            }
+        }
+        waiting.extend(sealed.try_iter());
+        let now = waiting.len() <= IDLE_BACKLOG;
+        if was != Some(now) {
+            was = Some(now);
+            idle(now);
+        }
+        compact(waiting.pop_front().expect("a segment waits"));
+    }
 }
 
 /// Compaction is background work: a request waits for its answer, a sealed segment only
@@ -85,17 +114,33 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
 /// gets a core only when no request's thread wants it, and a request's thread that wakes
 /// takes the core from it at once. At nice 19, as before, it still took 0.69 of the two
 /// cores during the ingest bench (under `SCHED_IDLE`, the ~0.35 the other threads left
-/// idle). Between bursts compaction takes what is idle. Where the policy cannot be set,
-/// compaction runs as before, at the intake's.
-fn background_priority() {
+/// idle). Between bursts compaction takes what is idle.
+///
+/// Under traffic that never lets up, though, idle time may not be enough, and the log
+/// would grow on disk without end. So once more than [`IDLE_BACKLOG`] sealed segments wait,
+/// the compactor takes its turn with the requests at nice 19, as it did before, until it
+/// has caught up. Where a policy cannot be set (an unprivileged process
+/// may not leave `SCHED_IDLE` unless its `RLIMIT_NICE` allows), compaction keeps the one
+/// it has, and says so once.
+fn compaction_priority(idle: bool) {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use thread_priority::{
         set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
         ThreadPriority, ThreadSchedulePolicy,
     };
-    let policy = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let policy = ThreadSchedulePolicy::Normal(if idle {
+        NormalThreadSchedulePolicy::Idle
+    } else {
+        NormalThreadSchedulePolicy::Other
+    });
     if let Err(e) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, policy)
     {
-        eprintln!("jsprof-collector: compaction keeps the intake's priority ({e:?})");
+        if !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "jsprof-collector: compaction keeps its scheduling policy ({policy:?}: {e:?})"
+            );
+        }
     }
 }
 
@@ -373,5 +418,32 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
             r
         }
         Err(AppendError::Failed(e)) => answer(503, format!("the log failed: {e}\n")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A backlog past [`IDLE_BACKLOG`] takes compaction off idle time until it is caught
+    /// up, and back on it then; every segment is compacted once, in order.
+    #[test]
+    fn a_backlog_gives_compaction_its_turn_until_it_has_caught_up() {
+        let (tx, rx) = mpsc::channel();
+        for n in 1..=(IDLE_BACKLOG as u64 + 4) {
+            tx.send(n).unwrap();
+        }
+        drop(tx);
+        let events = std::cell::RefCell::new(Vec::new());
+        compact_in_turn(
+            &rx,
+            |idle| events.borrow_mut().push(format!("idle {idle}")),
+            |n| events.borrow_mut().push(n.to_string()),
+        );
+        let mut expected = vec!["idle false".to_owned()];
+        expected.extend((1..=4).map(|n| n.to_string()));
+        expected.push("idle true".into());
+        expected.extend((5..=IDLE_BACKLOG as u64 + 4).map(|n| n.to_string()));
+        assert_eq!(events.into_inner(), expected);
     }
 }
