@@ -44,12 +44,26 @@ fn now_ms() -> f64 {
 
 /// Opens the store: pending log segments are compacted (by the compactor, in order) and a
 /// new segment is started. Returns the log and the compactor's thread.
+///
+/// A pending segment that holds no record is removed instead: the segment a crash left
+/// made ahead (zero-filled, never written), which compaction would turn into empty files.
 pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), String> {
     let wal_dir = store::wal_dir(&config.store);
-    std::fs::create_dir_all(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
-    let pending = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
-    let mut known = store::load_known(&config.store, &pending)?;
+    let dir_error = |e: std::io::Error| format!("{}: {e}", wal_dir.display());
+    std::fs::create_dir_all(&wal_dir).map_err(dir_error)?;
+    let mut pending = wal::segments(&wal_dir).map_err(dir_error)?;
     let next = pending.last().map_or(1, |n| n + 1);
+    let before = pending.len();
+    pending.retain(|&n| {
+        let path = wal::segment_path(&wal_dir, n);
+        let empty = !wal::holds_records(&path) && !store::compacted(&config.store, n);
+        // Kept (and compacted as before) if it cannot be removed.
+        !(empty && std::fs::remove_file(&path).is_ok())
+    });
+    if pending.len() != before {
+        wal::sync_dir(&wal_dir).map_err(dir_error)?;
+    }
+    let mut known = store::load_known(&config.store, &pending)?;
     let (sealed_tx, sealed_rx) = mpsc::channel::<u64>();
     for n in &pending {
         let _ = sealed_tx.send(*n);
@@ -424,6 +438,53 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crash leaves the segment made ahead, zero-filled: the next start removes it, and
+    /// compacts only the segments that hold records.
+    #[test]
+    fn a_segment_without_records_is_removed_not_compacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal_dir = store::wal_dir(dir.path());
+        std::fs::create_dir_all(&wal_dir).unwrap();
+        let one = crate::model::Ingested {
+            project: "default".into(),
+            source: crate::model::Source::Jsprof,
+            received: 1.0,
+            meta: Default::default(),
+            trace: jsprof_profiler::ProfilerTrace::default(),
+        };
+        std::fs::write(wal::segment_path(&wal_dir, 1), wal::encode_record(&[one])).unwrap();
+        std::fs::write(wal::segment_path(&wal_dir, 2), vec![0u8; 1 << 16]).unwrap();
+        let (wal, compactor) = open(&Config::new(dir.path().to_owned())).unwrap();
+        drop(wal);
+        compactor.join().unwrap();
+        assert!(store::compacted(dir.path(), 1));
+        assert!(!store::compacted(dir.path(), 2));
+        assert!(!wal::segment_path(&wal_dir, 2).exists());
+        // Nothing of segment 2 in any table.
+        let names: Vec<String> = walk(&store::tables_dir(dir.path()));
+        assert!(
+            names.iter().all(|n| !n.contains("seg-000000000002")),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.contains("seg-000000000001")),
+            "{names:?}"
+        );
+    }
+
+    fn walk(dir: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p.display().to_string());
+            }
+        }
+        out
+    }
 
     /// A backlog past [`IDLE_BACKLOG`] takes compaction off idle time until it is caught
     /// up, and back on it then; every segment is compacted once, in order.
