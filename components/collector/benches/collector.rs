@@ -164,9 +164,9 @@ fn scale(n: usize) -> usize {
 }
 
 /// Posts `n` requests (cycling through `bodies`) from [`clients`] concurrent clients: (wall
-/// time, every latency). Each client takes the next request when its last one is answered, as a load generator's
-/// connections do, so the run ends when the last answer comes, not when the slowest of 32
-/// fixed shares of the bodies is done.
+/// time, every latency). Each client takes the next request when its last one is answered,
+/// as a load generator's connections do, so the run ends when the last answer comes, not
+/// when the slowest of 32 fixed shares of the bodies is done.
 fn ingest(addr: SocketAddr, bodies: &[Vec<u8>], n: usize) -> (Duration, Vec<Duration>) {
     let t = Instant::now();
     let next = AtomicUsize::new(0);

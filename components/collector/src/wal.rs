@@ -272,10 +272,9 @@ struct Segment {
     bytes: u64,
     capacity: u64,
     opened: Instant,
-    /// The segment's bytes from the start of its last page to its end.
+    /// The segment's bytes from the start of its last page to its end. A commit's pages
+    /// are built after them, in this buffer, which then keeps the new last page's bytes.
     tail: Vec<u8>,
-    /// The pages a commit writes, kept between commits.
-    pages: Vec<u8>,
 }
 
 /// The page cache's unit, which a commit writes whole.
@@ -306,36 +305,35 @@ impl Segment {
             capacity,
             opened: Instant::now(),
             tail: Vec::new(),
-            pages: Vec::new(),
         })
     }
 
-    /// Writes a commit's bytes after the segment's records, not yet synced, as whole pages
-    /// where the segment was made long enough (past its capacity the file grows, and only
-    /// the last page is written again). A failed write leaves the segment's length as it
-    /// was: the next commit overwrites what it left (reading stops at a corrupt record, so
-    /// nothing after it would be read).
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    /// Writes a commit (its records' bytes, in `parts`) after the segment's records, not
+    /// yet synced, as whole pages where the segment was made long enough (past its capacity
+    /// the file grows, and only the last page is written again). A failed write leaves the
+    /// segment's length as it was: the next commit overwrites what it left (reading stops
+    /// at a corrupt record, so nothing after it would be read).
+    fn write<'a>(&mut self, parts: impl IntoIterator<Item = &'a [u8]>) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
-        let start = self.bytes - self.tail.len() as u64;
-        let end = self.bytes + bytes.len() as u64;
-        let mut pages = std::mem::take(&mut self.pages);
-        pages.clear();
-        pages.extend_from_slice(&self.tail);
-        pages.extend_from_slice(bytes);
-        let written = pages.len();
+        let kept = self.tail.len();
+        let start = self.bytes - kept as u64;
+        for part in parts {
+            self.tail.extend_from_slice(part);
+        }
+        let written = self.tail.len();
+        let end = start + written as u64;
         if end <= self.capacity {
             let padded = end.next_multiple_of(PAGE).min(self.capacity);
-            pages.resize((padded - start) as usize, 0);
+            self.tail.resize((padded - start) as usize, 0);
         }
-        let result = self.file.write_all_at(&pages, start);
+        let result = self.file.write_all_at(&self.tail, start);
         if result.is_ok() {
             self.bytes = end;
-            let last = written - (end % PAGE) as usize;
-            self.tail.clear();
-            self.tail.extend_from_slice(&pages[last..written]);
+            self.tail.truncate(written);
+            self.tail.drain(..written - (end % PAGE) as usize);
+        } else {
+            self.tail.truncate(kept);
         }
-        self.pages = pages;
         result
     }
 
@@ -569,22 +567,19 @@ fn write_loop(
         };
         // Group commit: everything queued meanwhile shares this commit.
         let mut batch = Vec::new();
-        let mut all = Vec::new();
-        if let Some(p) = head {
-            let mut next = Some(p);
-            while let Some(p) = next {
-                all.extend_from_slice(&p.head);
-                all.extend_from_slice(&p.payload);
-                batch.push(p);
-                next = if all.len() < (8 << 20) {
-                    rx.try_recv().ok()
-                } else {
-                    None
-                };
-            }
+        let mut len = 0;
+        let mut next = head;
+        while let Some(p) = next {
+            len += p.head.len() + p.payload.len();
+            batch.push(p);
+            next = if len < (8 << 20) {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
         }
         let broken = acks.broken() == Some(segment.number);
-        let full = segment.capacity > 0 && segment.bytes + all.len() as u64 > segment.capacity;
+        let full = segment.capacity > 0 && segment.bytes + len as u64 > segment.capacity;
         if segment.bytes > 0
             && (broken
                 || full
@@ -615,8 +610,9 @@ fn write_loop(
         if batch.is_empty() {
             continue;
         }
-        let written = segment.write(&all).map_err(|e| e.to_string());
-        committed.fetch_sub(all.len(), Ordering::Relaxed);
+        let records = batch.iter().flat_map(|p| [&p.head[..], &p.payload[..]]);
+        let written = segment.write(records).map_err(|e| e.to_string());
+        committed.fetch_sub(len, Ordering::Relaxed);
         send(&segment, batch, written, None);
         if !pace.is_zero() {
             // What arrives meanwhile waits in the queue (429 once it is full).
@@ -717,7 +713,7 @@ mod tests {
                 .enumerate()
             {
                 let commit: Vec<u8> = (0..len).map(|j| (i * 31 + j) as u8 | 1).collect();
-                segment.write(&commit).unwrap();
+                segment.write([&commit[..]]).unwrap();
                 expected.extend_from_slice(&commit);
                 let file = std::fs::read(segment_path(dir.path(), number)).unwrap();
                 assert_eq!(&file[..expected.len()], &expected[..], "commit {i}");

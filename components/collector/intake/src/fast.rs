@@ -171,9 +171,7 @@ impl<'a> Parser<'a> {
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
         self.ws();
-        self.b[self.i..]
-            .starts_with(word)
-            .then(|| self.i += word.len())
+        self.exactly(word)
     }
 
     /// A string's bytes between its quotes, and whether it has an escape.
