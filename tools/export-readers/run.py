@@ -138,11 +138,23 @@ class Checks:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jsprof", required=True, help="the jsprof binary")
+    ap.add_argument("--jsprof", help="the jsprof binary (required unless --bootstrap-only)")
+    ap.add_argument("--bootstrap-only", action="store_true",
+                    help="install Chromium and the readers' npm packages if missing, then exit (./mach bootstrap)")
     ap.add_argument("--screenshot", help="save a 1280-wide full-page PNG of examples/primes' report here")
     ap.add_argument("--out", help="keep the traces, exports, reports and speedscope screenshots in this directory")
     args = ap.parse_args()
     start = time.monotonic()
+    if args.bootstrap_only:
+        try:
+            versions = bootstrap()
+        except Unavailable as e:
+            log(f"export-readers: {e}")
+            return 2
+        log("export-readers: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+        return 0
+    if not args.jsprof:
+        ap.error("--jsprof is required")
     jsprof = os.path.abspath(args.jsprof)
     if not os.access(jsprof, os.X_OK):
         log(f"export-readers: {jsprof} is not an executable jsprof")

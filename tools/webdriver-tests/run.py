@@ -362,10 +362,20 @@ def main():
     ap.add_argument("-k", help="run only the Selenium tests pytest's -k EXPR selects")
     ap.add_argument("--no-smoke", action="store_true", help="skip the WebdriverIO smoke test")
     ap.add_argument("--verbose", action="store_true", help="print jsprof's log at the end even if all passed")
+    ap.add_argument("--bootstrap-only", action="store_true",
+                    help="install Selenium, pytest and WebdriverIO if missing, then exit (./mach bootstrap)")
     ap.add_argument("pytest_args", nargs="*", help="after --: more arguments for pytest (-x, -s...)")
     args = ap.parse_args()
     start = time.monotonic()
     jsprof = os.path.abspath(os.path.expanduser(args.jsprof))
+    if args.bootstrap_only:
+        try:
+            versions = {**bootstrap_python(), **bootstrap_node()}
+        except Unavailable as e:
+            log(f"webdriver-tests: {e}")
+            return 2
+        log("webdriver-tests: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+        return 0
     if not os.access(jsprof, os.X_OK):
         log(f"webdriver-tests: {jsprof} is not an executable jsprof")
         return 2

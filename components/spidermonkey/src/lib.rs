@@ -62,9 +62,9 @@
 //! # The shim, and what it needs from the build
 //!
 //! `build.rs` compiles `src/shim.cpp` against the headers of the very SpiderMonkey build
-//! `mozjs_sys` made (found beside this crate's build output: the newest
-//! `mozjs_sys-*/out/build` with `config.status`, and its source tree from there), with that
-//! build's `js-confdefs.h`, so internal headers have the library's layout whichever 153.x it
+//! `mozjs_sys` made (this crate depends on `mozjs_sys` directly, so cargo finishes that build
+//! first; `buildsupport/mozjs_build.rs` finds its `mozjs_sys-*/out/build` beside this crate's
+//! build output, and its source tree from there), with that build's `js-confdefs.h`, so internal headers have the library's layout whichever 153.x it
 //! is. A prebuilt SpiderMonkey archive (mozjs_sys's default when `MOZJS_FROM_SOURCE` is
 //! unset) ships no headers: build it from source (`MOZJS_FROM_SOURCE=1`).
 //!
