@@ -17,6 +17,7 @@ use crate::sampler::{SamplerCore, SessionId, SessionStart, MAX_PICK_LATENESS};
 use crate::time::{Clock, FakeClock, Nanos, Resolution};
 use crate::trace::{MarkerSet, ProfilerMarker, ProfilerTrace};
 
+mod budget;
 mod proposals;
 
 const MS: Nanos = 1_000_000;
