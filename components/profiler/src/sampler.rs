@@ -204,7 +204,8 @@ pub struct SamplerStats {
     /// Samples the unstopped sessions hold now (at most the group's `max_buffered_samples`).
     pub buffered: u64,
     /// Times a session below its fair share of the budget found none left, and the sessions
-    /// above their share were cut down to it (see "Fair shares" above).
+    /// above their share were cut down to it (the [`sampler`](crate::sampler) module's "Fair
+    /// shares").
     pub reclaims: u64,
     /// Samples those cuts took back.
     pub reclaimed: u64,

@@ -325,7 +325,11 @@ fn dropping_the_newest_samples_leaves_the_buffer_that_never_took_them() {
         }
         assert_eq!(cut.len(), fresh.len());
         let (cut, fresh) = (cut.build(&Symbols), fresh.build(&Symbols));
-        assert_eq!(times(&cut), times(&fresh), "{taken} {kept} {dropped_oldest}");
+        assert_eq!(
+            times(&cut),
+            times(&fresh),
+            "{taken} {kept} {dropped_oldest}"
+        );
         for (a, b) in cut.samples.iter().zip(&fresh.samples) {
             assert_eq!(cut.sample_frames(a), fresh.sample_frames(b));
         }
