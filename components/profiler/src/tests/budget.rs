@@ -3,9 +3,14 @@
 //! profilers is not starved, that pages within the budget see nothing of it, and that the
 //! bound holds whatever sessions do.
 
-use super::*;
-use crate::recorder::BufferPolicy;
-use crate::sampler::{mix, DEFAULT_MAX_BUFFERED};
+use std::collections::BTreeSet;
+
+use crate::recorder::{BufferPolicy, Recorder};
+use crate::sampler::{mix, SamplerCore, SessionId, DEFAULT_MAX_BUFFERED};
+use crate::time::Resolution;
+use crate::trace::MarkerSet;
+
+use super::harness::*;
 
 /// Starts session `id` as a ring buffer of `max`.
 fn start_ring(h: &mut Harness, id: u64, agent: usize, every: u64, max: u32) {
@@ -18,6 +23,33 @@ fn full(h: &Harness) -> Vec<SessionId> {
     let mut full = h.full.lock().unwrap().clone();
     full.sort();
     full
+}
+
+/// The unstopped sessions of a process hold at most the budget between them; a session that
+/// would go past it is full (told once, no more samples), and stopping sessions gives their
+/// samples back.
+#[test]
+fn the_process_budget_bounds_what_unstopped_sessions_hold() {
+    let mut h = Harness::new();
+    h.core = SamplerCore::new(MS, 0, SEED).with_budget(25);
+    let (a, _) = h.counted_agent(&[1]);
+    h.agents[a].0.enter();
+    for id in 1..=3 {
+        h.start(id, a, 1, 1000);
+    }
+    h.run_to(100 * MS, |_| {});
+    assert_eq!(h.core.buffered(), 25);
+    assert_eq!(h.core.next_wake(), None, "every session is full");
+    let mut full = h.full.lock().unwrap().clone();
+    full.sort();
+    assert_eq!(full, [SessionId(1), SessionId(2), SessionId(3)]);
+    let lens: Vec<usize> = (1..=3).map(|id| h.stop(id).samples.len()).collect();
+    assert_eq!(lens.iter().sum::<usize>(), 25, "{lens:?}");
+    assert_eq!(h.core.buffered(), 0);
+    // The budget is free again.
+    h.start(4, a, 1, 1000);
+    h.run_to(110 * MS, |_| {});
+    assert_eq!(h.stop(4).samples.len(), 10);
 }
 
 /// The page: 100,000 profilers at 1 ms that are never stopped, then the page's own
