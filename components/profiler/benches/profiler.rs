@@ -11,6 +11,8 @@
 //! - and of issue 28 (the proposals behind `dom.profiler.proposals.enabled`): a ring buffer's
 //!   cost per sample against the default's, the time `restart()` takes, the bytes of a
 //!   1,000-sample trace as JSON and as json-gzip.
+//! - and of issue 40: `stop()` of a profiler started beside 100,000 forgotten ones at 1 ms
+//!   that hold the whole sample budget, from the call to the trace in hand: <= 5 ms median.
 //!
 //! `./mach bench` runs this; the measurements that are not criterion's are printed as plain
 //! lines after its output.
@@ -18,8 +20,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::time::Instant;
+
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
-use jsprof_profiler::{BufferPolicy, ProfilerTrace};
+use jsprof_profiler::sampler::DEFAULT_MAX_BUFFERED;
+use jsprof_profiler::{BufferPolicy, ProfilerTrace, Session};
 use jsprof_profiler::{
     GroupConfig, MonotonicClock, ProfilerGroup, RawFrame, RawStack, RealmId, Recorder, Resolution,
     ResolvedSite, ScriptId, SessionOptions, Symbolizer,
@@ -354,8 +359,102 @@ fn many_sessions() {
     }
 }
 
+/// 100,000 sessions at 1 ms that are never stopped (issue 40), on an agent that runs no
+/// script, once they hold the whole budget and are full; the group and their handles.
+fn forgotten_profilers() -> (ProfilerGroup, jsprof_profiler::AgentHandle, Vec<Session>) {
+    let group = ProfilerGroup::new(GroupConfig {
+        base_interval: Duration::from_millis(1),
+        ..GroupConfig::default()
+    })
+    .unwrap();
+    let agent = group.register_agent(|| {});
+    let forgotten: Vec<Session> = (0..100_000)
+        .map(|_| {
+            group
+                .start_session(options(agent.clone(), 1.0, u32::MAX))
+                .unwrap()
+        })
+        .collect();
+    let started = Instant::now();
+    loop {
+        let stats = group.stats().expect("sampler running");
+        if stats.buffered == DEFAULT_MAX_BUFFERED && stats.plan_ticks == 0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "never full");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!(
+        "100,000 forgotten profilers at 1 ms hold the budget ({DEFAULT_MAX_BUFFERED} samples) and are full after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    (group, agent, forgotten)
+}
+
+/// `stop()` of a profiler at 20 ms started beside [`forgotten_profilers`], from the call to
+/// the trace in hand. Each one takes a sample first (forced: at once, through the same
+/// budget rules as a timed one; the first one's is the sample that finds the budget
+/// spent), so that its trace is not empty (a timed one may come too).
+fn stop_beside_forgotten(c: &mut Criterion) {
+    let (group, agent, forgotten) = forgotten_profilers();
+    let mut g = c.benchmark_group("hoarding");
+    g.bench_function("stop_beside_100000_forgotten", |b| {
+        b.iter_custom(|iters| {
+            let mut took = Duration::ZERO;
+            for _ in 0..iters {
+                let session = group
+                    .start_session(options(agent.clone(), 20.0, u32::MAX))
+                    .unwrap();
+                group.force_sample([&session], Duration::from_secs(10));
+                let (tx, rx) = crossbeam_channel::bounded(1);
+                let t = Instant::now();
+                session
+                    .stop(move |trace| tx.send(trace.samples.len()).unwrap())
+                    .unwrap();
+                assert!(rx.recv().unwrap() >= 1, "the sample it took");
+                took += t.elapsed();
+            }
+            took
+        })
+    });
+    g.finish();
+    // The issue's page: one second at 20 ms, then stop(), ten times.
+    let mut runs = Vec::new();
+    for _ in 0..10 {
+        let session = group
+            .start_session(options(agent.clone(), 20.0, u32::MAX))
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let t = Instant::now();
+        session
+            .stop(move |trace| tx.send(trace.samples.len()).unwrap())
+            .unwrap();
+        let samples = rx.recv().unwrap();
+        runs.push((t.elapsed().as_secs_f64() * 1e3, samples));
+    }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut samples: Vec<usize> = runs.iter().map(|r| r.1).collect();
+    samples.sort_unstable();
+    println!(
+        "beside 100,000 forgotten profilers, 10 profilers of 1 s at 20 ms: stop() to the trace in hand median {:.3} ms, max {:.3} ms; samples {samples:?}",
+        runs[5].0, runs[9].0,
+    );
+    drop(forgotten);
+}
+
+criterion_group! {
+    name = hoarding;
+    config = Criterion::default().measurement_time(Duration::from_secs(4));
+    targets = stop_beside_forgotten
+}
+
 fn main() {
     benches();
+    // Only when benchmarking: its set-up takes seconds.
+    if std::env::args().any(|a| a == "--bench") {
+        hoarding();
+    }
     Criterion::default().configure_from_args().final_summary();
     // `cargo test --all-targets` runs this binary without `--bench`: criterion then only
     // checks each benchmark once, and the measurements below are skipped.

@@ -33,9 +33,12 @@ pub struct GroupConfig {
     /// tune the thread for punctual wake-ups (a scheduler slice, a priority).
     pub on_sampler_thread: Option<fn()>,
     /// How many samples the unstopped sessions may hold between them (12 bytes each, besides
-    /// their interned stacks). A session that would take one more is full: it stops
-    /// sampling and its host is told, as when its own `maxBufferSize` is reached (a ring
-    /// buffer that holds samples drops its own oldest instead).
+    /// their interned stacks). Once it has run out, each session is held to its fair share
+    /// (this divided by the unstopped sessions): one at its share that would take one more
+    /// is full, as at its own `maxBufferSize` (a ring buffer drops its own oldest instead),
+    /// and one below its share takes room from those above it, which are cut down to the
+    /// share: a ring loses its oldest samples, any other its newest, and is full, its host
+    /// told as at `maxBufferSize` (see [`sampler`](crate::sampler), "Fair shares").
     pub max_buffered_samples: u64,
 }
 

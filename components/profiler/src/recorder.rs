@@ -211,6 +211,33 @@ impl SampleLog {
         }
     }
 
+    /// Drops the newest sample (a session over its share of the process's budget gives it
+    /// back, keeping the samples it took first).
+    fn pop_back(&mut self) {
+        let Some(last) = self.chunks.back_mut() else {
+            return;
+        };
+        if self.len == 0 {
+            return;
+        }
+        self.len -= 1;
+        last.timestamps.pop();
+        last.nodes.pop();
+        last.markers.pop();
+        // A chunk left without samples is freed (kept for reuse), as `pop_front` does.
+        let emptied = last.timestamps.len() == if self.chunks.len() == 1 { self.head } else { 0 };
+        if emptied {
+            if self.chunks.len() == 1 {
+                self.head = 0;
+            }
+            if let Some(chunk) = self.chunks.pop_back() {
+                if chunk.timestamps.capacity() == CHUNK {
+                    self.spare = Some(chunk);
+                }
+            }
+        }
+    }
+
     fn iter(&self) -> impl Iterator<Item = (f64, u32, u8)> + '_ {
         let head = self.head;
         self.chunks.iter().enumerate().flat_map(move |(k, c)| {
@@ -377,6 +404,14 @@ impl Recorder {
     /// room for its new sample this way).
     pub fn drop_oldest(&mut self) {
         self.samples.pop_front();
+    }
+
+    /// Drops the newest sample, if any: a session holding more than its share of the
+    /// process's budget gives it back this way, and its trace stays the samples it took
+    /// first, as if its `maxBufferSize` had been smaller. (The stack nodes only that sample
+    /// used stay interned; the build skips them.)
+    pub fn drop_newest(&mut self) {
+        self.samples.pop_back();
     }
 
     /// Keeps only the frames and stack nodes the live samples use (and their ancestors),

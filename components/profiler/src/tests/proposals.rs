@@ -5,9 +5,14 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use super::*;
-use crate::recorder::{Added, BufferPolicy};
-use crate::sampler::mix;
+use crate::agent::Sampled;
+use crate::frame::{RawFrame, RawStack, ScriptId};
+use crate::recorder::{Added, BufferPolicy, Recorder};
+use crate::sampler::{mix, SamplerCore, SessionId};
+use crate::time::{Nanos, Resolution};
+use crate::trace::{MarkerSet, ProfilerTrace};
+
+use super::harness::*;
 
 /// A stack that changes with `n`: 8 frames, the inner four at positions of their own, so a
 /// long run keeps interning new frames and stack nodes.

@@ -1,0 +1,282 @@
+//! Where a tick's stack comes from: none when the agent runs no script, at once from a
+//! synchronous sampler, by request and answer (in time or not, stale, closed), or from a
+//! walk that waits for the agent's thread.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use crate::agent::Sampled;
+
+use super::harness::*;
+
+#[test]
+fn an_idle_agent_gets_stackless_samples_without_being_interrupted() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.start(1, a, 2, 100);
+    h.run_to(10 * MS, |_| {});
+    let t = h.stop(1);
+    // One sample in each 2 ms block, anywhere inside it.
+    assert_eq!(blocks(&t, 2), [0, 1, 2, 3, 4]);
+    assert!(t.samples.iter().all(|s| s.stack_id.is_none()));
+    assert_eq!(h.requests(a), 0);
+}
+
+#[test]
+fn one_capture_serves_every_due_session_of_the_agent() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.start(1, a, 1, 100);
+    h.start(2, a, 2, 100);
+    h.agents[a].0.enter();
+    let s = stack(&[1, 2]);
+    h.run_to(4 * MS, |h| assert!(h.answer_with(a, &s)));
+    let (t1, t2) = (h.stop(1), h.stop(2));
+    assert_eq!(h.requests(a), t1.samples.len());
+    assert!(t1.samples.len() >= 3);
+    assert_eq!(blocks(&t2, 2), [0, 1]);
+    // The interval-2 session's samples are ticks of the interval-1 session.
+    let t1_times = times(&t1);
+    assert!(times(&t2).iter().all(|t| t1_times.contains(t)));
+    assert_eq!(names(&t2, 1), ["f1", "f2"]);
+}
+
+#[test]
+fn a_synchronous_sampler_takes_the_stack_at_the_tick() {
+    let mut h = Harness::new();
+    let (a, calls) = h.counted_agent(&[3, 4]);
+    h.start(1, a, 1, 100);
+    h.agents[a].0.enter();
+    h.run_to(5 * MS, |_| {});
+    let t = h.stop(1);
+    assert_eq!(h.requests(a), 0, "no interrupt requests");
+    assert_eq!(calls.load(Ordering::SeqCst), t.samples.len());
+    assert_eq!(h.core.stats().sampled, t.samples.len() as u64);
+    assert!((0..t.samples.len()).all(|i| names(&t, i) == ["f3", "f4"]));
+}
+
+#[test]
+fn a_synchronous_sampler_that_cannot_sample_falls_back_to_a_request() {
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Unavailable)));
+    h.start(1, a, 1, 100);
+    h.agents[a].0.enter();
+    let s = stack(&[5]);
+    h.run_to(3 * MS, |h| assert!(h.answer_with(a, &s)));
+    let t = h.stop(1);
+    assert_eq!(h.requests(a), t.samples.len());
+    assert!((0..t.samples.len()).all(|i| names(&t, i) == ["f5"]));
+}
+
+#[test]
+fn waiting_ticks_get_the_answer_only_if_it_came_in_time() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.start(1, a, 1, 100);
+    h.agents[a].0.enter();
+    // A long native call: no interrupt is served for 4 ticks.
+    h.run_to(4 * MS, |_| {});
+    assert_eq!(h.requests(a), 1, "one request stays outstanding");
+    assert!(h.answer_with(a, &stack(&[7])));
+    h.deliver();
+    let t = h.stop(1);
+    assert_eq!(blocks(&t, 1), [0, 1, 2, 3]);
+    // The stack captured at 4 ms was running then, not 1 ms or more before.
+    for (i, s) in t.samples.iter().enumerate() {
+        let in_time = 4.0 - s.timestamp <= 1.0;
+        assert_eq!(
+            s.stack_id.is_some(),
+            in_time,
+            "sample {i} at {}",
+            s.timestamp
+        );
+    }
+    let late = t.samples.iter().filter(|s| s.stack_id.is_none()).count() as u64;
+    assert!(late >= 2);
+    assert_eq!(h.core.stats().late_answers, late);
+}
+
+#[test]
+fn a_request_outliving_its_script_is_discarded_and_its_ticks_closed() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    let agent = h.agents[a].0.clone();
+    h.start(1, a, 1, 100);
+    agent.enter();
+    h.run_to(MS, |_| {}); // block 0: request made
+    agent.leave(); // script returned before the interrupt was serviced
+    agent.enter(); // the next script starts: the pending interrupt fires now
+    assert!(agent.take_request().is_none(), "stale request discarded");
+    h.run_to(2 * MS, |h| assert!(h.answer_with(a, &stack(&[3])))); // block 1 closes block 0
+    assert_eq!(h.core.stats().unanswered, 1);
+    let t = h.stop(1);
+    assert_eq!(blocks(&t, 1), [0, 1]);
+    assert_eq!(t.samples[0].stack_id, None);
+    assert_eq!(names(&t, 1), ["f3"]);
+}
+
+#[test]
+fn an_answer_for_a_closed_request_is_dropped() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    let agent = h.agents[a].0.clone();
+    h.start(1, a, 1, 100);
+    agent.enter();
+    h.run_to(MS, |_| {});
+    let req = agent.take_request().expect("request for block 0");
+    agent.leave();
+    h.run_to(2 * MS, |_| {}); // idle block 1 closes block 0
+    agent.answer(req, stack(&[5])); // too late
+    h.deliver();
+    assert_eq!(h.core.stats().stale_answers, 1);
+    let t = h.stop(1);
+    assert!(t.samples.iter().all(|s| s.stack_id.is_none()));
+    assert_eq!(t.samples.len(), 2);
+}
+
+#[test]
+fn stopping_with_an_answer_pending_keeps_the_ticks_without_stacks() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.start(1, a, 1, 100);
+    h.start(2, a, 1, 100);
+    h.agents[a].0.enter();
+    h.run_to(2 * MS, |_| {});
+    let t1 = h.stop(1);
+    assert_eq!(t1.samples.len(), 2);
+    assert!(t1.samples.iter().all(|s| s.stack_id.is_none()));
+    // Session 2 still gets the answer for its ticks that were in time.
+    assert!(h.answer_with(a, &stack(&[4])));
+    h.deliver();
+    let t2 = h.stop(2);
+    assert_eq!(t2.samples.len(), 2);
+    assert_eq!(names(&t2, 1), ["f4"]);
+}
+
+/// Stopping a session that has ticks waiting for its agent's answer records them without a
+/// stack, and the answer that comes later serves only the sessions still running.
+#[test]
+fn a_session_stopped_while_waiting_keeps_its_ticks_and_the_rest_get_the_answer() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.start(2, a, 1, 100);
+    h.run_to(MS, |_| {});
+    assert_eq!(h.requests(a), 1);
+    let t1 = h.stop(1);
+    assert_eq!(t1.samples.len(), 1);
+    assert_eq!(t1.samples[0].stack_id, None);
+    assert!(h.answer_with(a, &stack(&[5])));
+    h.deliver();
+    let t2 = h.stop(2);
+    assert_eq!(t2.samples.len(), 1);
+    assert_eq!(names(&t2, 0), ["f5"]);
+}
+
+#[test]
+fn sessions_on_different_agents_are_sampled_independently() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    let b = h.agent();
+    h.start(1, a, 1, 100);
+    h.start(2, b, 1, 100);
+    h.agents[b].0.enter();
+    let s = stack(&[9]);
+    h.run_to(2 * MS, |h| assert!(h.answer_with(b, &s)));
+    assert_eq!((h.requests(a), h.requests(b)), (0, 2));
+    let (ta, tb) = (h.stop(1), h.stop(2));
+    assert!(ta.samples.iter().all(|s| s.stack_id.is_none()));
+    assert!(tb.samples.iter().all(|s| s.stack_id.is_some()));
+}
+
+/// A host sampler whose walks wait for the agent's thread: `Pending` until the test lets
+/// the thread "run" (`ran`), then the stack; it records the poll steps it was given.
+struct WaitingSampler {
+    ran: Arc<std::sync::atomic::AtomicBool>,
+    steps: Arc<Mutex<Vec<crate::PollStep>>>,
+}
+
+impl crate::StackSampler for WaitingSampler {
+    fn sample(&self) -> Sampled {
+        Sampled::Pending
+    }
+    fn poll(&self, step: crate::PollStep) -> Sampled {
+        self.steps.lock().unwrap().push(step);
+        if step == crate::PollStep::Abandon {
+            Sampled::Unavailable
+        } else if self.ran.swap(false, Ordering::SeqCst) {
+            Sampled::Stack(stack(&[9]))
+        } else {
+            Sampled::Pending
+        }
+    }
+}
+
+/// When threads outnumber cores, an agent's walk waits for its thread to be scheduled: the
+/// sampler does not wait with it, the other agents are sampled meanwhile, and every tick
+/// that came while the thread could not run gets the stack it is walked with (the thread
+/// did not run in between, so its stack did not change).
+#[test]
+fn a_walk_waiting_for_its_thread_holds_up_no_other_agent() {
+    let mut h = Harness::new();
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let waiting = h.agent_with(Some(Box::new(WaitingSampler {
+        ran: ran.clone(),
+        steps: steps.clone(),
+    })));
+    let (prompt, calls) = h.counted_agent(&[2]);
+    for a in [waiting, prompt] {
+        h.agents[a].0.enter();
+    }
+    h.start(1, waiting, 1, 100);
+    h.start(2, prompt, 1, 100);
+    // Five ticks while the first agent's thread waits for a CPU.
+    h.run_to(5 * MS, |_| {});
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        5,
+        "the other agent is sampled at each tick"
+    );
+    // Its nudge is overdue (the harness did not poll): due at once, then every WALK_POLL.
+    assert_eq!(h.core.walk_poll_in(h.now), Some(0));
+    h.core.poll_walks(h.now);
+    assert_eq!(*steps.lock().unwrap(), [crate::PollStep::Nudge]);
+    assert_eq!(h.core.walk_poll_in(h.now), Some(crate::sampler::WALK_POLL));
+    // The thread runs: its walk serves every waiting tick.
+    ran.store(true, Ordering::SeqCst);
+    h.core.poll_walks(h.now);
+    assert_eq!(h.core.walk_poll_in(h.now), None);
+    let t = h.stop(1);
+    assert_eq!(t.samples.len(), 5);
+    for i in 0..5 {
+        assert_eq!(names(&t, i), ["f9"]);
+    }
+    assert_eq!(blocks(&t, 1), [0, 1, 2, 3, 4]);
+    assert_eq!(h.stop(2).samples.len(), 5);
+    let stats = h.core.stats();
+    assert_eq!((stats.walks_waited, stats.walks_abandoned), (1, 0));
+}
+
+/// A walk whose thread never runs is abandoned after WALK_ABANDON: its ticks get no stack.
+#[test]
+fn a_walk_whose_thread_never_runs_is_abandoned() {
+    let mut h = Harness::new();
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let a = h.agent_with(Some(Box::new(WaitingSampler {
+        ran: Arc::default(),
+        steps: steps.clone(),
+    })));
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 1000);
+    h.run_to(150 * MS, |h| h.core.poll_walks(h.now));
+    let t = h.stop(1);
+    assert!(t.samples.len() >= 100, "{}", t.samples.len());
+    assert!(t.samples.iter().all(|s| s.stack_id.is_none()));
+    assert_eq!(h.core.stats().walks_abandoned, 1);
+    assert_eq!(
+        steps.lock().unwrap().last(),
+        Some(&crate::PollStep::Abandon)
+    );
+}
