@@ -1,6 +1,7 @@
 """`./mach test`, everything CI runs, and the suites it is made of that run on their own:
 `./mach test-multiprocess` (the second pass, every page in a content process),
-`./mach test-export-readers` and `./mach test-webdriver`.
+`./mach test-export-readers` and `./mach test-webdriver`. mach's own tests (tools/mach/tests)
+run first.
 """
 
 import json
@@ -16,6 +17,20 @@ from .common import (BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_sh
 from .servo import test_servo_if_built
 from .wpt import WPT_TOOLS, test_wpt
 
+MACH_TESTS = os.path.join(ROOT, "tools", "mach", "tests")
+
+
+def mach_tests():
+    """mach's own tests (argument parsing, the Servo lay-out): quiet unless one fails."""
+    cmd = [sys.executable, "-B", "-m", "unittest", "discover", "-s", MACH_TESTS]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    if proc.returncode:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        log(f"mach's own tests failed: python3 -m unittest discover -s {os.path.relpath(MACH_TESTS, ROOT)}")
+    return proc.returncode
+
+
 def test(args=(), repeat=1, load=0):
     """The Rust tests, the exports read by others' readers (tools/export-readers), jsprof
     driven by Selenium and WebdriverIO (tools/webdriver-tests), then our WPT tests
@@ -26,7 +41,7 @@ def test(args=(), repeat=1, load=0):
     work) running meanwhile, to check that the tests pass on a loaded machine. Other
     arguments go to `cargo test`."""
     args = list(args)
-    rc = bootstrap()
+    rc = mach_tests() or bootstrap()
     if rc:
         return rc
     with busy_processes(load):
@@ -185,7 +200,7 @@ def register(commands):
         commands, "test", "everything CI runs: mach's, Rust, export-reader, WebDriver and WPT tests, then -M",
         lambda ns: test(ns.args, ns.repeat, ns.load), passthrough=cli.KNOWN,
         usage="./mach test [--repeat N] [--load K] [cargo test args]",
-        description="./mach bootstrap, then: "
+        description="mach's own tests (tools/mach/tests, quiet unless one fails), ./mach bootstrap, then: "
                     "./mach check-units, cargo test of the workspace and of the collector's, "
                     "./mach test-export-readers, ./mach test-webdriver, ./mach test-wpt, then "
                     "./mach test-multiprocess and, when a Servo build is here, ./mach servo test.\n\n"
