@@ -138,8 +138,10 @@ def check(ns):
     if ns.list:
         return None
     targets = fuzz_targets()
-    if ns.target is None or (ns.target != "all" and ns.target not in targets):
-        return f"usage: ./mach fuzz TARGET|all [--time S] [-- LIBFUZZER_ARGS]; targets: {', '.join(targets)}"
+    if ns.target is None:
+        return f"a TARGET or all is needed; targets: {', '.join(targets)}"
+    if ns.target != "all" and ns.target not in targets:
+        return f"no fuzz target {ns.target!r}; targets: {', '.join(targets)}"
     return None
 
 
