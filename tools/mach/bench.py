@@ -1,0 +1,144 @@
+"""`./mach bench`: the criterion benchmarks (the profiler core, the profiler service, the export
+merge, the collector's ingest and `top`), the page benchmark (benches/cpu without and with
+profiling) and the soak test (tools/bench/soak.py); `./mach bench --peer chromium` the same
+page in jsprof and in headless Chromium side by side (tools/bench/peer.py).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+from . import cli
+from .common import COLLECTOR_MANIFEST, ROOT, apt_install, bootstrap_build, build_shell, cargo, log, release_exe, target_dir
+
+BENCH_TOOLS = os.environ.get("JSPROF_BENCH_TOOLS", os.path.expanduser("~/.cache/jsprof/bench-tools"))
+PLAYWRIGHT = "playwright-core@1.65.1"
+PEERS = ("chromium",)
+
+
+def page_bench(runs=5):
+    """Runs benches/cpu alternately without and with profiling; prints medians."""
+    exe = release_exe("jsprof")
+    page = os.path.join(ROOT, "benches", "cpu", "index.html")
+    out = os.path.join(target_dir(), "bench-trace.json")
+    configs = [
+        ("profiled from outside, 20 ms base, 10 ms requested", page, ["--profile-out", out, "--profile-interval", "10"]),
+        ("profiled from outside, 1 ms base, 1 ms requested", page,
+         ["--pref", "profiler.base_interval_ms=1", "--profile-out", out, "--profile-interval", "1"]),
+        # The page's own Profiler (sampleInterval 1, maxBufferSize 1000) over twice the work:
+        # stop() and its promise for a full 1000-sample buffer.
+        ("the page's own Profiler, 1 ms base, 1000-sample buffer", "file://" + page + "#self",
+         ["--pref", "profiler.base_interval_ms=1"]),
+    ]
+
+    def workload(target, extra):
+        r = subprocess.run([exe, *extra, target], capture_output=True, text=True, check=True)
+        ms = float(r.stdout.split()[-1])
+        stats = [json.loads(l) for l in r.stderr.splitlines() if l.startswith("{")]
+        return ms, (stats[0] if stats else None)
+
+    print(f"\npage benchmark: {os.path.relpath(page, ROOT)}, {runs} alternating runs per configuration")
+    for name, target, flags in configs:
+        plain, profiled, stats = [], [], []
+        for _ in range(runs):
+            plain.append(workload(target.replace("#self", "#plain"), [])[0])
+            ms, st = workload(target, ["--profile-stats", *flags])
+            profiled.append(ms)
+            stats.append(st)
+        med = statistics.median
+
+        def stat(key, scale=1.0):
+            vals = [s[key] for s in stats if s.get(key) is not None]
+            return med(vals) * scale if vals else float("nan")
+
+        print(f"  {name}:")
+        if "#self" in target:
+            print(f"    samples {stat('samples'):.0f}; page stop() + promise task main-thread time {stat('page_stop_ms'):.3f} ms")
+        else:
+            slowdown = med(profiled) / med(plain) - 1
+            print(f"    workload median {med(plain):.1f} ms without, {med(profiled):.1f} ms with: slowdown {slowdown * 100:+.2f}%")
+            print(f"    samples {stat('samples'):.0f}; stop() main-thread time {stat('stop_ms'):.3f} ms")
+        print(f"    time inside sampling {stat('sampling_fraction', 100):.3f}% of the run "
+              f"(collection walks {stat('gc_walk_ms'):.3f} ms of it; signals for {stat('walks_signalled'):.0f} walks)")
+
+        def sampler(key, scale=1.0):
+            vals = [s["sampler"][key] for s in stats if s.get("sampler") and s["sampler"].get(key) is not None]
+            return med(vals) * scale if vals else float("nan")
+
+        print(f"    ticks {sampler('ticks'):.0f}: lateness p50 {sampler('lateness_p50_us'):.0f} us, "
+              f"p99 {sampler('lateness_p99_us'):.0f} us, max {sampler('lateness_max_us'):.0f} us; "
+              f"missed blocks {sampler('missed_blocks'):.0f}, idle {sampler('idle'):.0f}")
+        print(f"    evenness: every tenth of a block within {sampler('evenness_worst_tenth_pts'):.1f} points of 10%, "
+              f"{sampler('taken_after_block_pct'):.1f}% taken after their block; "
+              f"sampler thread CPU {sampler('thread_cpu_ms'):.1f} ms")
+        print(f"    cost of a walk: {stat('walk_us_depth5'):.1f} us at 5 frames, {stat('walk_us_depth20'):.1f} us at 20 frames "
+              f"(plus {stat('signal_us'):.1f} us of kernel time for each that needed a signal)")
+        print(f"    trace JSON {stat('json_bytes_per_sample'):.1f} bytes per sample")
+    return 0
+
+
+def soak():
+    """The soak test (not in CI): 1000 profilers started and stopped in a loop for 60 s,
+    with the resident size after the first round and at the end (tools/bench/soak.py)."""
+    return subprocess.call([sys.executable, os.path.join(ROOT, "tools", "bench", "soak.py"),
+                            "--jsprof", release_exe("jsprof")])
+
+
+def bootstrap_peer():
+    """Debian's chromium, node and playwright-core (under BENCH_TOOLS), only for --peer."""
+    missing = [pkg for pkg, exe in (("chromium", "chromium"), ("nodejs", "node"), ("npm", "npm"))
+               if shutil.which(exe) is None]
+    if missing and apt_install(missing):
+        return 1
+    if not os.path.exists(os.path.join(BENCH_TOOLS, "node_modules", "playwright-core")):
+        log(f"installing {PLAYWRIGHT} into {BENCH_TOOLS}")
+        if subprocess.call(["npm", "install", "--silent", "--prefix", BENCH_TOOLS, PLAYWRIGHT]) != 0:
+            return 1
+    return 0
+
+
+def peer(args):
+    """./mach bench --peer chromium [--quick]: the side-by-side table (tools/bench/peer.py, given `args`)."""
+    rc = bootstrap_build() or bootstrap_peer() or build_shell()
+    if rc:
+        return rc
+    peer_env = dict(os.environ, JSPROF_BENCH_NODE_PATH=os.path.join(BENCH_TOOLS, "node_modules"))
+    return subprocess.call([sys.executable, os.path.join(ROOT, "tools", "bench", "peer.py"),
+                            "--jsprof", release_exe("jsprof"), *args], env=peer_env)
+
+
+def bench(args=()):
+    """./mach bench: criterion benchmarks (`args` to those of the profiler core and the profiler
+    service), then the page benchmark, then the soak test."""
+    rc = (bootstrap_build() or cargo("bench", "-p", "jsprof-profiler", *args) or cargo("bench", "-p", "jsprof-scope", *args)
+          or cargo("bench", "-p", "jsprof-export", "--bench", "merge"))
+    # The collector's ingest (traces/s, p99 acknowledgement) and `top` over 10M samples.
+    rc = rc or cargo("bench", *COLLECTOR_MANIFEST)
+    return rc or build_shell() or page_bench() or soak()
+
+
+def peer_type(value):
+    if value not in PEERS:
+        raise argparse.ArgumentTypeError(f"{value!r}: usage: ./mach bench --peer chromium [--quick]")
+    return value
+
+
+def register(commands):
+    p = cli.command(
+        commands, "bench", "criterion, the page benchmark, the soak test; --peer chromium: side by side",
+        lambda ns: peer(ns.args) if ns.peer else bench(ns.args), passthrough=cli.KNOWN,
+        usage="./mach bench [cargo bench args] | ./mach bench --peer chromium [--quick]",
+        description="Criterion benchmarks of the profiler core and the profiler service (the arguments given "
+                    "go to these two `cargo bench`es, unchanged), the export merge benchmark (10,000 traces "
+                    "into one flame graph), the collector's ingest and `top`, then the page benchmark "
+                    "(benches/cpu, 5 alternating runs without and with profiling) and the soak test (1000 "
+                    "profilers started and stopped for 60 s, tools/bench/soak.py).\n\n"
+                    "With --peer chromium: the same page in jsprof and headless Chromium, side by side "
+                    "(tools/bench/peer.py, given the other arguments: --quick, 2 pairs per row); installs "
+                    "chromium and playwright-core (into $JSPROF_BENCH_TOOLS) only then.")
+    p.add_argument("--peer", metavar="chromium", type=peer_type,
+                   help="run the side-by-side comparison with this browser instead")
