@@ -113,7 +113,7 @@
 //!
 //! # Safety
 //!
-//! `unsafe` lives here and in jsprof-script's `glue/` (and in `examples/embed`, an
+//! `unsafe` lives here and in jsprof-script-bindings' `glue/` (and in `examples/embed`, an
 //! embedder's own JSAPI calls); every block says why it is sound
 //! (`// SAFETY:`) and holds one unsafe operation (the workspace's lints). Every callback
 //! SpiderMonkey makes into this crate runs in `guarded`: a panic never unwinds into C++
