@@ -12,6 +12,7 @@ import sys
 from . import cli
 from .build import bootstrap, check_units
 from .collector import collector_build, ensure_collector_npm
+from .lint import docs_check
 from .common import (BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_shell, cargo, env, log,
                      release_exe, toolboot)
 from .servo import test_servo_if_built
@@ -33,8 +34,9 @@ def mach_tests():
 
 def test(args=(), repeat=1, load=0):
     """The Rust tests, the exports read by others' readers (tools/export-readers), jsprof
-    driven by Selenium and WebdriverIO (tools/webdriver-tests), then our WPT tests
-    (tests/wpt).
+    driven by Selenium and WebdriverIO (tools/webdriver-tests), our WPT tests (tests/wpt),
+    then the docs check (tools/docs_check.py: every path the docs name exists, and the
+    commands marked runnable run).
 
     --repeat N runs that whole sequence N times, stopping at the first failure (and saying
     which run it was); --load K keeps K busy processes (one shell loop each, a core's worth of
@@ -50,7 +52,8 @@ def test(args=(), repeat=1, load=0):
                 log(f"test run {run_number} of {repeat}" + (f", {load} busy processes beside it" if load else ""))
             rc = (ensure_chromium() or check_units() or cargo("test", *BUILD_ARGS, *args)
                   or ensure_collector_npm() or collector_build() or cargo("test", *COLLECTOR_ARGS, *args)
-                  or test_export_readers() or test_webdriver() or test_wpt([]))
+                  or test_export_readers() or test_webdriver() or test_wpt([])
+                  or docs_check([]))
             # With a test filter only the filtered cargo tests run, in one mode.
             if not rc and not args:
                 rc = test_multiprocess() or test_servo_if_built()
