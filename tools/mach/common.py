@@ -96,9 +96,17 @@ def bootstrap_build():
     return 0
 
 
+# Set by `./mach test` once its `cargo test` of the workspace has passed: the jsprof binary it
+# built is current, and the steps after it (and the commands they start, such as the docs
+# check's `./mach run …`) run it as it is (test.shell_from_tests).
+SHELL_FROM_TESTS = "JSPROF_SHELL_FROM_TESTS"
+
+
 def build_shell():
     """The jsprof shell (SHELL_ARGS): what `./mach build` builds, and every command that runs
-    jsprof builds first."""
+    jsprof builds first (but within `./mach test`, which has just built it with its tests)."""
+    if os.environ.get(SHELL_FROM_TESTS) == "1" and os.path.exists(release_exe("jsprof")):
+        return 0
     return bootstrap_build() or cargo("build", *SHELL_ARGS)
 
 

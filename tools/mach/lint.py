@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from . import cli
+from . import cli, verified
 from .common import BUILD_ARGS, COLLECTOR_ARGS, COLLECTOR_MANIFEST, ROOT, bootstrap_build, cargo, log
 from .servo_tree import SERVO_ROOT, servo_env, servo_exe
 
@@ -17,13 +17,25 @@ DOCS_CHECK = os.path.join(ROOT, "tools", "docs_check.py")
 def lint():
     rc = bootstrap_build()
     rc = rc or cargo("fmt", "--all", "--", "--check")
-    rc = rc or cargo("fmt", "--all", *COLLECTOR_MANIFEST, "--", "--check")
     rc = rc or cargo("clippy", *BUILD_ARGS, "--", "-D", "warnings")
-    rc = rc or cargo("clippy", *COLLECTOR_ARGS, "--", "-D", "warnings")
+    rc = rc or lint_collector()
     # The prelude lint (components/page-model/src/prelude_lint.rs): no function of the
     # prelude reaches a built-in a page can replace. Also part of ./mach test.
     rc = rc or cargo("test", *BUILD_ARGS, "--", "prelude_lint")
     return rc or lint_servo_if_built()
+
+
+def lint_collector():
+    """rustfmt --check and clippy -D warnings over the collector's workspace. Under
+    JSPROF_CI_SKIP_VERIFIED=1 (CI) skipped when its inputs are those it last passed on
+    (tools/mach/verified.py); a pass here records them."""
+    if verified.skip("collector-lint"):
+        return 0
+    rc = cargo("fmt", "--all", *COLLECTOR_MANIFEST, "--", "--check")
+    rc = rc or cargo("clippy", *COLLECTOR_ARGS, "--", "-D", "warnings")
+    if not rc:
+        verified.record("collector-lint")
+    return rc
 
 
 def lint_servo_if_built():

@@ -13,7 +13,8 @@ from . import cli
 from .build import bootstrap, check_units
 from .collector import collector_build, ensure_collector_npm
 from .lint import docs_check
-from .common import (BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_shell, cargo, env, log,
+from . import verified
+from .common import (SHELL_FROM_TESTS, BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_shell, cargo, env, log,
                      release_exe, toolboot)
 from .servo import test_servo_if_built
 from .wpt import WPT_TOOLS, test_wpt
@@ -51,7 +52,7 @@ def test(args=(), repeat=1, load=0):
             if repeat > 1:
                 log(f"test run {run_number} of {repeat}" + (f", {load} busy processes beside it" if load else ""))
             rc = (ensure_chromium() or check_units() or cargo("test", *BUILD_ARGS, *args)
-                  or ensure_collector_npm() or collector_build() or cargo("test", *COLLECTOR_ARGS, *args)
+                  or shell_from_tests() or test_collector(args)
                   or test_export_readers() or test_webdriver() or test_wpt([])
                   or docs_check([]))
             # With a test filter only the filtered cargo tests run, in one mode.
@@ -64,6 +65,28 @@ def test(args=(), repeat=1, load=0):
     if repeat > 1:
         log(f"all {repeat} test runs passed")
     return 0
+
+
+def shell_from_tests():
+    """The jsprof binary `cargo test` just built (its integration tests need it) is the one the
+    later steps run: building the shell alone (SHELL_ARGS) would unify features over fewer
+    packages (serde_json's float_roundtrip is a dev-dependency's, for one) and rebuild jsprof's
+    crates, and the next `cargo test` would rebuild them back. Never SpiderMonkey either way
+    (./mach check-units)."""
+    os.environ[SHELL_FROM_TESTS] = "1"
+    return 0
+
+
+def test_collector(args):
+    """The collector's build and tests (components/collector, a workspace of its own). Under
+    JSPROF_CI_SKIP_VERIFIED=1 (CI) they are skipped when their inputs are those they last
+    passed on (tools/mach/verified.py); a full pass here records them."""
+    if not args and verified.skip("collector-test"):
+        return 0
+    rc = ensure_collector_npm() or collector_build() or cargo("test", *COLLECTOR_ARGS, *args)
+    if not rc and not args:
+        verified.record("collector-test")
+    return rc
 
 
 class busy_processes:
