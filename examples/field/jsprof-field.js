@@ -10,6 +10,8 @@
  * (or set `window.JSPROF_FIELD = {endpoint, key, release, sampleRate, labels, ...}` before it).
  * It never throws into the page: no Profiler, a Profiler refused by Document-Policy, storage
  * that cannot be used, a failed upload: each ends profiling quietly (see `jsprofField.status`).
+ * Beside each trace it sends the page's Long Animation Frames and slow interactions (Event
+ * Timing), which `jsprof top --during loaf|interaction` scopes samples to.
  */
 (function () {
   'use strict';
@@ -126,9 +128,79 @@
     return pump();
   }
 
+  // Long Animation Frames and slow interactions (Event Timing: the INP candidates), kept
+  // beside the trace they happened in, as the collector's `entries`: a LoAF names what ran
+  // (its longest script's invoker), an interaction its event's type; one entry per
+  // interaction (its longest event, as INP counts it). At most MAX_ENTRIES of each kind a
+  // trace (the longest stay).
+  var MAX_ENTRIES = 100;
+  var SLOW_INTERACTION_MS = 40;
+  var observers = [];
+  var recorded = { frames: [], interactions: [], byInteraction: {} };
+
+  function keepLongest(list, entry) {
+    list.push(entry);
+    if (list.length > MAX_ENTRIES) {
+      var shortest = 0;
+      for (var i = 1; i < list.length; i++) if (list[i].duration < list[shortest].duration) shortest = i;
+      list.splice(shortest, 1);
+    }
+  }
+
+  function onFrame(e) {
+    var name;
+    var scripts = e.scripts || [], longest = null;
+    for (var i = 0; i < scripts.length; i++) if (!longest || scripts[i].duration > longest.duration) longest = scripts[i];
+    if (longest) name = longest.invoker || longest.sourceFunctionName || undefined;
+    keepLongest(recorded.frames, { entryType: 'long-animation-frame', name: name, startTime: e.startTime, duration: e.duration });
+  }
+
+  function onEvent(e) {
+    var id = e.interactionId;
+    if (!id || e.duration < SLOW_INTERACTION_MS) return;
+    var seen = recorded.byInteraction[id];
+    if (seen) {
+      if (e.duration > seen.duration) { seen.duration = e.duration; seen.startTime = e.startTime; seen.name = e.name; }
+      return;
+    }
+    var entry = { entryType: e.entryType, name: e.name, startTime: e.startTime, duration: e.duration };
+    recorded.byInteraction[id] = entry;
+    keepLongest(recorded.interactions, entry);
+  }
+
+  function observe() {
+    var PO = global.PerformanceObserver;
+    var types = (PO && PO.supportedEntryTypes) || [];
+    function add(type, each, options) {
+      if (types.indexOf(type) < 0) return;
+      try {
+        var o = new PO(function (list) { list.getEntries().forEach(each); });
+        options.type = type;
+        options.buffered = true;
+        o.observe(options);
+        observers.push({ observer: o, each: each });
+      } catch (e) { /* an engine without the type's options: not recorded */ }
+    }
+    add('long-animation-frame', onFrame, {});
+    add('event', onEvent, { durationThreshold: SLOW_INTERACTION_MS });
+  }
+
+  // The entries recorded from `since` on (ms, the page's clock), those not delivered yet
+  // included; the next trace's start afresh.
+  function takeEntries(since) {
+    observers.forEach(function (o) {
+      try { o.observer.takeRecords().forEach(o.each); } catch (e) { /* none */ }
+    });
+    var out = recorded.frames.concat(recorded.interactions).filter(function (e) {
+      return e.startTime + e.duration >= since;
+    });
+    recorded = { frames: [], interactions: [], byInteraction: {} };
+    return out;
+  }
+
   // The envelope, gzipped; at unload, samples are halved (the oldest go) until it fits
   // the keepalive quota. Resolves with null when even a trace of one sample does not fit.
-  function encode(c, trace, unloading) {
+  function encode(c, trace, unloading, entries) {
     var envelope = {
       trace: trace,
       pageUrl: global.location ? global.location.href : undefined,
@@ -138,6 +210,7 @@
       timeOrigin: global.performance ? global.performance.timeOrigin : undefined,
       labels: c.labels,
     };
+    if (entries && entries.length) envelope.entries = entries;
     var total = trace.samples.length;
     function attempt(keep) {
       var t = keep === total ? trace : lastSamples(trace, keep);
@@ -174,7 +247,10 @@
   var c = config();
   var profiler = null;
   // What finish() sends for a trace, for a page's own tests: {body, kept} or null.
-  state.encode = function (trace, unloading) { return encode(c, trace, unloading); };
+  state.encode = function (trace, unloading, entries) { return encode(c, trace, unloading, entries); };
+  // When the running profiler started (the page's clock): its trace's entries are those
+  // from then on.
+  var startedAt = 0;
 
   function start() {
     if (profiler) return;
@@ -182,6 +258,7 @@
     if (typeof Profiler !== 'function') { state.status = 'unsupported'; return; }
     try {
       profiler = new Profiler({ sampleInterval: c.sampleInterval, maxBufferSize: c.maxBufferSize });
+      startedAt = global.performance ? global.performance.now() : 0;
       state.status = 'profiling';
     } catch (e) {
       // NotAllowedError: the document was not served with `Document-Policy: js-profiling`.
@@ -194,9 +271,10 @@
     var p = profiler;
     profiler = null;
     state.status = 'sending';
+    var entries = takeEntries(startedAt);
     p.stop().then(function (trace) {
       if (!trace || !trace.samples || trace.samples.length === 0) return false;
-      return encode(c, trace, unloading).then(function (e) {
+      return encode(c, trace, unloading, entries).then(function (e) {
         if (!e) return false;
         if (e.kept < trace.samples.length) state.trimmed++;
         return send(c, e.body, unloading);
@@ -215,6 +293,7 @@
     if (!s.sampled) { state.status = 'sampled out'; return; }
     start();
     if (!profiler) return;
+    observe();
     // Leaving the page. Chromium does not settle stop()'s promise once pagehide has begun
     // (nor visibilitychange, which follows it), so the trace is taken at beforeunload,
     // while the document is still whole; a new profiler starts in case the page stays

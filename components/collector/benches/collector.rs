@@ -244,6 +244,7 @@ fn store_of(dir: &Path, traces: u64) -> Duration {
                     ..Meta::default()
                 },
                 trace: trace(i % 512),
+                events: Vec::new(),
             };
             bytes.extend_from_slice(&wal::encode_record(&[t]));
         }

@@ -25,7 +25,66 @@ pub struct TopFilter {
     pub since_ms: Option<f64>,
     /// Samples before, ms since the epoch.
     pub until_ms: Option<f64>,
+    /// Only samples inside an event of this kind of the same trace.
+    pub during: Option<During>,
     pub limit: usize,
+}
+
+/// `--during`: the kind of event a sample's time must fall inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum During {
+    /// A long task (Long Tasks API).
+    LongTask,
+    /// A Long Animation Frame.
+    Loaf,
+    /// A slow interaction (Event Timing, the INP candidates; Sentry's INP spans;
+    /// Datadog's views' INP).
+    Interaction,
+}
+
+impl During {
+    pub const NAMES: &'static str = "long-task, loaf or interaction";
+
+    pub fn parse(s: &str) -> Result<During, String> {
+        match s {
+            "long-task" => Ok(During::LongTask),
+            "loaf" => Ok(During::Loaf),
+            "interaction" => Ok(During::Interaction),
+            _ => Err(format!("{s}: expected {}", During::NAMES)),
+        }
+    }
+
+    /// The events table's kinds it takes. A long task is a Long Tasks API entry or a Long
+    /// Animation Frame: where the browser has LoAF, Datadog's SDK reports those as its long
+    /// tasks, and a frame of 50 ms or more holds the long task that made it so.
+    pub fn kinds(self) -> &'static [&'static str] {
+        match self {
+            During::LongTask => &["long-task", "loaf"],
+            During::Loaf => &["loaf"],
+            During::Interaction => &["interaction"],
+        }
+    }
+}
+
+/// The CTE `name`: each event of `kinds` with the trace it belongs to (`trace_id`, `kind`,
+/// `name`, `id`, `lo` and `hi`, ms since the epoch): its own trace where it came with one;
+/// else each trace of the same project and session whose samples it overlaps (a RUM
+/// batch's long tasks, a Sentry envelope's spans, sent apart from the profile).
+pub fn linked_cte(name: &str, kinds: &[&str]) -> String {
+    let list: Vec<String> = kinds.iter().map(|k| quote(k)).collect();
+    let list = list.join(", ");
+    format!(
+        "{name} AS (
+           SELECT e.trace_id, e.kind, e.name, e.event_id AS id, e.start_ms AS lo,
+                  e.start_ms + e.duration_ms AS hi
+           FROM events e WHERE e.kind IN ({list}) AND e.trace_id IS NOT NULL
+           UNION ALL
+           SELECT t.trace_id, e.kind, e.name, e.event_id AS id, e.start_ms AS lo,
+                  e.start_ms + e.duration_ms AS hi
+           FROM events e JOIN traces_base t ON t.project = e.project AND t.session = e.session
+           WHERE e.kind IN ({list}) AND e.trace_id IS NULL
+             AND e.start_ms <= t.end_ms AND e.start_ms + e.duration_ms >= t.start_ms)"
+    )
 }
 
 pub(crate) fn quote(s: &str) -> String {
@@ -34,7 +93,9 @@ pub(crate) fn quote(s: &str) -> String {
 
 /// The CTE `picked`: the samples of the store `f` selects (its release, if any, or else
 /// those of `releases` when not empty), with their trace, release, stack (NULL: none),
-/// time (ms since the epoch) and weight (ms).
+/// time (ms since the epoch) and weight (ms). With `during`, [`linked_cte`] comes first,
+/// and a sample is picked only if its time falls inside (ends included) an event of that
+/// kind linked to its trace.
 pub fn picked_cte(f: &TopFilter, releases: &[&str]) -> String {
     let mut sample_where = Vec::new();
     if let Some(r) = &f.release {
@@ -62,11 +123,20 @@ pub fn picked_cte(f: &TopFilter, releases: &[&str]) -> String {
             trace_where.join(" AND ")
         ));
     }
+    let mut linked = String::new();
+    if let Some(d) = f.during {
+        linked = format!("{}, ", linked_cte("linked", d.kinds()));
+        sample_where.push(
+            "EXISTS (SELECT 1 FROM linked l WHERE l.trace_id = s.trace_id
+                     AND s.timestamp_ms >= l.lo AND s.timestamp_ms <= l.hi)"
+                .into(),
+        );
+    }
     if sample_where.is_empty() {
         sample_where.push("TRUE".into());
     }
     format!(
-        "picked AS (
+        "{linked}picked AS (
            SELECT s.trace_id, s.release, s.stack_id, s.timestamp_ms, s.weight_ms
            FROM samples s WHERE {})",
         sample_where.join(" AND ")
@@ -408,14 +478,30 @@ async fn add_summary(ctx: &SessionContext, picked: &str, p: &mut Profile) -> Res
 }
 
 /// Samples over time (ms since the epoch), for the page: `buckets` at most, each a round
-/// width (1, 2 or 5 times a power of ten, in ms) wide.
+/// width (1, 2 or 5 times a power of ten, in ms) wide; and the long tasks, long animation
+/// frames and slow interactions of the traces those samples are of ([`MAX_MARKS`] at most,
+/// the longest).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Timeline {
     pub from_ms: f64,
     pub bucket_ms: f64,
     pub with_stack: Vec<u64>,
     pub empty: Vec<u64>,
+    pub marks: Vec<Mark>,
 }
+
+/// An event on the timeline.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Mark {
+    /// `long-task`, `loaf` or `interaction`.
+    pub kind: String,
+    pub name: Option<String>,
+    pub start_ms: f64,
+    pub duration_ms: f64,
+}
+
+/// The most events a timeline marks.
+pub const MAX_MARKS: usize = 500;
 
 /// The smallest round width (1, 2 or 5 times a power of ten, at least 1 ms) that cuts
 /// `span_ms` into at most `buckets` buckets.
@@ -459,6 +545,7 @@ pub async fn timeline(
             bucket_ms: 1.0,
             with_stack: Vec::new(),
             empty: Vec::new(),
+            marks: Vec::new(),
         });
     };
     let width = bucket_width(hi - lo, buckets);
@@ -472,6 +559,7 @@ pub async fn timeline(
         bucket_ms: width,
         with_stack: vec![0; len],
         empty: vec![0; len],
+        marks: Vec::new(),
     };
     let rows = collect(
         ctx,
@@ -491,6 +579,47 @@ pub async fn timeline(
             out.empty[b] += count(c.int(2, r));
         }
     }
+    out.marks = marks(ctx, &picked, from, from + len as f64 * width).await?;
+    Ok(out)
+}
+
+/// The long tasks, long animation frames and slow interactions of the traces `picked`
+/// has samples of, within `[from, to]`: each once (an event both a trace and its RUM
+/// batch carry, by its id), the longest first.
+async fn marks(
+    ctx: &SessionContext,
+    picked: &str,
+    from: f64,
+    to: f64,
+) -> Result<Vec<Mark>, String> {
+    use DataType::{Float64 as F, Utf8 as S};
+    let rows = collect(
+        ctx,
+        &format!(
+            "WITH {picked}, {marked}
+             SELECT kind, first_value(name) AS name, min(lo) AS lo, max(hi - lo) AS d
+             FROM marked
+             WHERE trace_id IN (SELECT DISTINCT trace_id FROM picked)
+               AND hi >= {from:?} AND lo <= {to:?}
+             GROUP BY kind, coalesce(id, CAST(lo AS VARCHAR))
+             ORDER BY d DESC, lo, kind LIMIT {MAX_MARKS}",
+            marked = linked_cte("marked", &["long-task", "loaf", "interaction"]),
+        ),
+    )
+    .await?;
+    let mut out = Vec::new();
+    for batch in &rows {
+        let c = Columns::of(batch, &[S, S, F, F])?;
+        for r in 0..batch.num_rows() {
+            out.push(Mark {
+                kind: c.str(0, r).unwrap_or_default(),
+                name: c.str(1, r),
+                start_ms: c.float(2, r).unwrap_or(0.0),
+                duration_ms: c.float(3, r).unwrap_or(0.0),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
     Ok(out)
 }
 

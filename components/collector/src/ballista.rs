@@ -152,7 +152,7 @@ impl Scheduler {
 pub fn traces_only_in_log(store_dir: &Path) -> Result<usize, String> {
     let mut n = 0;
     tables::for_each_log_segment(store_dir, |_, records| {
-        n += records.iter().map(Vec::len).sum::<usize>();
+        n += records.iter().map(|r| r.traces.len()).sum::<usize>();
     })?;
     Ok(n)
 }
@@ -196,8 +196,9 @@ pub async fn context(
     let segments = tables::stored_segments(&store_dir, &Default::default())?;
     for table in TABLES {
         let stored = tables::stored_table(&store_dir, table, &segments)?;
+        let name = tables::base_name(table);
         match tables::project_filter(table, project) {
-            None => ctx.register_table(table, stored),
+            None => ctx.register_table(name, stored),
             Some(filter) => {
                 ctx.register_table(format!("{table}_stored"), stored)
                     .map_err(|e| e.to_string())?;
@@ -205,11 +206,12 @@ pub async fn context(
                     .sql(&format!("SELECT * FROM {table}_stored{filter}"))
                     .await
                     .map_err(|e| e.to_string())?;
-                ctx.register_table(table, view.into_view())
+                ctx.register_table(name, view.into_view())
             }
         }
         .map_err(|e| e.to_string())?;
     }
+    tables::register_traces_view(&ctx).await?;
     Ok(ctx)
 }
 

@@ -10,6 +10,7 @@ use jsprof_collector::ballista::{self, ExecutorOptions, Scheduler};
 use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
+use jsprof_collector::aggregate::During;
 use jsprof_collector::{aggregate, diff, sourcemaps};
 
 #[derive(Parser, Debug)]
@@ -163,6 +164,10 @@ struct Filters {
     /// Samples before this time (ms since the epoch)
     #[arg(long, value_parser = finite)]
     until: Option<f64>,
+    /// Only samples whose time falls inside a long task (or long animation frame), a long
+    /// animation frame, or a slow interaction of the same trace
+    #[arg(long, value_name = "long-task|loaf|interaction", value_parser = During::parse)]
+    during: Option<During>,
     /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (the compacted
     /// Parquet files only)
     #[arg(long, value_name = "df://HOST:PORT")]
@@ -181,6 +186,7 @@ impl Filters {
             user_agent: self.user_agent.clone(),
             since_ms: self.since,
             until_ms: self.until,
+            during: self.during,
             limit,
         }
     }

@@ -33,7 +33,7 @@ pub enum Engine<'a> {
 }
 
 /// A context on `engine` with the store's tables (`traces`, `samples`, `stacks`,
-/// `stack_frames`, `frames`), limited to `project` if given.
+/// `stack_frames`, `frames`, `events`), limited to `project` if given.
 pub async fn context_on(
     engine: Engine<'_>,
     store_dir: &Path,
@@ -46,7 +46,9 @@ pub async fn context_on(
 }
 
 /// An embedded DataFusion context with the store's tables (`traces`, `samples`, `stacks`,
-/// `stack_frames`, `frames`), limited to `project` if given.
+/// `stack_frames`, `frames`, `events`), limited to `project` if given. `traces` is a view
+/// that resolves each trace's page ([`crate::tables::TRACES_VIEW`]); its stored rows are
+/// `traces_base`.
 pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionContext, String> {
     if !store_dir.is_dir() {
         return Err(format!("{}: no such store", store_dir.display()));
@@ -94,9 +96,10 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
             )
         };
         let view = ctx.sql(&union).await.map_err(|e| e.to_string())?;
-        ctx.register_table(table, view.into_view())
+        ctx.register_table(crate::tables::base_name(table), view.into_view())
             .map_err(|e| e.to_string())?;
     }
+    crate::tables::register_traces_view(&ctx).await?;
     Ok(ctx)
 }
 

@@ -1,15 +1,20 @@
 //! `jsprof collect`: the HTTP intake. Every request is decoded (decode.rs), appended to the
-//! write-ahead log and answered 202 only once the fsync covering it is done (wal.rs). Sealed
+//! write-ahead log and answered only once the fsync covering it is done (wal.rs). Sealed
 //! segments are compacted into Parquet by one thread (store.rs).
 //!
-//! Routes:
-//! - `POST /v1/profiles`: jsprof's own (key: `X-Jsprof-Key` header or `?key=`);
-//! - `POST /api/v2/profile`, or any path with `?ddforward=` (Datadog's `proxy` option):
-//!   Datadog's browser SDK (key: the client token, `dd-api-key` in the query or in
-//!   `ddforward`'s);
+//! Routes, each answered as its SDK's own backend answers:
+//! - `POST /v1/profiles`: jsprof's own (key: `X-Jsprof-Key` header or `?key=`); 202
+//!   `{"accepted": N}`;
+//! - Datadog's browser SDK, at `/api/v2/TRACK` or any path with `?ddforward=/api/v2/TRACK…`
+//!   (its `proxy` option; key: the client token, `dd-api-key` in the query or in
+//!   `ddforward`'s, or the quota check's `DD-CLIENT-TOKEN` header): `POST profile` (a
+//!   trace and its long tasks), `POST rum` (views, long tasks, INP kept), `POST replay` and
+//!   `POST logs` (nothing kept), each 202 `{}`; `GET profiling/quota`, 200 and admitted;
 //! - `POST /api/PROJECT/envelope/`: a Sentry envelope (key: the DSN's public key, from
-//!   `?sentry_key=`, `X-Sentry-Auth` or the envelope header's `dsn`);
-//! - `OPTIONS` anything: the CORS preflight;
+//!   `?sentry_key=`, `X-Sentry-Auth` or the envelope header's `dsn`): profile chunks, and
+//!   transactions and spans with a `profiler_id`, kept; 200 `{"id": EVENT_ID}` as Relay
+//!   answers, whatever the envelope holds;
+//! - `OPTIONS` anything: the CORS preflight ([`ALLOWED_HEADERS`]);
 //! - `GET /` and `/api/…`: the page over the store and its API (web.rs).
 
 use std::convert::Infallible;
@@ -267,10 +272,59 @@ fn project_of(config: &Config, key: Option<&str>) -> Result<String, Reject> {
     }
 }
 
+/// The headers a preflight allows: those jsprof's intake reads (`x-jsprof-key`), those
+/// Relay's CORS allows for Sentry's SDKs (`x-sentry-auth`, `content-type`, ...), Datadog's
+/// quota check's `dd-client-token`, and the trace-propagation headers either SDK adds to a
+/// request whose URL its tracing targets match (Sentry's `sentry-trace` and `baggage`,
+/// Datadog's `x-datadog-*`, `traceparent`, `tracestate`, `b3`, `x-b3-*`). Found in
+/// @sentry/browser 11.12.0 (`transports/fetch.js`: no header but `options.headers`;
+/// @sentry/core `utils/traceData`) and @datadog/browser-rum 7.16.2 (`quotaCheck.ts`,
+/// browser-rum-core `tracing/tracer.ts`); beacons and the SDKs' own posts send none.
+pub const ALLOWED_HEADERS: &str = "content-type, content-encoding, x-jsprof-key, \
+     x-sentry-auth, x-requested-with, accept, authorization, authentication, dd-client-token, \
+     sentry-trace, baggage, traceparent, tracestate, x-datadog-origin, x-datadog-parent-id, \
+     x-datadog-sampling-priority, x-datadog-trace-id, b3, x-b3-traceid, x-b3-spanid, \
+     x-b3-sampled";
+
+/// The answer headers a page's script may read, as Relay exposes them (the Sentry SDK reads
+/// `x-sentry-rate-limits` and `retry-after`).
+const EXPOSED_HEADERS: &str = "x-sentry-error, x-sentry-rate-limits, retry-after";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Intake {
     Jsprof,
-    Datadog,
+    /// Datadog's profile upload (`/api/v2/profile`).
+    DatadogProfile,
+    /// Datadog's RUM batch (`/api/v2/rum`), deflated or not.
+    DatadogRum { deflated: bool },
+    /// Datadog's session replay and logs (`/api/v2/replay`, `/api/v2/logs`): answered as
+    /// its intake answers, nothing kept.
+    DatadogIgnored,
+    /// Datadog's profiling quota check (`GET /api/v2/profiling/quota`).
+    DatadogQuota,
     Sentry,
+}
+
+/// A Datadog intake path (`/api/v2/TRACK`, from the request's path or `ddforward`'s) and
+/// its query parameters: which intake it is, or `None` for a track Datadog's browser SDK
+/// does not send.
+fn datadog_intake(path: &str, params: &[(String, String)]) -> Option<Intake> {
+    Some(match path.trim_end_matches('/') {
+        "/api/v2/profile" => Intake::DatadogProfile,
+        "/api/v2/rum" => Intake::DatadogRum {
+            deflated: param(params, "dd-evp-encoding") == Some("deflate"),
+        },
+        "/api/v2/replay" | "/api/v2/logs" => Intake::DatadogIgnored,
+        "/api/v2/profiling/quota" => Intake::DatadogQuota,
+        _ => return None,
+    })
+}
+
+fn json_answer(status: u16, body: String) -> Answer {
+    let mut r = answer(status, body);
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    r
 }
 
 async fn handle(state: &State, req: HttpRequest<Incoming>) -> Answer {
@@ -297,6 +351,10 @@ async fn handle(state: &State, req: HttpRequest<Incoming>) -> Answer {
         if let Ok(v) = HeaderValue::from_str(&o) {
             h.insert("access-control-allow-origin", v);
         }
+        h.insert(
+            "access-control-expose-headers",
+            HeaderValue::from_static(EXPOSED_HEADERS),
+        );
         h.insert("vary", HeaderValue::from_static("Origin"));
     }
     response
@@ -311,11 +369,11 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
         let h = r.headers_mut();
         h.insert(
             "access-control-allow-methods",
-            HeaderValue::from_static("POST, OPTIONS"),
+            HeaderValue::from_static("GET, POST, OPTIONS"),
         );
         h.insert(
             "access-control-allow-headers",
-            HeaderValue::from_static("content-type, content-encoding, x-jsprof-key, x-sentry-auth"),
+            HeaderValue::from_static(ALLOWED_HEADERS),
         );
         h.insert("access-control-max-age", HeaderValue::from_static("86400"));
         return r;
@@ -325,21 +383,61 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
     {
         return page;
     }
+    // Datadog's `proxy` option: the intake's path and query in `ddforward`.
+    let forwarded = param(&params, "ddforward").map(|f| match f.split_once('?') {
+        Some((p, q)) => (p.to_owned(), query_params(q)),
+        None => (f.to_owned(), Vec::new()),
+    });
     let intake = if path == "/v1/profiles" {
         Intake::Jsprof
-    } else if path == "/api/v2/profile" || param(&params, "ddforward").is_some() {
-        Intake::Datadog
+    } else if let Some((fpath, fparams)) = &forwarded {
+        match datadog_intake(fpath, fparams) {
+            Some(i) => i,
+            None => {
+                return answer(
+                    404,
+                    format!("no such Datadog intake {fpath:?} (/api/v2/profile, rum, replay, logs, profiling/quota)\n"),
+                )
+            }
+        }
+    } else if let Some(i) = datadog_intake(&path, &params) {
+        i
     } else if path.starts_with("/api/") && path.trim_end_matches('/').ends_with("/envelope") {
         Intake::Sentry
     } else {
-        return answer(404, "no such intake (POST /v1/profiles, Datadog's /api/v2/profile or ?ddforward=, Sentry's /api/PROJECT/envelope/)\n");
+        return answer(404, "no such intake (POST /v1/profiles, Datadog's /api/v2/… or ?ddforward=, Sentry's /api/PROJECT/envelope/)\n");
     };
+    let dd_params = forwarded.as_ref().map_or(&params, |(_, q)| q);
+    let dd_key = || {
+        param(&params, "dd-api-key")
+            .or_else(|| param(dd_params, "dd-api-key"))
+            .map(str::to_owned)
+            .or_else(|| header(req.headers(), "dd-client-token"))
+    };
+    if intake == Intake::DatadogQuota {
+        if req.method() != Method::GET && req.method() != Method::HEAD {
+            let mut r = answer(405, "GET only\n");
+            r.headers_mut()
+                .insert("allow", HeaderValue::from_static("GET, OPTIONS"));
+            return r;
+        }
+        if let Err(r) = project_of(&state.config, dd_key().as_deref()) {
+            return reject(r);
+        }
+        // Always admitted: the collector keeps what it is sent (the shape Datadog's quota
+        // endpoint answers, as the SDK's own tests serve it).
+        return json_answer(
+            200,
+            r#"{"data":{"id":"jsprof","type":"profiling-quota","attributes":{"admitted":true,"reason":"quota_ok"}}}"#.into(),
+        );
+    }
     if req.method() != Method::POST {
         let mut r = answer(405, "POST only\n");
         r.headers_mut()
             .insert("allow", HeaderValue::from_static("POST, OPTIONS"));
         return r;
     }
+    let dd_key = dd_key();
     let headers = req.headers().clone();
     let max = state.config.max_body_bytes;
     if let Some(len) = header(&headers, "content-length").and_then(|l| l.parse::<u64>().ok()) {
@@ -369,7 +467,9 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
         referer: header(&headers, "referer"),
         max_bytes: max,
     };
-    let decoded = match intake {
+    // What to log, and the answer once it is committed.
+    let (batch, ok): (Batch, Answer) = match intake {
+        Intake::DatadogQuota => unreachable!("answered above"),
         Intake::Jsprof => {
             let key = header(&headers, "x-jsprof-key")
                 .or_else(|| param(&params, "key").map(str::to_owned));
@@ -377,19 +477,38 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
                 Ok(p) => request.project = p,
                 Err(r) => return reject(r),
             }
-            decode::jsprof(&request, &body)
+            match decode::jsprof(&request, &body) {
+                Ok(b) => {
+                    let ok = answer(202, format!("{{\"accepted\":{}}}\n", b.count));
+                    (b, ok)
+                }
+                Err(r) => return reject(r),
+            }
         }
-        Intake::Datadog => {
-            let forwarded = param(&params, "ddforward")
-                .and_then(|f| f.split_once('?'))
-                .map(|(_, q)| query_params(q))
-                .unwrap_or_default();
-            let key = param(&params, "dd-api-key").or_else(|| param(&forwarded, "dd-api-key"));
-            match project_of(&state.config, key) {
+        Intake::DatadogProfile | Intake::DatadogRum { .. } | Intake::DatadogIgnored => {
+            match project_of(&state.config, dd_key.as_deref()) {
                 Ok(p) => request.project = p,
                 Err(r) => return reject(r),
             }
-            decode::datadog(&request, body).await.map(|t| Batch::of(&t))
+            // Datadog's intake answers 202 with an empty object.
+            let ok = json_answer(202, "{}".into());
+            let decoded = match intake {
+                Intake::DatadogProfile => decode::datadog(&request, body)
+                    .await
+                    .map(|t| Batch::of(&t)),
+                Intake::DatadogRum { deflated } => {
+                    match decode::datadog_rum(&request, &body, deflated) {
+                        Ok(observed) if observed.is_empty() => return ok,
+                        Ok(observed) => Ok(Batch::with(&[], &observed)),
+                        Err(r) => Err(r),
+                    }
+                }
+                _ => return ok,
+            };
+            match decoded {
+                Ok(b) => (b, ok),
+                Err(r) => return reject(r),
+            }
         }
         Intake::Sentry => {
             let auth_key = header(&headers, "x-sentry-auth").and_then(|a| {
@@ -397,34 +516,44 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
                     .find_map(|p| p.trim().strip_prefix("sentry_key=").map(str::to_owned))
             });
             let query_key = param(&params, "sentry_key").map(str::to_owned);
-            match decode::sentry(&request, &body) {
-                Err(r) => Err(r),
-                Ok((envelope, mut traces)) => {
-                    let dsn_key = envelope
-                        .dsn
-                        .as_deref()
-                        .and_then(decode::dsn_public_key)
-                        .map(str::to_owned);
-                    match project_of(&state.config, query_key.or(auth_key).or(dsn_key).as_deref()) {
-                        Ok(p) => {
-                            for t in &mut traces {
-                                t.project = p.clone();
-                            }
-                            Ok(Batch::of(&traces))
-                        }
-                        Err(r) => return reject(r),
-                    }
-                }
+            let (envelope, mut contents) = match decode::sentry(&request, &body) {
+                Ok(d) => d,
+                Err(r) => return reject(r),
+            };
+            let dsn_key = envelope
+                .dsn
+                .as_deref()
+                .and_then(decode::dsn_public_key)
+                .map(str::to_owned);
+            let project = match project_of(
+                &state.config,
+                query_key.or(auth_key).or(dsn_key).as_deref(),
+            ) {
+                Ok(p) => p,
+                Err(r) => return reject(r),
+            };
+            // Relay's answer: 200, and the envelope's event id when it has one.
+            let ok = json_answer(
+                200,
+                match &envelope.event_id {
+                    Some(id) => serde_json::json!({ "id": id }).to_string(),
+                    None => "{}".into(),
+                },
+            );
+            if contents.is_empty() {
+                return ok;
             }
+            for t in &mut contents.traces {
+                t.project = project.clone();
+            }
+            for o in &mut contents.observed {
+                o.project = project.clone();
+            }
+            (Batch::with(&contents.traces, &contents.observed), ok)
         }
     };
-    let batch = match decoded {
-        Ok(b) => b,
-        Err(r) => return reject(r),
-    };
-    let count = batch.count;
     match state.wal.append(batch).await {
-        Ok(()) => answer(202, format!("{{\"accepted\":{count}}}\n")),
+        Ok(()) => ok,
         Err(AppendError::Full) => {
             let mut r = answer(429, "the intake queue is full; retry later\n");
             r.headers_mut()
@@ -452,6 +581,7 @@ mod tests {
             received: 1.0,
             meta: Default::default(),
             trace: jsprof_profiler::ProfilerTrace::default(),
+            events: Vec::new(),
         };
         std::fs::write(wal::segment_path(&wal_dir, 1), wal::encode_record(&[one])).unwrap();
         std::fs::write(wal::segment_path(&wal_dir, 2), vec![0u8; 1 << 16]).unwrap();

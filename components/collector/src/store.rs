@@ -33,10 +33,17 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
-use crate::model::Ingested;
+use crate::model::{Contents, Event, Ingested, Source};
 use crate::wal;
 
-pub const TABLES: [&str; 5] = ["traces", "samples", "stacks", "stack_frames", "frames"];
+pub const TABLES: [&str; 6] = [
+    "traces",
+    "samples",
+    "stacks",
+    "stack_frames",
+    "frames",
+    "events",
+];
 
 pub fn wal_dir(store: &Path) -> PathBuf {
     store.join("wal")
@@ -65,6 +72,10 @@ pub fn schema(table: &str) -> SchemaRef {
             s("labels"),
             i("sample_count", false),
             s("day"),
+            // Added with the events (issue 37): files written before lack them (NULL).
+            s("view_id"),
+            f("start_ms", true),
+            f("end_ms", true),
         ],
         "samples" => vec![
             i("trace_id", false),
@@ -88,6 +99,22 @@ pub fn schema(table: &str) -> SchemaRef {
             s("resource"),
             i("line", true),
             i("column", true),
+        ],
+        "events" => vec![
+            s("project"),
+            s("source"),
+            s("kind"),
+            s("op"),
+            s("name"),
+            s("event_id"),
+            i("trace_id", true),
+            s("session"),
+            s("view_id"),
+            s("url"),
+            f("start_ms", false),
+            f("duration_ms", false),
+            f("received_ms", false),
+            s("day"),
         ],
         other => panic!("no table {other}"),
     };
@@ -211,6 +238,8 @@ pub struct Rows {
     pub partitions: std::collections::BTreeMap<(String, String), (TraceRows, SampleRows)>,
     pub frames: FrameRows,
     pub stacks: StackRows,
+    /// Events by day.
+    pub events: std::collections::BTreeMap<String, EventRows>,
 }
 
 #[derive(Debug, Default)]
@@ -227,6 +256,66 @@ pub struct TraceRows {
     labels: Vec<Option<String>>,
     sample_count: Vec<i64>,
     day: Vec<String>,
+    view_id: Vec<Option<String>>,
+    start: Vec<Option<f64>>,
+    end: Vec<Option<f64>>,
+}
+
+#[derive(Debug, Default)]
+pub struct EventRows {
+    project: Vec<String>,
+    source: Vec<&'static str>,
+    kind: Vec<&'static str>,
+    op: Vec<Option<String>>,
+    name: Vec<Option<String>>,
+    event_id: Vec<Option<String>>,
+    trace_id: Vec<Option<i64>>,
+    session: Vec<Option<String>>,
+    view_id: Vec<Option<String>>,
+    url: Vec<Option<String>>,
+    start: Vec<f64>,
+    duration: Vec<f64>,
+    received: Vec<f64>,
+}
+
+impl EventRows {
+    fn push(
+        &mut self,
+        project: &str,
+        source: Source,
+        received: f64,
+        trace: Option<(i64, Option<&str>)>,
+        e: &Event,
+    ) {
+        self.project.push(project.to_owned());
+        self.source.push(source.as_str());
+        self.kind.push(e.kind.as_str());
+        self.op.push(e.op.clone());
+        self.name.push(e.name.clone());
+        self.event_id.push(e.id.clone());
+        self.trace_id.push(trace.map(|(id, _)| id));
+        // An event of a trace is in the trace's session unless it says otherwise.
+        self.session.push(
+            e.session
+                .clone()
+                .or_else(|| trace.and_then(|(_, s)| s.map(str::to_owned))),
+        );
+        self.view_id.push(e.view_id.clone());
+        self.url.push(e.url.clone());
+        self.start.push(e.start_ms);
+        self.duration.push(e.duration_ms);
+        self.received.push(received);
+    }
+}
+
+/// The day partition of an event: its start's, or when it was received where its start is
+/// not a time since the epoch (a page's own time, before 2001).
+fn event_day(e: &Event, received: f64) -> String {
+    day(if e.start_ms >= 1e12 {
+        e.start_ms
+    } else {
+        received
+    })
 }
 
 /// A partition's samples. Its day and release are the partition's; the project is kept
@@ -279,8 +368,20 @@ fn weights(ts: &[f64]) -> Vec<f64> {
 }
 
 impl Rows {
-    /// Adds the traces of one log record; `index` numbers the segment's traces.
-    pub fn add(&mut self, segment: u64, index: &mut u32, traces: &[Ingested], known: &mut Known) {
+    /// Adds what one log record holds; `index` numbers the segment's traces.
+    pub fn add(&mut self, segment: u64, index: &mut u32, record: &Contents, known: &mut Known) {
+        self.add_traces(segment, index, &record.traces, known);
+        for o in &record.observed {
+            for e in &o.events {
+                self.events
+                    .entry(event_day(e, o.received))
+                    .or_default()
+                    .push(&o.project, o.source, o.received, None, e);
+            }
+        }
+    }
+
+    fn add_traces(&mut self, segment: u64, index: &mut u32, traces: &[Ingested], known: &mut Known) {
         for t in traces {
             let id = trace_id(segment, *index);
             *index += 1;
@@ -306,6 +407,20 @@ impl Rows {
             );
             tr.sample_count.push(trace.samples.len() as i64);
             tr.day.push(d.clone());
+            tr.view_id.push(t.meta.view_id.clone());
+            let origin = t.meta.origin_ms();
+            let times = trace.samples.iter().map(|s| origin + s.timestamp);
+            tr.start.push(times.clone().reduce(f64::min));
+            tr.end.push(times.reduce(f64::max));
+            for e in &t.events {
+                self.events.entry(event_day(e, t.received)).or_default().push(
+                    &t.project,
+                    t.source,
+                    t.received,
+                    Some((id, t.meta.session.as_deref())),
+                    e,
+                );
+            }
 
             // The trace's frames and stacks, as store ids (the trace was checked at intake:
             // every id is in range and a parent comes before its child).
@@ -361,7 +476,6 @@ impl Rows {
                 depths.push(depth);
             }
             let ts: Vec<f64> = trace.samples.iter().map(|s| s.timestamp).collect();
-            let origin = t.meta.time_origin.filter(|o| o.is_finite()).unwrap_or(0.0);
             sr.project.push((t.project.clone(), trace.samples.len()));
             for (s, w) in trace.samples.iter().zip(weights(&ts)) {
                 sr.trace_id.push(id);
@@ -381,6 +495,13 @@ impl Rows {
             out.push(("traces", Some(dir.clone()), tr.batch()));
             let release = (!release.is_empty()).then_some(release.as_str());
             out.push(("samples", Some(dir), sr.batch(&d, release)));
+        }
+        for (d, rows) in self.events {
+            out.push((
+                "events",
+                Some(PathBuf::from(format!("day={d}"))),
+                rows.batch(&d),
+            ));
         }
         let (stacks, closure) = self.stacks.batches();
         out.push(("stacks", None, stacks));
@@ -451,6 +572,34 @@ impl TraceRows {
                 strings(&self.labels),
                 ints_all(&self.sample_count),
                 strings_all(&self.day),
+                strings(&self.view_id),
+                floats(&self.start),
+                floats(&self.end),
+            ],
+        )
+    }
+}
+
+impl EventRows {
+    fn batch(self, day: &str) -> RecordBatch {
+        let n = self.start.len();
+        batch(
+            "events",
+            vec![
+                strings_all(&self.project),
+                strings_all(&self.source),
+                strings_all(&self.kind),
+                strings(&self.op),
+                strings(&self.name),
+                strings(&self.event_id),
+                ints(&self.trace_id),
+                strings(&self.session),
+                strings(&self.view_id),
+                strings(&self.url),
+                floats_all(&self.start),
+                floats_all(&self.duration),
+                floats_all(&self.received),
+                repeated([(Some(day), n)]),
             ],
         )
     }

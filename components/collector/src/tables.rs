@@ -16,9 +16,9 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
-use datafusion::prelude::SessionConfig;
+use datafusion::prelude::{SessionConfig, SessionContext};
 
-use crate::model::Ingested;
+use crate::model::Contents;
 use crate::{store, wal};
 
 /// The session settings both engines query with.
@@ -31,7 +31,7 @@ pub fn session_config(base: SessionConfig) -> SessionConfig {
 /// and deleted since it was listed is in the Parquet files, and skipped.
 pub fn for_each_log_segment(
     store_dir: &Path,
-    mut segment: impl FnMut(u64, Vec<Vec<Ingested>>),
+    mut segment: impl FnMut(u64, Vec<Contents>),
 ) -> Result<(), String> {
     let wal_dir = store::wal_dir(store_dir);
     if !wal_dir.exists() {
@@ -132,11 +132,54 @@ pub fn stored_table(
         .map_err(|e| e.to_string())
 }
 
-/// The `WHERE` that limits `table` to `project` (traces and samples have a project; frames
-/// and stacks are shared), if any.
+/// The name a table's rows are registered under: `traces_base` for `traces`, whose
+/// registered view resolves each trace's page from its events ([`TRACES_VIEW`]); the
+/// table's own name for the others.
+pub fn base_name(table: &str) -> String {
+    if table == "traces" {
+        "traces_base".into()
+    } else {
+        table.into()
+    }
+}
+
+/// The `traces` table as queries read it: the stored rows (`traces_base`) with `page_url`
+/// taken from the SDK's view or transaction where the trace is linked to one, the stored
+/// one (the snippet's `pageUrl`, or `Referer`, which browsers cut to the origin) where it
+/// is not. A trace is linked to the view its SDK named (Datadog's first view id); without
+/// one, to the views and transactions of its session (Sentry's profiler id, Datadog's
+/// session): the latest that started at or before its first sample, else the first after.
+pub const TRACES_VIEW: &str = "
+SELECT t.trace_id, t.project, t.source, t.received_ms, t.time_origin_ms,
+       coalesce(r.url, t.page_url) AS page_url, t.release, t.user_agent, t.session, t.labels,
+       t.sample_count, t.day, t.view_id, t.start_ms, t.end_ms
+FROM traces_base t LEFT JOIN (
+  SELECT c.trace_id, first_value(c.url ORDER BY c.rank, c.key) AS url FROM (
+    SELECT t.trace_id, e.url, 0 AS rank, 0.0 AS key
+    FROM traces_base t JOIN events e ON e.project = t.project AND e.event_id = t.view_id
+    WHERE e.kind = 'view' AND e.url IS NOT NULL
+    UNION ALL
+    SELECT t.trace_id, e.url,
+           CASE WHEN e.start_ms <= t.start_ms THEN 1 ELSE 2 END AS rank,
+           CASE WHEN e.start_ms <= t.start_ms THEN -e.start_ms ELSE e.start_ms END AS key
+    FROM traces_base t JOIN events e ON e.project = t.project AND e.session = t.session
+    WHERE t.view_id IS NULL AND e.kind IN ('view', 'transaction') AND e.url IS NOT NULL
+  ) c GROUP BY c.trace_id
+) r ON r.trace_id = t.trace_id";
+
+/// Registers the `traces` view ([`TRACES_VIEW`]) over `traces_base` and `events`.
+pub async fn register_traces_view(ctx: &SessionContext) -> Result<(), String> {
+    let view = ctx.sql(TRACES_VIEW).await.map_err(|e| e.to_string())?;
+    ctx.register_table("traces", view.into_view())
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The `WHERE` that limits `table` to `project` (traces, samples and events have a project;
+/// frames and stacks are shared), if any.
 pub fn project_filter(table: &str, project: Option<&str>) -> Option<String> {
     match (table, project) {
-        ("traces" | "samples", Some(p)) => {
+        ("traces" | "samples" | "events", Some(p)) => {
             Some(format!(" WHERE project = {}", crate::aggregate::quote(p)))
         }
         _ => None,

@@ -20,7 +20,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::model::Ingested;
+use crate::model::{Contents, Ingested};
 use crate::record::{self, Batch};
 
 /// A record waiting for its fsync.
@@ -108,7 +108,7 @@ pub fn holds_records(path: &Path) -> bool {
 
 /// The records of a segment, up to its zero tail or its first torn or corrupt record. Read
 /// record by record: a segment is made longer than what is written in it.
-pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
+pub fn read_segment(path: &Path) -> std::io::Result<Vec<Contents>> {
     use std::io::{ErrorKind, Read};
     let file = File::open(path)?;
     let mut left = file.metadata()?.len();
@@ -140,7 +140,7 @@ pub fn read_segment(path: &Path) -> std::io::Result<Vec<Vec<Ingested>>> {
         }
         left -= u64::from(len);
         match record::decode(&payload) {
-            Ok(traces) => out.push(traces),
+            Ok(contents) => out.push(contents),
             Err(_) => break,
         }
     }
@@ -642,6 +642,7 @@ mod tests {
             received: 1.0,
             meta: Meta::default(),
             trace: jsprof_profiler::ProfilerTrace::default(),
+            events: Vec::new(),
         }]
     }
 

@@ -8,11 +8,14 @@
 //! - `/`, `/page.js`, `/page.css` (and `/favicon.ico`, empty): the page;
 //! - `/api/top?…&limit=N`: `{"functions": [top's rows]}`;
 //! - `/api/flame?…`: the flame graph, the SVG `jsprof flame -o out.svg` writes;
-//! - `/api/timeline?…&buckets=N`: `{"from_ms", "bucket_ms", "with_stack": [], "empty": []}`,
-//!   samples per bucket of a round width, at most about N buckets.
+//! - `/api/timeline?…&buckets=N`: `{"from_ms", "bucket_ms", "with_stack": [], "empty": [],
+//!   "marks": []}`, samples per bucket of a round width, at most about N buckets, and the
+//!   long tasks, long animation frames and slow interactions of their traces
+//!   (`{"kind", "name", "start_ms", "duration_ms"}`), which the page marks on its timeline.
 //!
 //! Filters (`…`): `release`, `url` and `user_agent` (substrings), `since` and `until` (ms
-//! since the epoch); an empty value is no filter. A parameter that is not one of these, a
+//! since the epoch), `during` (`long-task`, `loaf` or `interaction`: only samples inside
+//! such an event of their trace); an empty value is no filter. A parameter that is not one of these, a
 //! repeated one, or a bad number is a 400 with the reason.
 //!
 //! Reading is per project, with a *read* key: `--read-key PROJECT=KEY` (repeatable), sent as
@@ -30,7 +33,7 @@ use http_body_util::Full;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 
-use crate::aggregate;
+use crate::aggregate::{self, During};
 use crate::config::Config;
 use crate::params::percent_decode;
 use crate::query::{self, TopFilter};
@@ -122,10 +125,10 @@ fn filter(
     for (k, v) in params {
         let known = matches!(
             k.as_str(),
-            "release" | "url" | "user_agent" | "since" | "until"
+            "release" | "url" | "user_agent" | "since" | "until" | "during"
         ) || Some(k.as_str()) == extra;
         if !known {
-            let mut names = "release, url, user_agent, since, until".to_owned();
+            let mut names = "release, url, user_agent, since, until, during".to_owned();
             if let Some(e) = extra {
                 names.push_str(", ");
                 names.push_str(e);
@@ -154,12 +157,16 @@ fn filter(
             )),
         })
         .transpose()?;
+    let during = value("during")
+        .map(|v| During::parse(&v).map_err(|e| format!("during={e}")))
+        .transpose()?;
     let f = TopFilter {
         release: value("release"),
         url: value("url"),
         user_agent: value("user_agent"),
         since_ms: time("since")?,
         until_ms: time("until")?,
+        during,
         limit: 0,
     };
     Ok((f, number))
@@ -279,6 +286,7 @@ mod tests {
             (p(&[("limit", "1001")]), "limit=1001"),
             (p(&[("buckets", "3")]), "unknown parameter \"buckets\""),
             (p(&[("release", "1"), ("release", "2")]), "given twice"),
+            (p(&[("during", "frame")]), "during=frame: expected long-task"),
         ] {
             let err = filter(&bad, Some("limit")).unwrap_err();
             assert!(err.contains(why), "{err}");

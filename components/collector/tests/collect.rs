@@ -135,9 +135,26 @@ fn bad_input_gets_4xx_with_a_reason() {
         get(&headers, "access-control-allow-origin"),
         Some("https://site.test")
     );
-    assert!(get(&headers, "access-control-allow-headers")
-        .unwrap()
-        .contains("content-encoding"));
+    // Every header the SDKs send: jsprof's, Sentry's (Relay's list, and its tracing's),
+    // Datadog's quota check's token and its tracing's; GET for that quota check.
+    let allowed = get(&headers, "access-control-allow-headers").unwrap();
+    for h in [
+        "content-type",
+        "content-encoding",
+        "x-jsprof-key",
+        "x-sentry-auth",
+        "dd-client-token",
+        "sentry-trace",
+        "baggage",
+        "traceparent",
+        "x-datadog-trace-id",
+    ] {
+        assert!(allowed.split(", ").any(|a| a == h), "{h} not in {allowed}");
+    }
+    assert_eq!(
+        get(&headers, "access-control-allow-methods"),
+        Some("GET, POST, OPTIONS")
+    );
     let (status, headers, _) = http(
         c.addr,
         "POST",
@@ -149,6 +166,41 @@ fn bad_input_gets_4xx_with_a_reason() {
     assert_eq!(
         get(&headers, "access-control-allow-origin"),
         Some("https://site.test")
+    );
+    // What Sentry's SDK reads of an answer, as Relay exposes it.
+    assert_eq!(
+        get(&headers, "access-control-expose-headers"),
+        Some("x-sentry-error, x-sentry-rate-limits, retry-after")
+    );
+    // Datadog's tracks the collector keeps nothing of are answered as its intake answers
+    // them; a track its SDK does not send is not found.
+    for track in ["replay", "logs"] {
+        let (status, _, body) = http(
+            c.addr,
+            "POST",
+            &format!("/dd?ddforward=%2Fapi%2Fv2%2F{track}%3Fddsource%3Dbrowser"),
+            &[("Origin", "https://site.test")],
+            b"--x--",
+        );
+        assert_eq!((status, body.as_str()), (202, "{}"), "{track}");
+    }
+    let (status, _, body) = http(c.addr, "POST", "/dd?ddforward=%2Fapi%2Fv2%2Fspans", &[], b"");
+    assert_eq!(status, 404, "{body}");
+    // A RUM batch that is not lines of JSON is a 400 with the line.
+    let (status, _, body) = http(c.addr, "POST", "/api/v2/rum", &[], b"{\"type\":\"view\"}\nnot json");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("RUM event on line 2"), "{body}");
+    // A Sentry envelope with nothing the collector keeps: 200, as Relay answers.
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/api/7/envelope/",
+        &[],
+        b"{\"event_id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}\n{\"type\":\"client_report\"}\n{\"discarded_events\":[]}\n",
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "{\"id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}")
     );
     let (status, _, body) = http(
         c.addr,

@@ -1,7 +1,9 @@
 //! Real pages in headless Chromium sending to the real collector (tests/sdk/live.mjs): the
-//! field snippet (examples/field) and the real browser SDKs, @datadog/browser-rum and
-//! @sentry/browser, each on pages served with `Document-Policy: js-profiling`; what they
-//! sent is read back with `jsprof-collector query`.
+//! field snippet (examples/field) and the real browser SDKs, @datadog/browser-rum (RUM with
+//! long tasks) and @sentry/browser (tracing on), each on pages served with
+//! `Document-Policy: js-profiling`, three page views each; what they sent is read back with
+//! `jsprof-collector query`, and nothing they sent was refused, nor did the browser's
+//! console say a word about the collector.
 //!
 //! Needs node, /usr/bin/chromium (or $CHROMIUM) and tests/sdk's npm packages in
 //! $JSPROF_COLLECTOR_SDK (~/.cache/jsprof/collector-sdk): `./mach test` installs them.
@@ -151,6 +153,27 @@ fn the_field_snippet_in_chromium() {
     let out = query(store, "SELECT DISTINCT f.name FROM samples s JOIN stack_frames sf ON sf.stack_id = s.stack_id JOIN frames f ON f.frame_id = sf.frame_id JOIN traces t ON t.trace_id = s.trace_id WHERE strpos(t.page_url, 'shop.html') > 0 ORDER BY f.name");
     assert!(out.contains("| busy "), "{out}");
     assert!(out.contains("| layoutPass "), "{out}");
+    // Beside each profiled page's trace, its long animation frame (busy(500)) and its slow
+    // click, in the trace's time.
+    let out = query(
+        store,
+        &format!(
+            "SELECT e.kind, e.op, count(*) AS n, min(e.duration_ms) >= 100 AS long
+             FROM events e JOIN traces t ON t.trace_id = e.trace_id
+             WHERE t.session = '{session}' AND e.start_ms >= t.time_origin_ms
+             GROUP BY e.kind, e.op ORDER BY e.kind"
+        ),
+    );
+    assert!(
+        out.contains("| interaction | event                | 2 | true |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| loaf        | long-animation-frame |"),
+        "{out}"
+    );
+    assert!(!out.contains("false"), "{out}");
+    assert_eq!(done["console"], serde_json::json!([]), "{done}");
 }
 
 #[test]
@@ -167,37 +190,106 @@ fn the_real_sdks_in_chromium() {
             "shop=0123456789abcdef0123456789abcdef",
         ],
     );
-    let (_, done) = live(&c, "sdks", |_| {
+    let (sent, done) = live(&c, "sdks", |_| {
+        // Three page views of each SDK: their profiles, and what explains them.
         wait_for_count(
             store,
-            "SELECT count(DISTINCT source) AS n FROM traces WHERE source IN ('datadog', 'sentry')",
-            2,
+            "SELECT count(*) AS n FROM traces WHERE source IN ('datadog', 'sentry')",
+            6,
+        );
+        wait_for_count(
+            store,
+            "SELECT count(DISTINCT url) AS n FROM events WHERE kind IN ('view', 'transaction')",
+            6,
         );
     });
     assert_eq!(done["pageErrors"], serde_json::json!([]), "{done}");
-    // The uploads the SDKs made were answered 202.
-    let accepted = |name: &str, part: &str| {
-        done["seen"][name]
+    // Every page view's upload arrived and was answered (live.mjs waited for each).
+    assert_eq!(sent["datadog"], serde_json::json!([true, true, true, true]), "{sent}");
+    assert_eq!(sent["sentry"], serde_json::json!([true, true, true]), "{sent}");
+    // Nothing either SDK sent was refused or failed, preflights and the quota check
+    // included, and the console said nothing of the collector (no CORS error, no failed
+    // request).
+    for sdk in ["datadog", "sentry"] {
+        let requests = done["seen"][sdk].as_array().unwrap();
+        assert!(requests.len() >= 6, "{sdk}: {done}");
+        for r in requests {
+            let status = r["status"].as_u64().unwrap_or(0);
+            assert!((200..300).contains(&status), "{sdk}: {r} in {done}");
+            assert!(r.get("failed").is_none(), "{sdk}: {r}");
+        }
+    }
+    assert_eq!(done["console"], serde_json::json!([]), "{done}");
+    let carried = |sdk: &str, what: &str, status: u64| {
+        done["seen"][sdk]
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| r["url"].as_str().unwrap().contains(part) && r["status"] == 202)
+            .filter(|r| r["carried"].as_str().unwrap().contains(what) && r["status"] == status)
+            .count()
     };
-    assert!(
-        accepted("datadog", "ddforward=%2Fapi%2Fv2%2Fprofile"),
-        "{done}"
-    );
-    assert!(accepted("sentry", "/api/42/envelope/"), "{done}");
+    // Datadog's quota check (a preflight for its `DD-CLIENT-TOKEN`, then the GET) and its
+    // RUM batches; Sentry's sessions and spans as Relay answers them.
+    assert!(carried("datadog", "/api/v2/profiling/quota", 200) >= 1, "{done}");
+    assert!(carried("datadog", "/api/v2/rum", 202) >= 3, "{done}");
+    assert_eq!(carried("datadog", "/api/v2/profile", 202), 3, "{done}");
+    assert!(carried("sentry", "session", 200) >= 3, "{done}");
+    assert!(carried("sentry", "span", 200) >= 3, "{done}");
+    assert!(carried("sentry", "profile_chunk", 200) >= 3, "{done}");
+    let origin = done["origin"].as_str().unwrap();
+    // The page as the SDK's view or transaction gives it, not the origin `Referer` gives.
     let out = query(
         store,
-        "SELECT source, project, release, page_url, user_agent FROM traces ORDER BY source",
+        "SELECT source, project, release, page_url, user_agent, session IS NOT NULL AS has_session FROM traces ORDER BY source, page_url",
     );
-    assert!(out.contains("| datadog | shop    | 5.0.1 "), "{out}");
-    assert!(out.contains("| sentry  | shop    | shop@5.0.1 "), "{out}");
-    // The page as its Referer gives it: cross-origin, Chromium sends the origin alone.
-    let origin = done["origin"].as_str().unwrap();
-    assert_eq!(out.matches(&format!("| {origin}/ ")).count(), 2, "{out}");
+    for sdk in ["datadog", "sentry"] {
+        for view in ["home", "cart", "checkout"] {
+            assert!(
+                out.contains(&format!("{origin}/{sdk}/{view}.html ")),
+                "{sdk} {view}: {out}"
+            );
+        }
+    }
+    assert!(!out.contains(&format!("| {origin}/ ")), "{out}");
+    assert_eq!(out.matches("| datadog | shop    | 5.0.1 ").count(), 3, "{out}");
+    assert_eq!(out.matches("| sentry  | shop    | shop@5.0.1 ").count(), 3, "{out}");
+    assert!(!out.contains("| false "), "{out}");
     assert!(out.contains("HeadlessChrome"), "{out}");
+    // Sentry's session is its profiler's: the page load's transaction carries the same id.
+    let out = query(
+        store,
+        "SELECT count(*) AS n FROM traces t WHERE t.source = 'sentry' AND t.session IN (SELECT e.session FROM events e WHERE e.kind = 'transaction' AND e.source = 'sentry')",
+    );
+    assert!(out.contains("| 3 |"), "{out}");
+    // What explains the profiles: Datadog's views (URL, name) and long tasks (start,
+    // duration), Sentry's page loads and their long animation frames, both SDKs' slow
+    // clicks.
+    let out = query(
+        store,
+        "SELECT source, kind, count(*) > 0 AS some, min(duration_ms) >= 0 AS timed, min(start_ms) > 1.7e12 AS dated FROM events GROUP BY source, kind ORDER BY source, kind",
+    );
+    for want in [
+        "| datadog | loaf        | true | true  | true  |",
+        "| datadog | view        | true | true  | true  |",
+        "| datadog | interaction | true | true  | true  |",
+        "| sentry  | loaf        | true | true  | true  |",
+        "| sentry  | transaction | true | true  | true  |",
+    ] {
+        assert!(out.contains(want), "{want} not in {out}");
+    }
+    let out = query(
+        store,
+        "SELECT DISTINCT name, url FROM events WHERE source = 'datadog' AND kind = 'view' ORDER BY name",
+    );
+    assert!(out.contains(&format!("| /datadog/cart.html | {origin}/datadog/cart.html ")), "{out}");
+    // The long tasks each SDK saw, with the page's samples inside them.
+    for sdk in ["datadog", "sentry"] {
+        let out = query(
+            store,
+            &format!("SELECT count(*) AS n FROM samples s JOIN traces t ON t.trace_id = s.trace_id JOIN events e ON e.session = t.session AND e.kind IN ('loaf', 'long-task') WHERE t.source = '{sdk}' AND s.timestamp_ms BETWEEN e.start_ms AND e.start_ms + e.duration_ms"),
+        );
+        assert!(count_of(&out) >= 10, "{sdk}: {out}");
+    }
     let out = query(store, "SELECT DISTINCT t.source, f.name FROM samples s JOIN stack_frames sf ON sf.stack_id = s.stack_id JOIN frames f ON f.frame_id = sf.frame_id JOIN traces t ON t.trace_id = s.trace_id WHERE f.name IN ('busy', 'paintPass') ORDER BY t.source, f.name");
     for want in [
         "| datadog | busy ",
@@ -207,4 +299,12 @@ fn the_real_sdks_in_chromium() {
     ] {
         assert!(out.contains(want), "{want} not in {out}");
     }
+}
+
+/// The one number a query's table prints.
+fn count_of(out: &str) -> u64 {
+    out.lines()
+        .filter_map(|l| l.trim().strip_prefix('|')?.strip_suffix('|'))
+        .find_map(|cell| cell.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count in {out}"))
 }

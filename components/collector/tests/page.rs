@@ -1,14 +1,15 @@
 //! The page at `/` of `jsprof collect` in headless Chromium (Debian's, driven by
 //! playwright-core through tests/page/page.mjs): over a store of known traces, the top
-//! table, the flame graph and the timeline show the right functions and counts, and a
-//! filter changes them. `./mach test` installs chromium and playwright-core first.
+//! table, the flame graph and the timeline show the right functions and counts, the
+//! timeline marks a trace's long animation frame where it was, and a filter (a release,
+//! samples during frames) changes them. `./mach test` installs chromium and playwright-core first.
 
 mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{field_trace, function_samples, post_trace, Collector, DAY};
+use common::{field_trace, function_samples, post_envelope, post_trace, Collector, DAY};
 
 fn tools() -> PathBuf {
     std::env::var_os("JSPROF_PAGE_TOOLS").map_or_else(
@@ -37,16 +38,19 @@ fn the_page_shows_the_store_and_filters_it() {
     );
     let dir = tempfile::tempdir().unwrap();
     let c = Collector::start(dir.path(), &[]);
-    // 1.0: layout 30, paint 10, 5 idle; 2.0, a minute later: paint 20, style 4.
+    // 1.0: layout 30, paint 10, 5 idle, a long animation frame over its 20 last samples
+    // with a stack (all layout); 2.0, a minute later: paint 20, style 4.
     let u = "https://shop.test/";
-    post_trace(
+    post_envelope(
         c.addr,
-        None,
-        &field_trace([30, 10, 0], 5),
-        "1.0",
-        u,
-        "C",
-        DAY,
+        &serde_json::json!({
+            "trace": field_trace([30, 10, 0], 5),
+            "release": "1.0",
+            "pageUrl": u,
+            "userAgent": "C",
+            "timeOrigin": DAY,
+            "entries": [{"entryType": "long-animation-frame", "name": "TimerHandler:setTimeout", "startTime": 250, "duration": 190}],
+        }),
     );
     post_trace(
         c.addr,
@@ -62,6 +66,7 @@ fn the_page_shows_the_store_and_filters_it() {
         .arg(script)
         .arg(format!("http://{}/", c.addr))
         .arg("2.0")
+        .arg("loaf")
         .env("JSPROF_PAGE_TOOLS", &tools)
         .env("CHROMIUM", &chromium)
         .output()
@@ -131,4 +136,47 @@ fn the_page_shows_the_store_and_filters_it() {
             .ends_with("/?release=2.0"),
         "{read}"
     );
+
+    // The whole store's timeline marks 1.0's frame, once, over its time, inside the plot:
+    // the timeline spans a minute (1 s buckets), so the 190 ms frame is a thin mark in the
+    // first bucket's part of the lane.
+    let marks = read["before"]["marks"].as_array().unwrap();
+    assert_eq!(marks.len(), 1, "{read}");
+    let m = &marks[0];
+    assert_eq!(m["kind"], "loaf");
+    assert_eq!(m["class"], "mk-loaf");
+    assert_eq!(m["start_ms"].as_f64(), Some(DAY + 250.0));
+    assert_eq!(m["duration_ms"].as_f64(), Some(190.0));
+    assert!(
+        m["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("long animation frame (TimerHandler:setTimeout): 190.0 ms at"),
+        "{m}"
+    );
+    let axis = read["before"]["axis"].as_array().unwrap();
+    let (x0, x1) = (axis[0].as_f64().unwrap(), axis[1].as_f64().unwrap());
+    let (x, w) = (m["x"].as_f64().unwrap(), m["width"].as_f64().unwrap());
+    assert!(x >= x0 && x + w <= x1 && w >= 2.0, "{m} in {axis:?}");
+    // Under the first bar (the first bucket holds 1.0's samples).
+    let first = &read["before"]["bars"][0];
+    assert!(
+        x >= first[0].as_f64().unwrap() && x <= first[0].as_f64().unwrap() + first[1].as_f64().unwrap(),
+        "{m} under {first}"
+    );
+    // 2.0 has no event: its release's timeline marks nothing.
+    assert_eq!(read["after"]["marks"], serde_json::json!([]), "{read}");
+
+    // During frames: the frame's 20 layout samples only, and its mark.
+    let during = top("during");
+    assert_eq!(during, vec![
+        ("layout".to_owned(), 20),
+        ("main".to_owned(), 20),
+        ("render".to_owned(), 20)
+    ], "{read}");
+    let titles = flame("during");
+    assert!(has(&titles, "all (20 samples, 100%)"), "{titles:?}");
+    let (with_stack, empty, _) = timeline("during");
+    assert_eq!((with_stack, empty), (20, 0));
+    assert_eq!(read["during"]["marks"].as_array().unwrap().len(), 1, "{read}");
 }

@@ -18,7 +18,7 @@ use std::io::Read;
 use jsprof_profiler::{FrameInfo, ProfilerTrace, TraceBuilder};
 use serde::Deserialize;
 
-use crate::model::{Ingested, Meta, Source};
+use crate::model::{Contents, Event, Ingested, Kind, Meta, Observed, Source};
 use crate::record::{self, Batch};
 
 /// A refused request: the HTTP status and the reason sent back as the body.
@@ -130,13 +130,15 @@ fn ingested(req: &Request, source: Source, meta: Meta, trace: ProfilerTrace) -> 
         received: req.received,
         meta,
         trace,
+        events: Vec::new(),
     }
 }
 
 /// `POST /v1/profiles`. The body (after `Content-Encoding`) is either
 ///
 /// - an envelope: `{"trace": ProfilerTrace, "pageUrl", "release", "userAgent", "session",
-///   "timeOrigin", "labels": {..}}`, every member but `trace` optional; or
+///   "timeOrigin", "labels": {..}, "entries": [Entry]}`, every member but `trace` optional;
+///   or
 /// - a bare `ProfilerTrace` (or an array of them), as `profiler.stop()` resolves with.
 ///
 /// A missing `userAgent` is the request's `User-Agent`, a missing `pageUrl` its `Referer`.
@@ -159,8 +161,9 @@ pub fn jsprof(req: &Request, body: &[u8]) -> Result<Batch, Reject> {
     };
     // The common case, an envelope, in one pass straight into the log's record; anything
     // else through serde (fast.rs).
-    if let Some((mut meta, trace)) = crate::fast::envelope(&json) {
+    if let Some((mut meta, entries, trace)) = crate::fast::envelope(&json) {
         defaults(&mut meta);
+        let events = entry_events(&entries, meta.origin_ms())?;
         let mut payload = Vec::with_capacity(trace.encoded_len() + 256);
         record::head(&mut payload, 1);
         record::ingested_head(
@@ -171,26 +174,89 @@ pub fn jsprof(req: &Request, body: &[u8]) -> Result<Batch, Reject> {
             &meta,
         );
         trace.write(&mut payload);
+        record::events(&mut payload, &events);
+        record::observed_tail(&mut payload, &[]);
         return Ok(Batch { count: 1, payload });
     }
-    let (mut meta, traces) = parse_body(&json)?;
+    let (mut meta, entries, traces) = parse_body(&json)?;
     defaults(&mut meta);
     if traces.is_empty() {
         return Err(Reject::bad("no trace in the body"));
     }
+    let events = entry_events(&entries, meta.origin_ms())?;
     let traces = traces
         .into_iter()
-        .map(|t| Ok(ingested(req, Source::Jsprof, meta.clone(), checked(t)?)))
+        .map(|t| {
+            let mut t = ingested(req, Source::Jsprof, meta.clone(), checked(t)?);
+            t.events = events.clone();
+            Ok(t)
+        })
         .collect::<Result<Vec<_>, Reject>>()?;
     Ok(Batch::of(&traces))
 }
 
+/// An entry of jsprof's envelope: a `PerformanceEntry` the page recorded beside its trace
+/// (examples/field: Long Animation Frames and slow interactions), as its `toJSON()` names
+/// the members. Times are the page's (`performance.now()`), as the trace's samples are.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// `long-animation-frame`, `longtask`, `event` or `first-input`.
+    pub entry_type: String,
+    /// The event's type (`click`, `keydown`) for an interaction; what ran (the script's
+    /// invoker) for a frame.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub start_time: f64,
+    pub duration: f64,
+}
+
+/// The events of an envelope's entries, their times from `origin`: a 400 for an entry of
+/// another type, or a time that is not a finite number (a duration below 0 included).
+pub fn entry_events(entries: &[Entry], origin: f64) -> Result<Vec<Event>, Reject> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let kind = match e.entry_type.as_str() {
+                "long-animation-frame" => Kind::Loaf,
+                "longtask" => Kind::LongTask,
+                "event" | "first-input" => Kind::Interaction,
+                other => {
+                    return Err(Reject::bad(format!(
+                        "entry {i}: entryType {other:?} (long-animation-frame, longtask, event or first-input)"
+                    )))
+                }
+            };
+            let start = origin + e.start_time;
+            if !start.is_finite() || !e.duration.is_finite() || e.duration < 0.0 {
+                return Err(Reject::bad(format!(
+                    "entry {i}: startTime and duration must be finite, the duration at least 0"
+                )));
+            }
+            Ok(Event {
+                kind,
+                op: Some(e.entry_type.clone()),
+                name: e.name.clone().filter(|n| !n.is_empty()),
+                id: None,
+                session: None,
+                view_id: None,
+                url: None,
+                start_ms: start,
+                duration_ms: e.duration,
+            })
+        })
+        .collect()
+}
+
 /// A `POST /v1/profiles` body read by serde: an envelope, or bare traces. The fast path
 /// (fast.rs) reads the common envelope and leaves everything else, errors included, here.
-pub fn parse_body(json: &[u8]) -> Result<(Meta, Vec<ProfilerTrace>), Reject> {
+pub fn parse_body(json: &[u8]) -> Result<(Meta, Vec<Entry>, Vec<ProfilerTrace>), Reject> {
     #[derive(Deserialize)]
     struct Envelope {
         trace: Option<ProfilerTrace>,
+        #[serde(default)]
+        entries: Option<Vec<Entry>>,
         #[serde(flatten)]
         meta: Meta,
     }
@@ -200,15 +266,21 @@ pub fn parse_body(json: &[u8]) -> Result<(Meta, Vec<ProfilerTrace>), Reject> {
             let envelope: Envelope = serde_json::from_slice(json)
                 .map_err(|e| Reject::bad(format!("malformed JSON: {e}")))?;
             match envelope.trace {
-                Some(trace) => (envelope.meta, vec![trace]),
+                Some(trace) => (
+                    envelope.meta,
+                    envelope.entries.unwrap_or_default(),
+                    vec![trace],
+                ),
                 None => (
                     Meta::default(),
+                    Vec::new(),
                     jsprof_export::input::parse_traces(json).map_err(Reject::bad)?,
                 ),
             }
         }
         _ => (
             Meta::default(),
+            Vec::new(),
             jsprof_export::input::parse_traces(json).map_err(Reject::bad)?,
         ),
     })
@@ -280,7 +352,7 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
         name: Vec<String>,
     }
     #[derive(Deserialize)]
-    struct Event {
+    struct ProfileEvent {
         #[serde(default)]
         application: Id,
         #[serde(default)]
@@ -292,8 +364,26 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
     }
     #[derive(Deserialize)]
     struct Clocks {
+        #[serde(default)]
+        relative: Option<f64>,
         #[serde(rename = "timeStamp")]
         time_stamp: f64,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct LongTask {
+        #[serde(default)]
+        id: Option<String>,
+        duration: f64,
+        #[serde(default)]
+        entry_type: Option<String>,
+        start_clocks: Clocks,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ViewEntry {
+        start_clocks: Clocks,
+        view_id: String,
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -301,8 +391,12 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
         #[serde(flatten)]
         trace: ProfilerTrace,
         clocks_origin: Option<Clocks>,
+        #[serde(default)]
+        long_tasks: Vec<LongTask>,
+        #[serde(default)]
+        views: Vec<ViewEntry>,
     }
-    let event: Event = serde_json::from_slice(&event)
+    let event: ProfileEvent = serde_json::from_slice(&event)
         .map_err(|e| Reject::bad(format!("malformed `event` JSON: {e}")))?;
     let wall: WallTime = serde_json::from_slice(&wall_time)
         .map_err(|e| Reject::bad(format!("malformed `wall-time.json`: {e}")))?;
@@ -325,26 +419,202 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
     if !event.view.name.is_empty() {
         labels.insert("view".into(), event.view.name.join(","));
     }
+    // The view the trace began in: the first by its start.
+    let first_view = wall
+        .views
+        .iter()
+        .filter(|v| v.start_clocks.time_stamp.is_finite())
+        .min_by(|a, b| a.start_clocks.time_stamp.total_cmp(&b.start_clocks.time_stamp));
     let meta = Meta {
         page_url: req.referer.clone(),
         release,
         user_agent: req.user_agent.clone(),
         session: event.session.id,
-        time_origin: wall.clocks_origin.map(|c| c.time_stamp),
+        time_origin: wall.clocks_origin.as_ref().map(|c| c.time_stamp),
         labels,
+        view_id: first_view.map(|v| v.view_id.clone()),
     };
-    Ok(vec![ingested(
-        req,
-        Source::Datadog,
-        meta,
-        checked(wall.trace)?,
-    )])
+    // The long tasks the SDK saw while it profiled, on the samples' clock: their time from
+    // navigation start (`relative`) after the trace's origin, as the samples' are (the
+    // page's own times where the trace has no origin).
+    let events = wall
+        .long_tasks
+        .iter()
+        .filter_map(|t| {
+            let start = match (&wall.clocks_origin, t.start_clocks.relative) {
+                (Some(o), Some(r)) => o.time_stamp + r - o.relative.unwrap_or(0.0),
+                (Some(_), None) => t.start_clocks.time_stamp,
+                (None, Some(r)) => r,
+                (None, None) => return None,
+            };
+            (start.is_finite() && t.duration.is_finite() && t.duration >= 0.0).then(|| Event {
+                kind: datadog_long_task_kind(t.entry_type.as_deref()),
+                op: t.entry_type.clone(),
+                name: None,
+                id: t.id.clone(),
+                session: None,
+                view_id: None,
+                url: None,
+                start_ms: start,
+                duration_ms: t.duration,
+            })
+        })
+        .collect();
+    let mut trace = ingested(req, Source::Datadog, meta, checked(wall.trace)?);
+    trace.events = events;
+    Ok(vec![trace])
+}
+
+/// Datadog's RUM batch (`@datadog/browser-rum` 7.16.2, `ddforward=/api/v2/rum?…`): one
+/// RUM event per line, the whole deflated (zlib) when the URL says `dd-evp-encoding=deflate`
+/// (`compressIntakeRequests`), as `text/plain` either way.
+///
+/// Kept, as events linked to the profiles of the same session: views (`view.url`, its
+/// name: `view.name`, else the URL's path, as Datadog names a view that has none; from
+/// `date` for `view.time_spent`), each view's INP candidate (`view.interaction_to_next_paint`
+/// at `view.interaction_to_next_paint_time` after the view's start) as an interaction, and
+/// long tasks (`long_task.entry_type` `long-animation-frame` where the browser has LoAF,
+/// else `long-task`; from `date` for `long_task.duration`). Datadog's durations are in
+/// nanoseconds. Every other event (actions, resources, errors, telemetry, vitals) is
+/// skipped, and so is an event without the members it is kept by. Sources:
+/// browser-rum-core `src/domain/longTask/longTaskCollection.ts`, `src/rumEvent.types.ts`;
+/// browser-core `src/transport/httpRequest.ts` (lines of JSON, no `Content-Type`).
+pub fn datadog_rum(req: &Request, body: &[u8], deflated: bool) -> Result<Vec<Observed>, Reject> {
+    let body = decode_content(req.content_encoding.as_deref(), body, req.max_bytes)?;
+    let text = if deflated {
+        std::borrow::Cow::Owned(inflate_deflate(&body, req.max_bytes)?)
+    } else {
+        body
+    };
+    let mut events = Vec::new();
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_slice(line)
+            .map_err(|e| Reject::bad(format!("RUM event on line {}: {e}", i + 1)))?;
+        events.extend(rum_events(&v));
+    }
+    Ok(if events.is_empty() {
+        Vec::new()
+    } else {
+        vec![Observed {
+            project: req.project.clone(),
+            source: Source::Datadog,
+            received: req.received,
+            events,
+        }]
+    })
+}
+
+/// The events one RUM event gives (none for the kinds not kept).
+fn rum_events(v: &serde_json::Value) -> Vec<Event> {
+    let num = |p: &str| v.pointer(p).and_then(serde_json::Value::as_f64);
+    let ns = |p: &str| num(p).map(|n| n / 1e6);
+    let ok = |start: f64, duration: f64| start.is_finite() && duration.is_finite() && duration >= 0.0;
+    let session = str_at(v, "/session/id");
+    let view_id = str_at(v, "/view/id");
+    let url = str_at(v, "/view/url");
+    let Some(date) = num("/date") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match v.get("type").and_then(serde_json::Value::as_str) {
+        Some("view") => {
+            let Some(id) = view_id.clone() else {
+                return out;
+            };
+            let duration = ns("/view/time_spent").unwrap_or(0.0);
+            if ok(date, duration) {
+                out.push(Event {
+                    kind: Kind::View,
+                    op: str_at(v, "/view/loading_type"),
+                    name: str_at(v, "/view/name").or_else(|| url.as_deref().and_then(url_path)),
+                    id: Some(id.clone()),
+                    session: session.clone(),
+                    view_id: Some(id.clone()),
+                    url: url.clone(),
+                    start_ms: date,
+                    duration_ms: duration,
+                });
+            }
+            if let (Some(inp), Some(at)) = (
+                ns("/view/interaction_to_next_paint"),
+                ns("/view/interaction_to_next_paint_time"),
+            ) {
+                if ok(date + at, inp) {
+                    out.push(Event {
+                        kind: Kind::Interaction,
+                        op: Some("inp".into()),
+                        name: str_at(v, "/view/interaction_to_next_paint_target_selector"),
+                        id: Some(format!("{id}/inp")),
+                        session,
+                        view_id: Some(id),
+                        url,
+                        start_ms: date + at,
+                        duration_ms: inp,
+                    });
+                }
+            }
+        }
+        Some("long_task") => {
+            let entry_type = str_at(v, "/long_task/entry_type");
+            let duration = ns("/long_task/duration").unwrap_or(-1.0);
+            if ok(date, duration) {
+                // What ran in the frame: its longest script's invoker.
+                let invoker = v
+                    .pointer("/long_task/scripts")
+                    .and_then(|s| s.as_array())
+                    .and_then(|scripts| {
+                        scripts.iter().max_by(|a, b| {
+                            let d = |s: &serde_json::Value| {
+                                s.get("duration").and_then(|d| d.as_f64()).unwrap_or(0.0)
+                            };
+                            d(a).total_cmp(&d(b))
+                        })
+                    })
+                    .and_then(|s| str_at(s, "/invoker"));
+                out.push(Event {
+                    kind: datadog_long_task_kind(entry_type.as_deref()),
+                    op: entry_type,
+                    name: invoker,
+                    id: str_at(v, "/long_task/id"),
+                    session,
+                    view_id,
+                    url,
+                    start_ms: date,
+                    duration_ms: duration,
+                });
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// A URL's path (`https://shop.example/cart?x=1` → `/cart`).
+fn url_path(url: &str) -> Option<String> {
+    let after = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = after.find('/').map_or("/", |i| &after[i..]);
+    let end = path.find(['?', '#']).unwrap_or(path.len());
+    Some(path[..end].to_owned()).filter(|p| !p.is_empty())
+}
+
+/// A Datadog long task's kind by its `entry_type`: a Long Animation Frame where the
+/// browser has them (the SDK then observes those instead of long tasks).
+fn datadog_long_task_kind(entry_type: Option<&str>) -> Kind {
+    match entry_type {
+        Some("long-animation-frame") => Kind::Loaf,
+        _ => Kind::LongTask,
+    }
 }
 
 /// A Sentry envelope (<https://develop.sentry.dev/sdk/data-model/envelopes/>): a header
 /// line, then items, each a header line and a payload (`length` bytes if the header says,
-/// else up to the next newline). Each `profile_chunk` item becomes one trace; other items
-/// are skipped.
+/// else up to the next newline). Each `profile_chunk` item becomes one trace; transactions
+/// and spans are kept where they carry a `profiler_id` (their own, their transaction's or
+/// their segment's in the same envelope); every other item is skipped, as Relay answers
+/// for the items it drops (an envelope without a profile is not an error).
 ///
 /// Sources (npm pack @sentry/browser@11.12.0): `build/npm/esm/prod/profiling/utils.js`,
 /// `createProfileChunkPayload` and `convertToContinuousProfile`: the chunk's `release`,
@@ -353,8 +623,15 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
 /// `profile.samples` (`{stack_id, thread_id, timestamp}` in seconds since the epoch:
 /// `(timeOrigin + timestamp) / 1000`); `UIProfiler.js`, `_sendProfileChunk`: the envelope
 /// header (`event_id`, `sent_at`, `sdk`, `dsn` when tunnelled) and the item header
-/// `{type: "profile_chunk", platform: "javascript"}`.
-pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Vec<Ingested>), Reject> {
+/// `{type: "profile_chunk", platform: "javascript"}`; `_beginProfiling`: the scope's
+/// `profile` context `{profiler_id}`, which @sentry/core puts on each span as
+/// `sentry.profiler_id` (`tracing/spans/scopeContextAttributes.js`). With tracing on, the
+/// SDK streams spans: `span` items of `application/vnd.sentry.items.span.v2+json`,
+/// `{"version": 2, "items": [{name, span_id, start_timestamp, end_timestamp, is_segment,
+/// attributes: {"sentry.op", "sentry.segment.id", "sentry.profiler_id", "url.full", ..}}]}`,
+/// where the segment (the page load) carries the profiler's id and its children the
+/// segment's id.
+pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Contents), Reject> {
     let body = decode_content(req.content_encoding.as_deref(), body, req.max_bytes)?;
     let mut rest: &[u8] = &body;
     let header_line = take_line(&mut rest);
@@ -366,7 +643,8 @@ pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Vec<Ingested>
         kind: String,
         length: Option<usize>,
     }
-    let mut out = Vec::new();
+    let mut traces = Vec::new();
+    let mut spans: Vec<SentrySpan> = Vec::new();
     while !rest.iter().all(u8::is_ascii_whitespace) {
         let line = take_line(&mut rest);
         let item: ItemHeader = serde_json::from_slice(line)
@@ -385,14 +663,180 @@ pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Vec<Ingested>
             }
             None => take_line(&mut rest),
         };
-        if item.kind == "profile_chunk" {
-            out.push(sentry_chunk(req, payload)?);
+        match item.kind.as_str() {
+            "profile_chunk" => traces.push(sentry_chunk(req, payload)?),
+            "transaction" => spans.extend(sentry_transaction(payload)?),
+            "span" => spans.extend(sentry_spans(payload)?),
+            _ => {}
         }
     }
-    if out.is_empty() {
-        return Err(Reject::bad("no profile_chunk item in the envelope"));
+    let events = sentry_events(spans);
+    let observed = if events.is_empty() {
+        Vec::new()
+    } else {
+        vec![Observed {
+            project: req.project.clone(),
+            source: Source::Sentry,
+            received: req.received,
+            events,
+        }]
+    };
+    Ok((header, Contents { traces, observed }))
+}
+
+/// A transaction or span as the collector reads it, from any of the SDK's forms.
+#[derive(Debug, Clone, Default)]
+struct SentrySpan {
+    span_id: Option<String>,
+    op: Option<String>,
+    name: Option<String>,
+    /// Seconds since the epoch.
+    start: Option<f64>,
+    end: Option<f64>,
+    is_segment: bool,
+    segment_id: Option<String>,
+    profiler_id: Option<String>,
+    url: Option<String>,
+}
+
+fn json_payload(payload: &[u8], what: &str) -> Result<serde_json::Value, Reject> {
+    serde_json::from_slice(payload).map_err(|e| Reject::bad(format!("malformed {what}: {e}")))
+}
+
+fn str_at(v: &serde_json::Value, pointer: &str) -> Option<String> {
+    v.pointer(pointer)
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// A transaction event (the SDK's form before span streaming): the transaction, whose
+/// `contexts.profile.profiler_id` its spans share.
+fn sentry_transaction(payload: &[u8]) -> Result<Vec<SentrySpan>, Reject> {
+    let v = json_payload(payload, "transaction")?;
+    let segment = SentrySpan {
+        span_id: str_at(&v, "/contexts/trace/span_id"),
+        op: str_at(&v, "/contexts/trace/op"),
+        name: str_at(&v, "/transaction"),
+        start: v.get("start_timestamp").and_then(serde_json::Value::as_f64),
+        end: v.get("timestamp").and_then(serde_json::Value::as_f64),
+        is_segment: true,
+        segment_id: None,
+        profiler_id: str_at(&v, "/contexts/profile/profiler_id"),
+        url: str_at(&v, "/request/url"),
+    };
+    let mut out = Vec::new();
+    for s in v.get("spans").and_then(|s| s.as_array()).into_iter().flatten() {
+        out.push(SentrySpan {
+            span_id: str_at(s, "/span_id"),
+            op: str_at(s, "/op"),
+            name: str_at(s, "/description"),
+            start: s.get("start_timestamp").and_then(serde_json::Value::as_f64),
+            end: s.get("timestamp").and_then(serde_json::Value::as_f64),
+            is_segment: false,
+            segment_id: segment.span_id.clone(),
+            profiler_id: segment.profiler_id.clone(),
+            url: segment.url.clone(),
+        });
     }
-    Ok((header, out))
+    out.insert(0, segment);
+    Ok(out)
+}
+
+/// A `span` item: streamed spans (`{"version": 2, "items": [..]}`, attributes as
+/// `{"value", "type"}`) or one standalone span (`data` for its attributes).
+fn sentry_spans(payload: &[u8]) -> Result<Vec<SentrySpan>, Reject> {
+    let v = json_payload(payload, "span")?;
+    let items: Vec<&serde_json::Value> = match v.get("items").and_then(|i| i.as_array()) {
+        Some(items) => items.iter().collect(),
+        None => vec![&v],
+    };
+    Ok(items
+        .into_iter()
+        .map(|s| {
+            // v2's `attributes.K.value`, or v1's `data.K`.
+            let attr = |k: &str| {
+                s.get("attributes")
+                    .and_then(|a| a.get(k))
+                    .and_then(|a| a.get("value"))
+                    .or_else(|| s.get("data").and_then(|d| d.get(k)))
+                    .and_then(serde_json::Value::as_str)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned)
+            };
+            SentrySpan {
+                span_id: str_at(s, "/span_id"),
+                op: attr("sentry.op").or_else(|| str_at(s, "/op")),
+                name: str_at(s, "/name").or_else(|| str_at(s, "/description")),
+                start: s.get("start_timestamp").and_then(serde_json::Value::as_f64),
+                end: s
+                    .get("end_timestamp")
+                    .or_else(|| s.get("timestamp"))
+                    .and_then(serde_json::Value::as_f64),
+                is_segment: s.get("is_segment").and_then(serde_json::Value::as_bool)
+                    == Some(true),
+                segment_id: attr("sentry.segment.id").or_else(|| str_at(s, "/segment_id")),
+                profiler_id: attr("sentry.profiler_id").or_else(|| str_at(s, "/profiler_id")),
+                url: attr("url.full"),
+            }
+        })
+        .collect())
+}
+
+/// A Sentry span's kind by its `op`.
+fn sentry_kind(op: Option<&str>, is_segment: bool) -> Kind {
+    if is_segment {
+        return Kind::Transaction;
+    }
+    match op.unwrap_or("") {
+        "ui.long-task" | "ui.long_task" => Kind::LongTask,
+        "ui.long-animation-frame" | "ui.long_animation_frame" => Kind::Loaf,
+        op if op.starts_with("ui.interaction") => Kind::Interaction,
+        _ => Kind::Span,
+    }
+}
+
+/// The spans of one envelope that carry a `profiler_id`, theirs or their segment's, as
+/// events: the profiler's id is their session, as it is the chunks'.
+fn sentry_events(spans: Vec<SentrySpan>) -> Vec<Event> {
+    let profilers: BTreeMap<String, String> = spans
+        .iter()
+        .filter_map(|s| Some((s.span_id.clone()?, s.profiler_id.clone()?)))
+        .collect();
+    let urls: BTreeMap<String, String> = spans
+        .iter()
+        .filter(|s| s.is_segment)
+        .filter_map(|s| Some((s.span_id.clone()?, s.url.clone()?)))
+        .collect();
+    spans
+        .into_iter()
+        .filter_map(|s| {
+            let segment = s.segment_id.clone();
+            let profiler = s
+                .profiler_id
+                .clone()
+                .or_else(|| profilers.get(segment.as_deref()?).cloned())?;
+            let (start, end) = (s.start? * 1000.0, s.end? * 1000.0);
+            if !start.is_finite() || !end.is_finite() || end < start {
+                return None;
+            }
+            let url = s
+                .url
+                .clone()
+                .or_else(|| urls.get(segment.as_deref()?).cloned());
+            Some(Event {
+                kind: sentry_kind(s.op.as_deref(), s.is_segment),
+                op: s.op,
+                name: s.name,
+                view_id: if s.is_segment { s.span_id.clone() } else { segment },
+                id: s.span_id,
+                session: Some(profiler),
+                url,
+                start_ms: start,
+                duration_ms: end - start,
+            })
+        })
+        .collect()
 }
 
 /// The envelope header's members the collector reads.
@@ -401,6 +845,9 @@ pub struct SentryHeader {
     /// The DSN, when the SDK posts through a tunnel.
     #[serde(default)]
     pub dsn: Option<String>,
+    /// The event's id, which Relay's answer repeats (`{"id": ...}`).
+    #[serde(default)]
+    pub event_id: Option<String>,
 }
 
 fn take_line<'a>(rest: &mut &'a [u8]) -> &'a [u8] {
@@ -519,16 +966,20 @@ fn sentry_chunk(req: &Request, payload: &[u8]) -> Result<Ingested, Reject> {
     if let Some(env) = chunk.environment {
         labels.insert("environment".into(), env);
     }
-    if let Some(id) = chunk.profiler_id {
-        labels.insert("profiler_id".into(), id);
+    if let Some(id) = &chunk.profiler_id {
+        labels.insert("profiler_id".into(), id.clone());
     }
+    // The profiler's session (one a page load: `UIProfiler.js` makes its id when the page
+    // starts the SDK) is the trace's session: its chunks share it, and so do the
+    // transactions and spans it covers (their `sentry.profiler_id`).
     let meta = Meta {
         page_url: req.referer.clone(),
         release: chunk.release.filter(|r| !r.is_empty()),
         user_agent: req.user_agent.clone(),
-        session: None,
+        session: chunk.profiler_id.filter(|p| !p.is_empty()),
         time_origin: origin_s.is_finite().then_some(origin_ms),
         labels,
+        view_id: None,
     };
     Ok(ingested(
         req,
@@ -589,6 +1040,131 @@ mod tests {
             assert_eq!(err.status, 400);
             assert!(err.reason.contains("frameId 3 out of range"), "{err}");
         }
+    }
+
+    #[test]
+    fn entries_are_events_on_the_traces_clock() {
+        let trace = r#"{"frames":[],"resources":[],"stacks":[],"samples":[{"timestamp":1}]}"#;
+        let entries = r#"[{"entryType":"long-animation-frame","name":"TimerHandler:setTimeout","startTime":12.5,"duration":80},
+            {"entryType":"event","name":"click","startTime":100,"duration":48,"interactionId":7}]"#;
+        // The fast path, and serde's (which a key with an escape takes).
+        for body in [
+            format!(r#"{{"trace":{trace},"timeOrigin":1000,"entries":{entries}}}"#),
+            format!(r#"{{"tr\u0061ce":{trace},"timeOrigin":1000,"entries":{entries}}}"#),
+        ] {
+            assert_eq!(
+                crate::fast::envelope(body.as_bytes()).is_some(),
+                !body.contains('\\')
+            );
+            let t = &jsprof(&req(), body.as_bytes()).unwrap().traces().unwrap()[0];
+            assert_eq!(t.events.len(), 2);
+            assert_eq!(t.events[0].kind, Kind::Loaf);
+            assert_eq!(t.events[0].name.as_deref(), Some("TimerHandler:setTimeout"));
+            assert_eq!((t.events[0].start_ms, t.events[0].duration_ms), (1012.5, 80.0));
+            assert_eq!(t.events[1].kind, Kind::Interaction);
+            assert_eq!(t.events[1].op.as_deref(), Some("event"));
+            assert_eq!(t.events[1].start_ms, 1100.0);
+        }
+        for (bad, why) in [
+            (r#"[{"entryType":"paint","startTime":1,"duration":1}]"#, "entryType \"paint\""),
+            (r#"[{"entryType":"longtask","startTime":1,"duration":-1}]"#, "at least 0"),
+            (r#"[{"entryType":"longtask","duration":1}]"#, "startTime"),
+        ] {
+            let body = format!(r#"{{"trace":{trace},"entries":{bad}}}"#);
+            let err = jsprof(&req(), body.as_bytes()).unwrap_err();
+            assert_eq!(err.status, 400);
+            assert!(err.reason.contains(why), "{err}");
+        }
+    }
+
+    /// Span streaming (@sentry/browser 11 with tracing on): the page load carries the
+    /// profiler's id, its children the segment's id; a span of another segment, and the
+    /// envelope's other items, are skipped.
+    #[test]
+    fn sentry_spans_with_a_profiler_are_kept() {
+        let span = |id: &str, op: &str, segment: bool, attrs: serde_json::Value| {
+            let mut a = serde_json::json!({
+                "sentry.op": {"value": op, "type": "string"},
+                "sentry.segment.id": {"value": if segment { id } else { "seg1" }, "type": "string"},
+            });
+            for (k, v) in attrs.as_object().unwrap() {
+                a[k] = serde_json::json!({"value": v, "type": "string"});
+            }
+            serde_json::json!({"name": op, "span_id": id, "start_timestamp": 1000.5,
+                "end_timestamp": 1001.0, "is_segment": segment, "attributes": a})
+        };
+        let items = serde_json::json!({"version": 2, "items": [
+            span("seg1", "pageload", true, serde_json::json!({"sentry.profiler_id": "p1", "url.full": "https://a.test/x"})),
+            span("s2", "ui.long_animation_frame", false, serde_json::json!({})),
+            span("s3", "ui.interaction.click", false, serde_json::json!({})),
+            span("other", "pageload", true, serde_json::json!({})),
+        ]});
+        let body = format!(
+            "{{\"event_id\":\"e1\"}}\n{{\"type\":\"session\"}}\n{{\"sid\":1}}\n{{\"type\":\"span\",\"item_count\":4}}\n{items}\n"
+        );
+        let (header, c) = sentry(&req(), body.as_bytes()).unwrap();
+        assert_eq!(header.event_id.as_deref(), Some("e1"));
+        assert!(c.traces.is_empty());
+        let events = &c.observed[0].events;
+        let kinds: Vec<Kind> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, [Kind::Transaction, Kind::Loaf, Kind::Interaction]);
+        for e in events {
+            assert_eq!(e.session.as_deref(), Some("p1"));
+            assert_eq!(e.view_id.as_deref(), Some("seg1"));
+            assert_eq!(e.url.as_deref(), Some("https://a.test/x"));
+            assert_eq!((e.start_ms, e.duration_ms), (1_000_500.0, 500.0));
+        }
+        // Nothing kept: still an answer, as Relay gives one.
+        let (_, c) = sentry(&req(), b"{}\n{\"type\":\"client_report\"}\n{}\n").unwrap();
+        assert!(c.is_empty());
+        // A transaction event (the SDK's form before span streaming).
+        let tx = serde_json::json!({"type": "transaction", "transaction": "/cart",
+            "start_timestamp": 10.0, "timestamp": 12.0, "request": {"url": "https://a.test/cart"},
+            "contexts": {"trace": {"span_id": "t1", "op": "pageload"}, "profile": {"profiler_id": "p2"}},
+            "spans": [{"span_id": "c1", "op": "ui.long-task", "description": "Main UI thread blocked",
+                       "start_timestamp": 10.5, "timestamp": 10.6}]});
+        let body = format!("{{}}\n{{\"type\":\"transaction\"}}\n{tx}\n");
+        let (_, c) = sentry(&req(), body.as_bytes()).unwrap();
+        let e = &c.observed[0].events;
+        assert_eq!((e[0].kind, e[1].kind), (Kind::Transaction, Kind::LongTask));
+        assert_eq!(e[1].session.as_deref(), Some("p2"));
+        assert_eq!(e[1].url.as_deref(), Some("https://a.test/cart"));
+        assert!((e[1].duration_ms - 100.0).abs() < 1e-6);
+        // A span item that is not JSON is a 400.
+        let err = sentry(&req(), b"{}\n{\"type\":\"span\"}\nnope\n").unwrap_err();
+        assert_eq!(err.status, 400);
+    }
+
+    #[test]
+    fn rum_views_long_tasks_and_inp() {
+        let lines = [
+            r#"{"type":"view","date":1000,"session":{"id":"s"},"view":{"id":"v","url":"https://a.test/cart?x=1#y","time_spent":2000000000,"interaction_to_next_paint":300000000,"interaction_to_next_paint_time":500000000,"interaction_to_next_paint_target_selector":"#buy"}}"#,
+            r#"{"type":"long_task","date":1100,"session":{"id":"s"},"view":{"id":"v"},"long_task":{"id":"l","entry_type":"long-animation-frame","duration":90000000,"scripts":[{"duration":1,"invoker":"a"},{"duration":5,"invoker":"b"}]}}"#,
+            r#"{"type":"action","date":1200}"#,
+            r#"{"type":"long_task","session":{"id":"s"}}"#,
+        ]
+        .join("\n");
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut z, lines.as_bytes()).unwrap();
+        let deflated = z.finish().unwrap();
+        for (body, deflate) in [(lines.as_bytes().to_vec(), false), (deflated, true)] {
+            let o = datadog_rum(&req(), &body, deflate).unwrap();
+            let e = &o[0].events;
+            assert_eq!(e.len(), 3, "{e:?}");
+            assert_eq!(e[0].kind, Kind::View);
+            assert_eq!(e[0].name.as_deref(), Some("/cart"));
+            assert_eq!(e[0].duration_ms, 2000.0);
+            assert_eq!(e[1].kind, Kind::Interaction);
+            assert_eq!((e[1].start_ms, e[1].duration_ms), (1500.0, 300.0));
+            assert_eq!(e[2].kind, Kind::Loaf);
+            assert_eq!(e[2].name.as_deref(), Some("b"));
+            assert_eq!((e[2].start_ms, e[2].duration_ms), (1100.0, 90.0));
+            assert!(e.iter().all(|e| e.session.as_deref() == Some("s")));
+        }
+        assert!(datadog_rum(&req(), b"{\"type\":\"action\",\"date\":1}\n", false)
+            .unwrap()
+            .is_empty());
+        assert_eq!(datadog_rum(&req(), b"{}\n[", false).unwrap_err().status, 400);
     }
 
     #[test]

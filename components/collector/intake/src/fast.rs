@@ -27,17 +27,19 @@ use std::collections::BTreeMap;
 
 use jsprof_profiler::ProfilerMarker;
 
+use crate::decode::Entry;
 use crate::model::Meta;
 use crate::record;
 
 /// How deep an unknown member may nest before the serde path takes over.
 const MAX_DEPTH: u32 = 64;
 
-/// The envelope's metadata and its trace, already in the log record's form, or `None`: then
-/// the serde path decides.
-pub fn envelope(json: &[u8]) -> Option<(Meta, Trace)> {
+/// The envelope's metadata, its entries and its trace, already in the log record's form, or
+/// `None`: then the serde path decides. The entries (a few, beside thousands of samples) are
+/// read by serde from their bytes.
+pub fn envelope(json: &[u8]) -> Option<(Meta, Vec<Entry>, Trace)> {
     let mut p = Parser { b: json, i: 0 };
-    let (mut trace, mut labels) = (None, None);
+    let (mut trace, mut labels, mut entries) = (None, None, None);
     let (mut page_url, mut release, mut user_agent, mut session, mut time_origin) =
         (None, None, None, None, None);
     p.object(|p, key| match key {
@@ -57,6 +59,13 @@ pub fn envelope(json: &[u8]) -> Option<(Meta, Trace)> {
             });
             first(&mut labels, read.map(|()| map))
         }
+        b"entries" => {
+            p.ws();
+            let start = p.i;
+            p.skip(0)?;
+            let read = serde_json::from_slice::<Option<Vec<Entry>>>(&json[start..p.i]).ok();
+            first(&mut entries, read)
+        }
         _ => p.skip(0),
     })?;
     p.ws();
@@ -70,8 +79,9 @@ pub fn envelope(json: &[u8]) -> Option<(Meta, Trace)> {
         session: session.flatten(),
         time_origin: time_origin.flatten(),
         labels: labels.unwrap_or_default(),
+        view_id: None,
     };
-    Some((meta, trace?))
+    Some((meta, entries.flatten().unwrap_or_default(), trace?))
 }
 
 /// A member's value into its slot, refused (the serde path then decides) when the member
@@ -676,6 +686,29 @@ mod tests {
         assert_eq!(got[0].meta.labels["view"], "home");
         assert_eq!(got[0].trace.frames[1].name, "gé");
         assert_eq!(got[0].trace.samples[2].timestamp, 30.0);
+    }
+
+    /// Entries are read by serde from their bytes, on either path.
+    #[test]
+    fn reads_entries_as_serde_does() {
+        for entries in [
+            r#"[{"entryType":"event","name":"click","startTime":1.5,"duration":40,"interactionId":3}]"#,
+            r#"[]"#,
+            r#"null"#,
+            r#"[{"duration":2,"startTime":0,"entryType":"longtask","name":null}]"#,
+        ] {
+            let json = format!(r#"{{"entries":{entries},"trace":{TRACE}}}"#);
+            assert!(agrees(&json), "{json}");
+        }
+        for bad in [
+            r#"[{"entryType":"event"}]"#,
+            r#"{"entryType":"event"}"#,
+            r#"[{"entryType":"event","startTime":1,"startTime":2,"duration":1}]"#,
+        ] {
+            let json = format!(r#"{{"entries":{bad},"trace":{TRACE}}}"#);
+            assert!(!agrees(&json), "{json}");
+            assert!(parse_body(json.as_bytes()).is_err(), "{json}");
+        }
     }
 
     /// Stacks and samples as serde and browsers write them take a shorter road

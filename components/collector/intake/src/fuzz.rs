@@ -9,7 +9,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use crate::decode::{self, Reject, Request};
-use crate::model::Ingested;
+use crate::model::{Contents, Ingested};
 use crate::record::Batch;
 
 fn request(content_type: Option<String>, encoding: Option<&str>) -> Request {
@@ -34,16 +34,32 @@ fn now<T>(f: impl Future<Output = T>) -> T {
 }
 
 fn accepted(result: &Result<Vec<Ingested>, Reject>) {
+    if let Ok(traces) = result {
+        assert!(!traces.is_empty());
+    }
+    kept(&result.clone().map(|traces| Contents {
+        traces,
+        observed: Vec::new(),
+    }));
+}
+
+/// What a decoder kept: traces that keep the spec's invariants, events with finite times,
+/// and a log record that reads back bit for bit; or a 4xx.
+fn kept(result: &Result<Contents, Reject>) {
     match result {
-        Ok(traces) => {
-            assert!(!traces.is_empty());
-            for t in traces {
+        Ok(c) => {
+            for t in &c.traces {
                 jsprof_export::check(&t.trace).expect("an accepted trace keeps the invariants");
             }
-            let batch = Batch::of(traces);
-            let back = batch.traces().expect("the log's record reads back");
+            let events = c.traces.iter().flat_map(|t| &t.events);
+            for e in events.chain(c.observed.iter().flat_map(|o| &o.events)) {
+                assert!(e.start_ms.is_finite() && e.duration_ms.is_finite(), "{e:?}");
+                assert!(e.duration_ms >= 0.0, "{e:?}");
+            }
+            let batch = Batch::with(&c.traces, &c.observed);
+            let back = batch.contents().expect("the log's record reads back");
             // Bit for bit (NaN is not a JSON number, so `==` on the timestamps holds).
-            assert_eq!(&back, traces);
+            assert_eq!(&back, c);
         }
         Err(r) => assert!((400..500).contains(&r.status), "{r}"),
     }
@@ -60,10 +76,11 @@ pub fn intake_jsprof(data: &[u8]) {
         );
         // The record reads back into traces that encode to the same bytes.
         let traces = a.map(|batch| {
-            let traces = batch.traces().expect("the log's record reads back");
-            assert_eq!(traces.len(), batch.count);
-            assert_eq!(Batch::of(&traces), batch);
-            traces
+            let contents = batch.contents().expect("the log's record reads back");
+            assert_eq!(contents.traces.len(), batch.count);
+            assert!(contents.observed.is_empty());
+            assert_eq!(Batch::of(&contents.traces), batch);
+            contents.traces
         });
         accepted(&traces);
     }
@@ -74,11 +91,12 @@ pub fn intake_jsprof(data: &[u8]) {
 /// metadata and one trace that keeps the invariants and that the log records in the same
 /// bytes.
 pub fn fast_agrees(json: &[u8]) -> bool {
-    let Some((meta, trace)) = crate::fast::envelope(json) else {
+    let Some((meta, entries, trace)) = crate::fast::envelope(json) else {
         return false;
     };
-    let (m, t) = decode::parse_body(json).expect("serde accepts what the fast path does");
+    let (m, e, t) = decode::parse_body(json).expect("serde accepts what the fast path does");
     assert_eq!(m, meta);
+    assert_eq!(e, entries);
     assert_eq!(t.len(), 1);
     jsprof_export::check(&t[0]).expect("the fast path checks the invariants");
     let (mut fast, mut serde) = (Vec::new(), Vec::new());
@@ -88,7 +106,8 @@ pub fn fast_agrees(json: &[u8]) -> bool {
     true
 }
 
-/// Datadog's upload: the input's first line is the boundary, the rest the body.
+/// Datadog's upload: the input's first line is the boundary, the rest the body. The same
+/// body is also a RUM batch, as sent and deflated.
 pub fn intake_datadog(data: &[u8]) {
     let split = data.iter().position(|&b| b == b'\n').unwrap_or(data.len());
     let boundary = String::from_utf8_lossy(&data[..split]).into_owned();
@@ -100,18 +119,29 @@ pub fn intake_datadog(data: &[u8]) {
     let a = now(decode::datadog(&req, body.clone()));
     assert_eq!(
         format!("{a:?}"),
-        format!("{:?}", now(decode::datadog(&req, body)))
+        format!("{:?}", now(decode::datadog(&req, body.clone())))
     );
     accepted(&a);
+    for deflated in [false, true] {
+        let rum = |b: &[u8]| {
+            decode::datadog_rum(&req, b, deflated).map(|observed| Contents {
+                traces: Vec::new(),
+                observed,
+            })
+        };
+        let a = rum(&body);
+        assert_eq!(format!("{a:?}"), format!("{:?}", rum(&body)));
+        kept(&a);
+    }
 }
 
 /// A Sentry envelope.
 pub fn intake_sentry(data: &[u8]) {
     let req = request(None, None);
-    let a = decode::sentry(&req, data).map(|(_, t)| t);
+    let a = decode::sentry(&req, data).map(|(_, c)| c);
     assert_eq!(
         format!("{a:?}"),
-        format!("{:?}", decode::sentry(&req, data).map(|(_, t)| t))
+        format!("{:?}", decode::sentry(&req, data).map(|(_, c)| c))
     );
-    accepted(&a);
+    kept(&a);
 }

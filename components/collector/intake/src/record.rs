@@ -6,20 +6,26 @@
 //! strings as a length and their UTF-8 bytes, in the model's field order:
 //!
 //! ```text
-//! payload  = 0x01 (version) · varint(count) · ingested*
-//! ingested = str(project) · u8(source) · f64(received) · meta · trace
+//! payload  = 0x02 (version) · varint(count) · ingested* · varint(m) · observed*m
+//! ingested = str(project) · u8(source) · f64(received) · meta · trace · events
 //! meta     = opt_str(page_url) · opt_str(release) · opt_str(user_agent) · opt_str(session)
 //!            · opt_f64(time_origin) · varint(n) · (str(key) · str(value))*n
+//!            · opt_str(view_id)
 //! trace    = varint(n) · str(resource)*n
 //!            · varint(n) · (str(name) · opt(resource_id) · opt(line) · opt(column))*n
 //!            · varint(n) · (varint(frame_id) · opt(parent_id))*n
 //!            · varint(n) · (f64(timestamp) · opt(stack_id) · u8(marker))*n
+//! events   = varint(n) · (u8(kind) · opt_str(op) · opt_str(name) · opt_str(id)
+//!            · opt_str(session) · opt_str(view_id) · opt_str(url) · f64(start)
+//!            · f64(duration))*n
+//! observed = str(project) · u8(source) · f64(received) · events
 //! opt(x)   = 0 (none) | 1 · x
 //! ```
 //!
-//! A payload that begins with `[` is the earlier JSON (a log written by an older collector
-//! is still read). Decoding never panics: the record's CRC guards the log against torn
-//! writes, and anything else malformed is an error.
+//! Version 1 (issue 27) had no `events`, no `view_id` and no `observed`: it is still read,
+//! as is a payload that begins with `[`, the earlier JSON (a log written by an older
+//! collector). Decoding never panics: the record's CRC guards the log against torn writes,
+//! and anything else malformed is an error.
 
 use std::collections::BTreeMap;
 
@@ -27,9 +33,10 @@ use jsprof_profiler::{
     ProfilerFrame, ProfilerMarker, ProfilerSample, ProfilerStack, ProfilerTrace,
 };
 
-use crate::model::{Ingested, Meta, Source};
+use crate::model::{Contents, Event, Ingested, Kind, Meta, Observed, Source};
 
-const VERSION: u8 = 1;
+/// The version written. Version 1 is still read.
+const VERSION: u8 = 2;
 
 /// The traces of one request as a log record's payload, and how many they are. The
 /// intakes hand this to the log: jsprof's fast path (fast.rs) writes it straight from the
@@ -42,8 +49,13 @@ pub struct Batch {
 
 impl Batch {
     pub fn of(traces: &[Ingested]) -> Batch {
+        Batch::with(traces, &[])
+    }
+
+    /// Traces, and events that came without a trace.
+    pub fn with(traces: &[Ingested], observed: &[Observed]) -> Batch {
         let mut payload = Vec::new();
-        encode(traces, &mut payload);
+        encode_all(traces, observed, &mut payload);
         Batch {
             count: traces.len(),
             payload,
@@ -52,16 +64,60 @@ impl Batch {
 
     /// The traces back (as compaction reads them).
     pub fn traces(&self) -> Result<Vec<Ingested>, String> {
+        decode(&self.payload).map(|c| c.traces)
+    }
+
+    /// Everything back: the traces and the events without a trace.
+    pub fn contents(&self) -> Result<Contents, String> {
         decode(&self.payload)
     }
 }
 
 /// Appends the payload of `traces` to `out`.
 pub fn encode(traces: &[Ingested], out: &mut Vec<u8>) {
+    encode_all(traces, &[], out)
+}
+
+/// Appends the payload of `traces` and `observed` to `out`.
+pub fn encode_all(traces: &[Ingested], observed: &[Observed], out: &mut Vec<u8>) {
     head(out, traces.len());
     for t in traces {
         ingested_head(out, &t.project, t.source, t.received, &t.meta);
         trace(out, &t.trace);
+        events(out, &t.events);
+    }
+    observed_tail(out, observed);
+}
+
+/// A payload's `observed` list, its last part.
+pub(crate) fn observed_tail(out: &mut Vec<u8>, observed: &[Observed]) {
+    varint(out, observed.len() as u64);
+    for o in observed {
+        string(out, &o.project);
+        out.push(source_code(o.source));
+        out.extend_from_slice(&o.received.to_le_bytes());
+        events(out, &o.events);
+    }
+}
+
+/// An `ingested`'s or an `observed`'s events.
+pub(crate) fn events(out: &mut Vec<u8>, events: &[Event]) {
+    varint(out, events.len() as u64);
+    for e in events {
+        out.push(e.kind.code());
+        for s in [&e.op, &e.name, &e.id, &e.session, &e.view_id, &e.url] {
+            option(out, s.as_deref(), string);
+        }
+        out.extend_from_slice(&e.start_ms.to_le_bytes());
+        out.extend_from_slice(&e.duration_ms.to_le_bytes());
+    }
+}
+
+fn source_code(source: Source) -> u8 {
+    match source {
+        Source::Jsprof => 0,
+        Source::Datadog => 1,
+        Source::Sentry => 2,
     }
 }
 
@@ -100,11 +156,7 @@ pub(crate) fn ingested_head(
     m: &Meta,
 ) {
     string(out, project);
-    out.push(match source {
-        Source::Jsprof => 0,
-        Source::Datadog => 1,
-        Source::Sentry => 2,
-    });
+    out.push(source_code(source));
     out.extend_from_slice(&received.to_le_bytes());
     for s in [&m.page_url, &m.release, &m.user_agent, &m.session] {
         option(out, s.as_deref(), string);
@@ -117,6 +169,7 @@ pub(crate) fn ingested_head(
         string(out, k);
         string(out, v);
     }
+    option(out, m.view_id.as_deref(), string);
 }
 
 #[inline]
@@ -151,19 +204,30 @@ pub(crate) fn sample(
     out.push(marker.map_or(0, marker_code));
 }
 
-/// The traces of one payload.
-pub fn decode(payload: &[u8]) -> Result<Vec<Ingested>, String> {
+/// What one payload holds.
+pub fn decode(payload: &[u8]) -> Result<Contents, String> {
     match payload.first() {
-        Some(b'[') => serde_json::from_slice(payload).map_err(|e| e.to_string()),
-        Some(&VERSION) => {
+        Some(b'[') => serde_json::from_slice(payload)
+            .map(|traces| Contents {
+                traces,
+                observed: Vec::new(),
+            })
+            .map_err(|e| e.to_string()),
+        Some(&v @ (1 | VERSION)) => {
             let mut r = Reader {
                 rest: &payload[1..],
+                version: v,
             };
             let traces = r.list(|r| r.ingested())?;
+            let observed = if v >= 2 {
+                r.list(|r| r.observed())?
+            } else {
+                Vec::new()
+            };
             if !r.rest.is_empty() {
                 return Err("bytes after the last trace".into());
             }
-            Ok(traces)
+            Ok(Contents { traces, observed })
         }
         Some(v) => Err(format!("unknown record version {v}")),
         None => Err("an empty record".into()),
@@ -209,6 +273,7 @@ fn option<T>(out: &mut Vec<u8>, v: Option<T>, write: impl FnOnce(&mut Vec<u8>, T
 
 struct Reader<'a> {
     rest: &'a [u8],
+    version: u8,
 }
 
 impl Reader<'_> {
@@ -283,14 +348,45 @@ impl Reader<'_> {
         }
     }
 
-    fn ingested(&mut self) -> Result<Ingested, String> {
-        let project = self.string()?;
-        let source = match self.u8()? {
+    fn source(&mut self) -> Result<Source, String> {
+        Ok(match self.u8()? {
             0 => Source::Jsprof,
             1 => Source::Datadog,
             2 => Source::Sentry,
             s => return Err(format!("unknown source {s}")),
-        };
+        })
+    }
+
+    fn events(&mut self) -> Result<Vec<Event>, String> {
+        self.list(|r| {
+            let code = r.u8()?;
+            let kind = Kind::of_code(code).ok_or_else(|| format!("unknown event kind {code}"))?;
+            Ok(Event {
+                kind,
+                op: r.option(Self::string)?,
+                name: r.option(Self::string)?,
+                id: r.option(Self::string)?,
+                session: r.option(Self::string)?,
+                view_id: r.option(Self::string)?,
+                url: r.option(Self::string)?,
+                start_ms: r.f64()?,
+                duration_ms: r.f64()?,
+            })
+        })
+    }
+
+    fn observed(&mut self) -> Result<Observed, String> {
+        Ok(Observed {
+            project: self.string()?,
+            source: self.source()?,
+            received: self.f64()?,
+            events: self.events()?,
+        })
+    }
+
+    fn ingested(&mut self) -> Result<Ingested, String> {
+        let project = self.string()?;
+        let source = self.source()?;
         let received = self.f64()?;
         let page_url = self.option(Self::string)?;
         let release = self.option(Self::string)?;
@@ -301,6 +397,11 @@ impl Reader<'_> {
             .list(|r| Ok((r.string()?, r.string()?)))?
             .into_iter()
             .collect();
+        let view_id = if self.version >= 2 {
+            self.option(Self::string)?
+        } else {
+            None
+        };
         let resources = self.list(Self::string)?;
         let frames = self.list(|r| {
             Ok(ProfilerFrame {
@@ -335,6 +436,11 @@ impl Reader<'_> {
                 timestamp,
             })
         })?;
+        let events = if self.version >= 2 {
+            self.events()?
+        } else {
+            Vec::new()
+        };
         Ok(Ingested {
             project,
             source,
@@ -346,6 +452,7 @@ impl Reader<'_> {
                 session,
                 time_origin,
                 labels,
+                view_id,
             },
             trace: ProfilerTrace {
                 frames,
@@ -353,6 +460,7 @@ impl Reader<'_> {
                 samples,
                 stacks,
             },
+            events,
         })
     }
 }
@@ -376,6 +484,7 @@ mod tests {
                     session: Some("s1".into()),
                     time_origin: Some(1_795_651_200_000.25),
                     labels,
+                    view_id: Some("v1".into()),
                 },
                 trace: ProfilerTrace {
                     resources: vec!["https://shop.example/app.js".into()],
@@ -416,6 +525,7 @@ mod tests {
                         },
                     ],
                 },
+                events: vec![event(Kind::Loaf), event(Kind::Interaction)],
             },
             Ingested {
                 project: "default".into(),
@@ -423,27 +533,79 @@ mod tests {
                 received: 0.0,
                 meta: Meta::default(),
                 trace: ProfilerTrace::default(),
+                events: Vec::new(),
             },
         ]
+    }
+
+    fn event(kind: Kind) -> Event {
+        Event {
+            kind,
+            op: Some("long-animation-frame".into()),
+            name: None,
+            id: Some("e1".into()),
+            session: Some("s1".into()),
+            view_id: None,
+            url: Some("https://shop.example/cart".into()),
+            start_ms: 1_795_651_200_010.5,
+            duration_ms: 120.25,
+        }
+    }
+
+    fn observed() -> Vec<Observed> {
+        vec![Observed {
+            project: "shop".into(),
+            source: Source::Sentry,
+            received: 3.0,
+            events: Kind::ALL.iter().map(|k| event(*k)).collect(),
+        }]
     }
 
     #[test]
     fn round_trips() {
         let mut out = Vec::new();
-        encode(&sample(), &mut out);
-        assert_eq!(decode(&out).unwrap(), sample());
+        encode_all(&sample(), &observed(), &mut out);
+        let back = decode(&out).unwrap();
+        assert_eq!(back.traces, sample());
+        assert_eq!(back.observed, observed());
+    }
+
+    #[test]
+    fn reads_version_1() {
+        // A version 1 record of the traces without their events and views.
+        let mut old = sample();
+        for t in &mut old {
+            t.events.clear();
+            t.meta.view_id = None;
+        }
+        let mut out = vec![1];
+        varint(&mut out, old.len() as u64);
+        for t in &old {
+            let mut head = Vec::new();
+            ingested_head(&mut head, &t.project, t.source, t.received, &t.meta);
+            // Version 1's meta ends with the labels: no view_id.
+            head.pop();
+            out.extend_from_slice(&head);
+            trace(&mut out, &t.trace);
+        }
+        assert_eq!(decode(&out).unwrap().traces, old);
     }
 
     #[test]
     fn reads_the_earlier_json_records() {
-        let json = serde_json::to_vec(&sample()).unwrap();
-        assert_eq!(decode(&json).unwrap(), sample());
+        let mut old = sample();
+        for t in &mut old {
+            // Not in the JSON form.
+            t.meta.view_id = None;
+        }
+        let json = serde_json::to_vec(&old).unwrap();
+        assert_eq!(decode(&json).unwrap().traces, old);
     }
 
     #[test]
     fn every_truncation_and_a_bad_tag_is_an_error() {
         let mut out = Vec::new();
-        encode(&sample(), &mut out);
+        encode_all(&sample(), &observed(), &mut out);
         for n in 0..out.len() {
             assert!(decode(&out[..n]).is_err(), "{n} bytes decoded");
         }

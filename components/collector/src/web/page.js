@@ -1,11 +1,13 @@
 // The page at / of `jsprof collect`: reads the filters from the URL (and the form), asks
-// the API for the top functions, the flame graph and the samples over time, and shows
-// them. Everything from the store is set as text, never as HTML. <body data-state> is
+// the API for the top functions, the flame graph and the samples over time (with the long
+// tasks, long animation frames and slow interactions of their traces, marked in a lane
+// under the bars), and shows them. Everything from the store is set as text, never as HTML. <body data-state> is
 // "loading", "ready" or "error", and data-query the query the shown data answers.
 (function () {
   "use strict";
 
-  var FIELDS = ["release", "url", "user_agent", "since", "until"];
+  var FIELDS = ["release", "url", "user_agent", "since", "until", "during"];
+  var MARKS = { "long-task": "long task", loaf: "long animation frame", interaction: "slow interaction" };
   var TIMES = { since: true, until: true };
   var SVG = "http://www.w3.org/2000/svg";
   var form = document.getElementById("filters");
@@ -135,7 +137,7 @@
     if (!n) {
       return;
     }
-    var W = 1200, H = 190, left = 48, top = 10, bottom = 26;
+    var W = 1200, H = 214, left = 48, top = 10, bottom = 50;
     var plot = H - top - bottom;
     var max = 1;
     for (var i = 0; i < n; i++) {
@@ -163,8 +165,18 @@
     }
     var base = top + plot;
     el("line", { class: "axis", x1: left, x2: left + bw * n, y1: base, y2: base }, svg);
+    // The lane of marks under the axis: each event over the time it took, at least 2 px.
+    var laneY = base + 4, laneH = 14, x = function (ms) { return left + (ms - t.from_ms) / t.bucket_ms * bw; };
+    el("rect", { class: "lane", x: left, y: laneY, width: bw * n, height: laneH }, svg);
+    (t.marks || []).forEach(function (m) {
+      var x0 = Math.max(left, x(m.start_ms)), x1 = Math.min(left + bw * n, x(m.start_ms + m.duration_ms));
+      var g = el("g", { class: "mark", "data-kind": m.kind, "data-start": m.start_ms, "data-duration": m.duration_ms }, svg);
+      el("title", {}, g).textContent = (MARKS[m.kind] || m.kind) + (m.name ? " (" + m.name + ")" : "") + ": " +
+        m.duration_ms.toFixed(1) + " ms at " + label(m.start_ms);
+      el("rect", { class: "mk-" + m.kind, x: x0, y: laneY, width: Math.max(2, x1 - x0), height: laneH }, g);
+    });
     [0, n - 1].forEach(function (i, k) {
-      el("text", { x: left + bw * i + (k ? bw : 0), y: base + 18, "text-anchor": k ? "end" : "start" }, svg)
+      el("text", { x: left + bw * i + (k ? bw : 0), y: base + 38, "text-anchor": k ? "end" : "start" }, svg)
         .textContent = label(t.from_ms + (i + k) * t.bucket_ms);
     });
   }

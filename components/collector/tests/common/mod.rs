@@ -217,3 +217,17 @@ pub fn envelope(session: &str, release: &str, n: usize) -> Vec<u8> {
     }))
     .unwrap()
 }
+
+/// Posts jsprof's envelope `envelope` (trace, metadata, entries) as JSON: it must be
+/// accepted.
+pub fn post_envelope(addr: SocketAddr, envelope: &serde_json::Value) {
+    let body = serde_json::to_vec(envelope).unwrap();
+    let (status, _, answer) = http(
+        addr,
+        "POST",
+        "/v1/profiles",
+        &[("Content-Type", "application/json")],
+        &body,
+    );
+    assert_eq!(status, 202, "{answer}");
+}

@@ -1,11 +1,13 @@
 // Drives headless Chromium (Debian's /usr/bin/chromium, through playwright-core) on the
 // page at / of `jsprof collect`, for tests/page.rs:
 //
-//   node page.mjs URL RELEASE
+//   node page.mjs URL RELEASE DURING
 //
 // loads URL, waits until the page shows its data, reads the top table, the flame graph's
-// frames and the timeline's bars, then types RELEASE in the filter, applies it and reads
-// them again. Prints {"before", "after", "errors"} as JSON. playwright-core comes from
+// frames, the timeline's bars and its marks (long tasks, frames, interactions), then types
+// RELEASE in the filter, applies it and reads them again; then clears the release, picks
+// DURING and reads them a third time. Prints {"before", "after", "during", "errors"} as
+// JSON. playwright-core comes from
 // JSPROF_PAGE_TOOLS (./mach test npm-installs it into ~/.cache/jsprof/collector-page-tools).
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -15,7 +17,7 @@ import path from "node:path";
 const TOOLS = process.env.JSPROF_PAGE_TOOLS || path.join(os.homedir(), ".cache/jsprof/collector-page-tools");
 const need = createRequire(path.join(TOOLS, "package.json"));
 const { chromium } = need("playwright-core");
-const [url, release] = process.argv.slice(2);
+const [url, release, during] = process.argv.slice(2);
 // Every wait is on a state, bounded generously for a loaded machine.
 const WAIT_MS = 120000;
 
@@ -46,8 +48,23 @@ try {
       with_stack: Number(g.getAttribute("data-with-stack")),
       empty: Number(g.getAttribute("data-empty")),
     })));
+    const marks = await page.$$eval("#timeline g.mark", (gs) => gs.map((g) => {
+      const r = g.querySelector("rect");
+      return {
+        kind: g.getAttribute("data-kind"),
+        start_ms: Number(g.getAttribute("data-start")),
+        duration_ms: Number(g.getAttribute("data-duration")),
+        class: r.getAttribute("class"),
+        x: Number(r.getAttribute("x")),
+        width: Number(r.getAttribute("width")),
+        title: g.querySelector("title").textContent,
+      };
+    }));
+    // The plot's extent along x (its axis) and the bars', for where the marks fall.
+    const axis = await page.$eval("#timeline line.axis", (l) => [Number(l.getAttribute("x1")), Number(l.getAttribute("x2"))]);
+    const bars = await page.$$eval("#timeline g.bar rect", (rs) => rs.map((r) => [Number(r.getAttribute("x")), Number(r.getAttribute("width"))]));
     const status = await page.textContent("#status");
-    return { top, flame, timeline, status };
+    return { top, flame, timeline, marks, axis, bars, status };
   }
 
   await page.goto(url);
@@ -58,7 +75,12 @@ try {
   await page.waitForSelector(`body[data-state="ready"][data-query="release=${encodeURIComponent(release)}"]`);
   const after = await read();
   const location = page.url();
-  console.log(JSON.stringify({ before, after, location, errors, outside }));
+  await page.fill('#filters input[name="release"]', "");
+  await page.selectOption('#filters select[name="during"]', during);
+  await page.click('#filters button[type="submit"]');
+  await page.waitForSelector(`body[data-state="ready"][data-query="during=${encodeURIComponent(during)}"]`);
+  const scoped = await read();
+  console.log(JSON.stringify({ before, after, during: scoped, location, errors, outside }));
 } finally {
   await context.close();
   fs.rmSync(userDataDir, { recursive: true, force: true });

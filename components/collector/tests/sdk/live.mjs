@@ -7,13 +7,17 @@
 // `field`: examples/field/jsprof-field.js on a shop's pages: a session sampled in (its first
 // page navigated away from: beforeunload, keepalive; its second hidden: visibilitychange), a
 // session sampled out, a page without the Document-Policy header, one without the API, and
-// a trace too large for keepalive, trimmed. `sdks`: @datadog/browser-rum (its `proxy`
-// option pointed at the collector) and @sentry/browser (its DSN pointed at it), as
-// make-fixtures.mjs runs them.
+// a trace too large for keepalive, trimmed; each profiled page has a long animation frame
+// and a slow click. `sdks`: @datadog/browser-rum (its `proxy` option pointed at the
+// collector; RUM with long tasks) and @sentry/browser (its DSN pointed at it; tracing on,
+// the profiler in its `trace` lifecycle), three page views each (home, cart, checkout:
+// work in a long task, a slow click, the page hidden, the next page), everything they
+// send answered by the collector.
 //
 // Prints one JSON line once the pages have sent what they send, then waits for a line on
 // stdin (the test has found the traces in the store) and prints a last JSON line with what
-// the browser saw: the requests that reached the collector and their answers, page errors.
+// the browser saw: the requests that reached the collector and their answers (and those
+// that failed), page errors, and every console message that names the collector.
 // The npm packages are those of package-lock.json here, installed by ./mach test into
 // $JSPROF_COLLECTOR_SDK (default ~/.cache/jsprof/collector-sdk).
 import http from 'node:http';
@@ -72,10 +76,13 @@ const server = http.createServer((req, res) => {
     html(fieldPage('noapi', 1, '<script>delete window.Profiler;</script>'));
   } else if (url.pathname === '/bye.html') {
     html('<!doctype html><title>bye</title>');
-  } else if (url.pathname === '/datadog.html') {
-    html(datadogPage({ proxy: `${collector}/dd-proxy`, version: '5.0.1', env: 'live' }));
-  } else if (url.pathname === '/sentry.html') {
-    html(sentryPage({ origin: collector, release: 'shop@5.0.1', environment: 'live' }));
+  } else if (url.pathname === '/favicon.ico') {
+    res.writeHead(204);
+    res.end();
+  } else if (/^\/datadog\/\w+\.html$/.test(url.pathname)) {
+    html(datadogPage({ proxy: `${collector}/dd-proxy`, version: '5.0.1', env: 'live', views: true }));
+  } else if (/^\/sentry\/\w+\.html$/.test(url.pathname)) {
+    html(sentryPage({ origin: collector, release: 'shop@5.0.1', environment: 'live', tracing: true }));
   } else {
     serveScripts(url, res, { sentryJs, ddBundle });
   }
@@ -84,18 +91,56 @@ const { origin, browser } = await serveAndLaunch(server, chromium);
 
 const seen = {};
 const pageErrors = [];
+// Console messages that name the collector, in their text or as where they come from (a
+// failed request's message is located at its URL): a CORS refusal, an answer >= 400.
+const console_ = [];
+// What a request to the collector carried: a Sentry envelope's item types, a Datadog
+// intake's track (`ddforward`'s path).
+function carried(r) {
+  const url = new URL(r.url());
+  const fwd = url.searchParams.get('ddforward');
+  if (fwd) return fwd.split('?')[0];
+  if (url.pathname.endsWith('/envelope/')) {
+    const body = r.postData() || '';
+    return body.split('\n').slice(1).map((l) => { try { return JSON.parse(l).type; } catch { return undefined; } })
+      .filter((t) => typeof t === 'string').join(',');
+  }
+  return url.pathname;
+}
 async function context(name) {
   const ctx = await browser.newContext();
   seen[name] = [];
-  ctx.on('request', (r) => { if (r.url().startsWith(collector)) seen[name].push({ url: r.url(), method: r.method() }); });
+  ctx.on('request', (r) => {
+    if (r.url().startsWith(collector)) seen[name].push({ url: r.url(), method: r.method(), carried: carried(r) });
+  });
   ctx.on('response', (r) => {
     if (!r.url().startsWith(collector)) return;
-    const entry = seen[name].find((e) => e.url === r.url() && e.status === undefined);
+    const entry = seen[name].find((e) => e.url === r.url() && e.method === r.request().method() && e.status === undefined);
     if (entry) entry.status = r.status();
+  });
+  ctx.on('requestfailed', (r) => {
+    if (!r.url().startsWith(collector)) return;
+    const entry = seen[name].find((e) => e.url === r.url() && e.method === r.method() && e.status === undefined);
+    if (entry) entry.failed = r.failure()?.errorText ?? 'failed';
   });
   const page = await ctx.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
+  page.on('console', (m) => {
+    const where = m.location()?.url ?? '';
+    if (m.text().includes(collector) || where.startsWith(collector)) {
+      console_.push({ context: name, type: m.type(), text: m.text(), url: where });
+    }
+  });
   return page;
+}
+// Waits until `name`'s requests answered that carried `what` number `n` (or 60 s pass).
+async function answered(name, what, n) {
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    if (seen[name].filter((e) => e.status !== undefined && e.carried.includes(what)).length >= n) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
 }
 const state = (page) => page.evaluate(() => {
   const s = window.jsprofField;
@@ -105,6 +150,12 @@ async function visit(page, url) {
   await page.goto(url);
   await page.waitForFunction(() => window.workDone === true, null, { timeout: 60000 });
   return state(page);
+}
+// A click whose handler is slow (an interaction Event Timing reports), and time for the
+// browser to paint after it (the entry comes then).
+async function slowClick(page) {
+  await page.click('#slow');
+  await page.waitForTimeout(300);
 }
 // Headless pages are never hidden: the page is told it is, as a switch of tabs would.
 async function hide(page) {
@@ -132,8 +183,10 @@ try {
 
     const inn = await context('sampledIn');
     result.sampledIn = [await visit(inn, `${origin}/shop.html?rate=1`)];
+    await slowClick(inn);
     // Navigating away: beforeunload, a keepalive fetch from a document on its way out.
     result.sampledIn.push(await visit(inn, `${origin}/checkout.html?rate=1`));
+    await slowClick(inn);
     // Hidden: visibilitychange; the page lives on, so the answer can be waited for.
     await hide(inn);
     await inn.waitForFunction(() => ['sent', 'not sent'].includes(window.jsprofField.status), null, { timeout: 60000 });
@@ -157,16 +210,37 @@ try {
     }, `${collector}/v1/profiles?key=field-key`);
     await inn.goto(`${origin}/bye.html`);
   } else {
+    // Three page views a session: the work (a long task), a slow click, the page hidden (the
+    // SDKs send what they hold: Datadog its profile, both their vitals), then the next.
+    const views = ['home', 'cart', 'checkout'];
     const dd = await context('datadog');
-    await dd.goto(`${origin}/datadog.html`);
+    result.datadog = [];
+    for (const [i, v] of views.entries()) {
+      await visit(dd, `${origin}/datadog/${v}.html`);
+      await slowClick(dd);
+      await hide(dd);
+      result.datadog.push(await answered('datadog', '/api/v2/profile', i + 1));
+    }
+    await dd.goto(`${origin}/bye.html`);
+    result.datadog.push(await answered('datadog', '/api/v2/rum', 3));
     const sentry = await context('sentry');
-    await sentry.goto(`${origin}/sentry.html`);
+    result.sentry = [];
+    for (const [i, v] of views.entries()) {
+      await visit(sentry, `${origin}/sentry/${v}.html`);
+      await slowClick(sentry);
+      // The page load ends when the page is idle: its profile chunk and spans go then.
+      result.sentry.push(await answered('sentry', 'profile_chunk', i + 1) && await answered('sentry', 'span', i + 1));
+      await hide(sentry);
+    }
+    await sentry.goto(`${origin}/bye.html`);
   }
   console.log(JSON.stringify({ event: 'sent', ...result }));
   // The test looks for the traces in the store, then says so.
   const rl = readline.createInterface({ input: process.stdin });
   await new Promise((r) => { rl.once('line', r); rl.once('close', r); });
-  console.log(JSON.stringify({ event: 'done', origin, seen, pageErrors }));
+  // Whatever a page still sends as it goes.
+  await new Promise((r) => setTimeout(r, 1000));
+  console.log(JSON.stringify({ event: 'done', origin, collector, seen, pageErrors, console: console_ }));
 } finally {
   await browser.close();
   server.close();

@@ -10,24 +10,34 @@ function paintPass(n) { let x = 0; for (let i = 0; i < n; i++) x += Math.sin(i);
 function busy(ms) { const end = performance.now() + ms; let x = 0; while (performance.now() < end) { x += layoutPass(2e4) + paintPass(2e4); } return x; }
 `;
 
-// @datadog/browser-rum from its CDN bundle (/dd/), its `proxy` option set to `proxy`.
-export const datadogPage = ({ proxy, version, env }) => `<!doctype html><title>datadog</title>
+// @datadog/browser-rum from its CDN bundle (/dd/), its `proxy` option set to `proxy`. With
+// `views`, one page view of several: a slow button (the view's INP) and the upload left to
+// the page's leaving.
+export const datadogPage = ({ proxy, version, env, views = false }) => `<!doctype html><title>datadog</title>
 <script src="/dd/datadog-rum.js"></script>
 <script>${work}
 DD_RUM.init({ applicationId: 'a1b2c3d4-0000-4000-8000-000000000001', clientToken: 'pub0123456789abcdef0123456789abcd',
   site: 'datadoghq.com', service: 'shop', env: '${env}', version: '${version}', proxy: '${proxy}',
   sessionSampleRate: 100, profilingSampleRate: 100, compressIntakeRequests: true, trackLongTasks: true });
 // The profiler loads lazily; it keeps a profile shorter than 5 s only if it saw a long task.
-setTimeout(() => { busy(400); setTimeout(() => { busy(400); window.dispatchEvent(new Event('beforeunload')); }, 200); }, 1500);
-</script>`;
+${views
+    ? `setTimeout(() => { busy(400); setTimeout(() => { busy(400); window.workDone = true; }, 200); }, 1500);
+addEventListener('DOMContentLoaded', () => document.getElementById('slow').addEventListener('click', () => busy(200)));`
+    : `setTimeout(() => { busy(400); setTimeout(() => { busy(400); window.dispatchEvent(new Event('beforeunload')); }, 200); }, 1500);`}
+</script>${views ? '<button id="slow">slow</button>' : ''}`;
 
-// @sentry/browser (sentry-entry.js bundled, /sentry.js), its DSN's host `origin`.
-export const sentryPage = ({ origin, release, environment }) => `<!doctype html><title>sentry</title>
+// @sentry/browser (sentry-entry.js bundled, /sentry.js), its DSN's host `origin`. With
+// `tracing`, a page view of an app with tracing on: work during the page load (which the
+// profiler covers), and a button whose click is slow (an INP candidate).
+export const sentryPage = ({ origin, release, environment, tracing = false }) => `<!doctype html><title>sentry</title>
 <script src="/sentry.js"></script>
 <script>${work}
-startSentry('${origin.replace('//', '//0123456789abcdef0123456789abcdef@')}/42', '${release}', '${environment}');
-setTimeout(() => { busy(600); stopSentry(); }, 300);
-</script>`;
+startSentry('${origin.replace('//', '//0123456789abcdef0123456789abcdef@')}/42', '${release}', '${environment}', ${tracing});
+${tracing
+    ? `setTimeout(() => { busy(400); window.workDone = true; }, 100);
+addEventListener('DOMContentLoaded', () => document.getElementById('slow').addEventListener('click', () => busy(200)));`
+    : 'setTimeout(() => { busy(600); stopSentry(); }, 300);'}
+</script>${tracing ? '<button id="slow">slow</button>' : ''}`;
 
 // Answers /sentry.js and /dd/* (from `ddBundle`), and 404 to any other path.
 export function serveScripts(url, res, { sentryJs, ddBundle }) {
