@@ -79,9 +79,15 @@ fn snapshot_shapes() {
     // The types name nothing of the host, which is written with them; the bindings take
     // the types in.
     assert!(!generated.types.contains("Global"), "{}", generated.types);
-    assert!(!generated.types.contains("crate::host"), "{}", generated.types);
     assert!(
-        generated.bindings.contains("pub use crate::generated_types::*;"),
+        !generated.types.contains("crate::host"),
+        "{}",
+        generated.types
+    );
+    assert!(
+        generated
+            .bindings
+            .contains("pub use crate::generated_types::*;"),
         "{}",
         generated.bindings
     );

@@ -61,7 +61,15 @@ pub fn run_pages(
         (Mode::Processes, Some(timeout)) => Some(started + timeout + BACKSTOP),
         _ => None,
     };
-    contents::follow(&mut PageRun, &mut pages, &events, mode, config, &printer, backstop);
+    contents::follow(
+        &mut PageRun,
+        &mut pages,
+        &events,
+        mode,
+        config,
+        &printer,
+        backstop,
+    );
     contents::join(&mut pages);
     let code = pages
         .iter()

@@ -474,7 +474,15 @@ pub fn run(
         start_paused,
         quitting: false,
     };
-    contents::follow(&mut service, &mut windows, &events, mode, config, &printer, None);
+    contents::follow(
+        &mut service,
+        &mut windows,
+        &events,
+        mode,
+        config,
+        &printer,
+        None,
+    );
     crate::signals::browser_ended();
     contents::join(&mut windows);
     Ok(if windows.iter().any(|w| w.crashed) {

@@ -11,8 +11,8 @@ use jsprof_net::{
 };
 use jsprof_profiler::{Clock, MarkerSet, ProfilerTrace, Session, SessionOptions};
 use jsprof_script_bindings::generated::{JsprofFetchRequest, JsprofHostMethods};
-use jsprof_script_bindings::runtime::Arg;
 use jsprof_script_bindings::host::{ApiRequest, FetchedScript, Host, ScriptSource};
+use jsprof_script_bindings::runtime::Arg;
 use jsprof_script_bindings::runtime::{ByteString, Fallible, WindowId};
 use jsprof_script_bindings::task::TaskSender;
 use jsprof_spidermonkey::{ScriptInfo, SourceId};

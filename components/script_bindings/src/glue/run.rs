@@ -14,8 +14,8 @@ use crate::runtime::{Arg, RootRef, Settlement, TaskJs, WindowId};
 use super::modules::{compile_module, load_module, module_map, modules_failed, modules_loaded};
 use super::strings::{new_latin1_string, new_string, throw_error};
 use super::{
-    bindings, compile_and_run_classic, host, window_of_realm, InRealm, Js, IMPORTS,
-    MUTED_URLS, REJECTIONS,
+    bindings, compile_and_run_classic, host, window_of_realm, InRealm, Js, IMPORTS, MUTED_URLS,
+    REJECTIONS,
 };
 
 impl Js {
