@@ -360,8 +360,9 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jsprof_trace_fixtures::{frame, sample, stacks};
 
-    fn sample() -> Vec<Ingested> {
+    fn ingested() -> Vec<Ingested> {
         let mut labels = BTreeMap::new();
         labels.insert("view".to_owned(), "/cart".to_owned());
         vec![
@@ -380,40 +381,16 @@ mod tests {
                 trace: ProfilerTrace {
                     resources: vec!["https://shop.example/app.js".into()],
                     frames: vec![
-                        ProfilerFrame {
-                            name: "main".into(),
-                            resource_id: Some(0),
-                            line: Some(1),
-                            column: Some(u64::MAX),
-                        },
-                        ProfilerFrame {
-                            name: "ünïcode".into(),
-                            resource_id: None,
-                            line: None,
-                            column: None,
-                        },
+                        frame("main", Some(0), Some(1), Some(u64::MAX)),
+                        frame("ünïcode", None, None, None),
                     ],
-                    stacks: vec![
-                        ProfilerStack {
-                            frame_id: 0,
-                            parent_id: None,
-                        },
-                        ProfilerStack {
-                            frame_id: 1,
-                            parent_id: Some(0),
-                        },
-                    ],
+                    stacks: stacks(&[None, Some(0)]),
                     samples: vec![
                         ProfilerSample {
                             marker: Some(ProfilerMarker::Gc),
-                            stack_id: Some(1),
-                            timestamp: 10.125,
+                            ..sample(10.125, Some(1))
                         },
-                        ProfilerSample {
-                            marker: None,
-                            stack_id: None,
-                            timestamp: 20.0,
-                        },
+                        sample(20.0, None),
                     ],
                 },
             },
@@ -430,20 +407,20 @@ mod tests {
     #[test]
     fn round_trips() {
         let mut out = Vec::new();
-        encode(&sample(), &mut out);
-        assert_eq!(decode(&out).unwrap(), sample());
+        encode(&ingested(), &mut out);
+        assert_eq!(decode(&out).unwrap(), ingested());
     }
 
     #[test]
     fn reads_the_earlier_json_records() {
-        let json = serde_json::to_vec(&sample()).unwrap();
-        assert_eq!(decode(&json).unwrap(), sample());
+        let json = serde_json::to_vec(&ingested()).unwrap();
+        assert_eq!(decode(&json).unwrap(), ingested());
     }
 
     #[test]
     fn every_truncation_and_a_bad_tag_is_an_error() {
         let mut out = Vec::new();
-        encode(&sample(), &mut out);
+        encode(&ingested(), &mut out);
         for n in 0..out.len() {
             assert!(decode(&out[..n]).is_err(), "{n} bytes decoded");
         }
