@@ -26,9 +26,9 @@ use std::time::Duration;
 use crate::record::Batch;
 
 mod segment;
-mod writer;
 #[cfg(test)]
 mod tests;
+mod writer;
 
 pub use segment::{
     encode_record, holds_records, read_segment, segment_path, segments, sync_dir, Rotation,

@@ -171,7 +171,10 @@ impl Segment {
     /// the file grows, and only the last page is written again). A failed write leaves the
     /// segment's length as it was: the next commit overwrites what it left (reading stops
     /// at a corrupt record, so nothing after it would be read).
-    pub(super) fn write<'a>(&mut self, parts: impl IntoIterator<Item = &'a [u8]>) -> std::io::Result<()> {
+    pub(super) fn write<'a>(
+        &mut self,
+        parts: impl IntoIterator<Item = &'a [u8]>,
+    ) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
         let kept = self.tail.len();
         let start = self.bytes - kept as u64;
