@@ -1,7 +1,9 @@
 //! The model to Rust: per enum and dictionary its type and conversions (or, for ones mapped
 //! to existing Rust types, the conversions only); per interface or namespace the items of
 //! [`interface`] (its trait, binding functions and `InterfaceDef` table, which the glue turns
-//! into the interface or namespace object and its properties).
+//! into the interface or namespace object and its properties). Two files ([`Generated`]):
+//! the types and the host interface's trait, which the embedder's `Host` extends, and the
+//! bindings, which call the host through its `Global`.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -12,27 +14,56 @@ use crate::{Conf, Error};
 mod interface;
 use interface::interface;
 
-pub fn emit(defs: &Definitions, conf: &Conf) -> Result<String, Error> {
-    let mut items = Vec::new();
+/// The two generated files: what the embedder's host is written against, and the bindings,
+/// which are written against the host (its `Global`): one file would import what imports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// Enums, dictionaries and the host interface's `{Namespace}Methods` trait (the
+    /// `host = true` namespace of Bindings.toml): everything the host names, nothing that
+    /// names the host.
+    pub types: String,
+    /// Each interface's `{Interface}Methods` trait and binding functions, the host
+    /// interface's binding functions, `DomTypes` and the `InterfaceDef` tables; it re-exports
+    /// `types`, so that both are reached as one module.
+    pub bindings: String,
+}
+
+pub fn emit(defs: &Definitions, conf: &Conf) -> Result<Generated, Error> {
+    let mut types = Vec::new();
     for e in defs.enums.values() {
-        items.push(enumeration(e, conf)?);
+        types.push(enumeration(e, conf)?);
     }
     for dict in defs.dictionaries.values() {
-        items.push(dictionary(dict, conf)?);
+        types.push(dictionary(dict, conf)?);
     }
+    let mut items = Vec::new();
     let mut tables = Vec::new();
     let mut table_refs = Vec::new();
     let mut dom_types = Vec::new();
     for iface in defs.interfaces.values() {
         let generated = interface(iface, defs, conf)?;
-        items.push(generated.items);
+        if conf.interfaces[&iface.name].host {
+            types.push(generated.methods);
+        } else {
+            items.push(generated.methods);
+        }
+        items.push(generated.fns);
         tables.push(generated.table);
         dom_types.push(generated.dom_type);
         let table = table_ident(&iface.name);
         table_refs.push(quote!(&Self::#table));
     }
-    let file = quote! {
+    let types_module = Ident::new(conf.types_module(), Span::call_site());
+    let types = quote! {
         use crate::runtime::*;
+
+        #(#types)*
+    };
+    let bindings = quote! {
+        use crate::host::Global;
+        use crate::runtime::*;
+
+        pub use crate::#types_module::*;
 
         #(#items)*
 
@@ -56,7 +87,15 @@ pub fn emit(defs: &Definitions, conf: &Conf) -> Result<String, Error> {
             pub const INTERFACES: &'static [&'static InterfaceDef] = &[#(#table_refs),*];
         }
     };
-    let file: syn::File = syn::parse2(file).map_err(|e| Error {
+    Ok(Generated {
+        types: file(types)?,
+        bindings: file(bindings)?,
+    })
+}
+
+/// `tokens` as the text of a generated file, with its header.
+fn file(tokens: TokenStream) -> Result<String, Error> {
+    let file: syn::File = syn::parse2(tokens).map_err(|e| Error {
         at: crate::model::Location {
             file: "codegen".into(),
             line: 0,

@@ -2,12 +2,15 @@
 //!
 //! `webidl/*.webidl` (the specs' IDL, unchanged) and `webidl/internal/*.webidl` (IDL of the DOM
 //! the engine has) are parsed with weedle2; `webidl/Bindings.toml` says which interfaces get
-//! generated bindings and which Rust type implements each. The output is one Rust file of
-//! `jsprof-script-bindings` (`components/script_bindings/src/generated.rs`), formatted with
-//! prettyplease and checked in (`generated_bindings_are_fresh` fails when it is stale;
-//! `./mach codegen` rewrites it). It never names the implementing types: its binding
-//! functions and tables are generic over a generated `DomTypes` trait, which the script
-//! crate implements (so the bindings crate does not depend on it).
+//! generated bindings and which Rust type implements each. The output is two Rust files of
+//! `jsprof-script-bindings`, formatted with prettyplease and checked in
+//! (`generated_bindings_are_fresh` fails when one is stale; `./mach codegen` rewrites them):
+//! `src/generated_types.rs`, the enums, dictionaries and the host interface's trait, which
+//! the crate's `Host` extends, and `src/generated.rs`, the bindings, which reach the host
+//! through its `Global` (one file would import what imports it). They never name the
+//! implementing types: the binding functions and tables are generic over a generated
+//! `DomTypes` trait, which the script crate implements (so the bindings crate does not
+//! depend on it).
 //!
 //! - [`model`]: the syntax tree to a small model; unsupported constructs are errors with their
 //!   file and line.
@@ -21,6 +24,7 @@ use std::path::{Path, PathBuf};
 pub mod emit;
 pub mod model;
 
+pub use emit::Generated;
 pub use model::Location;
 
 /// A codegen failure: what, and where in which IDL file.
@@ -42,9 +46,13 @@ impl std::error::Error for Error {}
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Conf {
-    /// Where the generated file goes, relative to the repository root.
+    /// Where the generated bindings go, relative to the repository root.
     #[serde(default)]
     pub output: String,
+    /// Where the generated types go (a module of the same crate, named by the file's stem:
+    /// `generated_types` if unset).
+    #[serde(default)]
+    pub types_output: String,
     #[serde(default)]
     pub interfaces: BTreeMap<String, InterfaceConf>,
     #[serde(default)]
@@ -92,6 +100,14 @@ pub struct DictionaryConf {
 }
 
 impl Conf {
+    /// The module of the generated types, which the bindings re-export.
+    pub fn types_module(&self) -> &str {
+        Path::new(&self.types_output)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("generated_types")
+    }
+
     pub fn parse(text: &str) -> Result<Conf, Error> {
         toml::from_str(text).map_err(|e| Error {
             at: Location {
@@ -106,7 +122,7 @@ impl Conf {
 }
 
 /// Generates the bindings for `files` (`(display path, text)`) under `conf`.
-pub fn generate(files: &[(String, String)], conf: &Conf) -> Result<String, Error> {
+pub fn generate(files: &[(String, String)], conf: &Conf) -> Result<Generated, Error> {
     let wanted: Vec<&str> = conf
         .interfaces
         .iter()
@@ -144,10 +160,14 @@ pub fn idl_files(root: &Path) -> std::io::Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// Generates the repository's bindings: `(output path, contents)`.
-pub fn generate_repo(root: &Path) -> Result<(PathBuf, String), Box<dyn std::error::Error>> {
+/// Generates the repository's bindings: `(output path, contents)` of the types, then of the
+/// bindings.
+pub fn generate_repo(root: &Path) -> Result<Vec<(PathBuf, String)>, Box<dyn std::error::Error>> {
     let conf = Conf::parse(&std::fs::read_to_string(root.join("webidl/Bindings.toml"))?)?;
     let files = idl_files(root)?;
     let out = generate(&files, &conf)?;
-    Ok((root.join(&conf.output), out))
+    Ok(vec![
+        (root.join(&conf.types_output), out.types),
+        (root.join(&conf.output), out.bindings),
+    ])
 }

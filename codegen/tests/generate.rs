@@ -1,10 +1,10 @@
-//! The generator against data (test_data/NAME.webidl + NAME.toml -> NAME.rs, rewritten with
-//! UPDATE_EXPECT=1), against the repository's own IDL (the checked-in bindings must be
+//! The generator against data (test_data/NAME.webidl + NAME.toml -> NAME.rs and
+//! NAME_types.rs, rewritten with UPDATE_EXPECT=1), against the repository's own IDL (the checked-in bindings must be
 //! fresh), and against every unsupported construct (an error naming it, its file and line).
 
 use std::path::{Path, PathBuf};
 
-use jsprof_codegen::{generate, generate_repo, Conf};
+use jsprof_codegen::{generate, generate_repo, Conf, Generated};
 
 /// The repository, from the directory cargo runs the test in (not the compile-time path:
 /// a target directory shared by two checkouts may run a binary another one built).
@@ -34,23 +34,24 @@ fn expect_file(path: &Path, actual: &str) {
 
 #[test]
 fn generated_bindings_are_fresh() {
-    let (path, contents) = generate_repo(&root()).unwrap();
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        expected == contents,
-        "{} is stale: run `./mach codegen`",
-        path.display()
-    );
+    for (path, contents) in generate_repo(&root()).unwrap() {
+        let expected = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            expected == contents,
+            "{} is stale: run `./mach codegen`",
+            path.display()
+        );
+    }
 }
 
 #[test]
 fn output_is_deterministic() {
-    let (_, a) = generate_repo(&root()).unwrap();
-    let (_, b) = generate_repo(&root()).unwrap();
+    let a = generate_repo(&root()).unwrap();
+    let b = generate_repo(&root()).unwrap();
     assert_eq!(a, b);
 }
 
-fn generate_data(name: &str) -> Result<String, jsprof_codegen::Error> {
+fn generate_data(name: &str) -> Result<Generated, jsprof_codegen::Error> {
     let dir = root().join("codegen/test_data");
     let conf = Conf::parse(&std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap())?;
     let mut files = vec![];
@@ -63,10 +64,34 @@ fn generate_data(name: &str) -> Result<String, jsprof_codegen::Error> {
 
 #[test]
 fn snapshot_shapes() {
-    let out = generate_data("shapes").unwrap();
-    expect_file(&root().join("codegen/test_data/shapes.rs"), &out);
+    let generated = generate_data("shapes").unwrap();
+    expect_file(
+        &root().join("codegen/test_data/shapes_types.rs"),
+        &generated.types,
+    );
+    expect_file(
+        &root().join("codegen/test_data/shapes.rs"),
+        &generated.bindings,
+    );
     // The output is Rust that parses, with what the IDL asks for.
-    syn::parse_file(&out).unwrap();
+    syn::parse_file(&generated.types).unwrap();
+    syn::parse_file(&generated.bindings).unwrap();
+    // The types name nothing of the host, which is written with them; the bindings take
+    // the types in.
+    assert!(!generated.types.contains("Global"), "{}", generated.types);
+    assert!(
+        !generated.types.contains("crate::host"),
+        "{}",
+        generated.types
+    );
+    assert!(
+        generated
+            .bindings
+            .contains("pub use crate::generated_types::*;"),
+        "{}",
+        generated.bindings
+    );
+    let out = format!("{}{}", generated.types, generated.bindings);
     for needle in [
         "pub trait WidgetMethods: DomObject + Sized",
         "options: Option<WidgetOptions>",
@@ -122,7 +147,7 @@ fn snapshot_shapes() {
 fn error_of(idl: &str) -> String {
     let conf = Conf::parse("[interfaces.Thing]\nnative = \"crate::Thing\"\n").unwrap();
     match generate(&[("bad.webidl".into(), idl.into())], &conf) {
-        Ok(out) => panic!("expected an error for:\n{idl}\ngot:\n{out}"),
+        Ok(out) => panic!("expected an error for:\n{idl}\ngot:\n{out:?}"),
         Err(e) => e.to_string(),
     }
 }

@@ -16,7 +16,7 @@ COLLECTOR_BIN_ARGS = ["--release", "--bin", "jsprof-collector", *COLLECTOR_MANIF
 # `jsprof SUB …` subcommands that jsprof-collector serves (components/shell/src/collector.rs).
 COLLECTOR_SUBCOMMANDS = ("collect", "query", "top", "flame", "diff")
 # Measured on this 2-core machine kind with SpiderMonkey already built (README, "Two commands").
-COLLECTOR_FIRST_BUILD = "~20 min"
+COLLECTOR_FIRST_BUILD = "~45 min"
 
 # The npm packages of the collector's live tests (components/collector/tests/live.rs: the
 # field snippet and the real Datadog and Sentry SDKs in headless Chromium), `npm ci`'d from

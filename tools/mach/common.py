@@ -5,7 +5,7 @@ the cargo argument sets of the shell, the whole workspace and the collector's wo
 
 One cargo profile (release) serves build, run, test and bench, and the target directory is
 persistent ($JSPROF_TARGET_DIR, default ~/.cache/jsprof/target), because SpiderMonkey's
-build script takes ~13 minutes and runs once per profile and target directory.
+build script takes ~30 minutes on 2 cores and runs once per profile and target directory.
 
 This module imports no other module of mach.
 """

@@ -13,15 +13,18 @@ from .servo_tree import SERVO_ROOT, servo_env, servo_exe
 
 DOCS_CHECK = os.path.join(ROOT, "tools", "docs_check.py")
 
+# The prelude lint's own tests (its rules, and tests/prelude_lint.rs on the real prelude).
+PRELUDE_LINT_ARGS = ["--release", "-p", "jsprof-prelude-lint"]
+
 
 def lint():
     rc = bootstrap_build()
     rc = rc or cargo("fmt", "--all", "--", "--check")
     rc = rc or cargo("clippy", *BUILD_ARGS, "--", "-D", "warnings")
     rc = rc or lint_collector()
-    # The prelude lint (components/page-model/src/prelude_lint.rs): no function of the
-    # prelude reaches a built-in a page can replace. Also part of ./mach test.
-    rc = rc or cargo("test", *BUILD_ARGS, "--", "prelude_lint")
+    # The prelude lint (tools/prelude-lint, a development crate nothing links): no function
+    # of the prelude reaches a built-in a page can replace. Also part of ./mach test.
+    rc = rc or cargo("test", *PRELUDE_LINT_ARGS)
     return rc or lint_servo_if_built()
 
 
@@ -63,7 +66,7 @@ def register(commands):
     cli.command(commands, "lint", "cargo fmt --check, cargo clippy -D warnings, the prelude lint",
                 lambda ns: lint(),
                 description="rustfmt --check and clippy -D warnings over the main workspace and the collector's, "
-                            "the prelude lint (cargo test -- prelude_lint), then rustfmt and clippy over "
+                            "the prelude lint (cargo test -p jsprof-prelude-lint), then rustfmt and clippy over "
                             "integrations/servo when a Servo build is here.")
     cli.command(commands, "docs-check", "check the commands and paths the README and the guides show "
                 "(tools/docs_check.py)", lambda ns: docs_check(ns.args), passthrough=cli.REMAINDER,

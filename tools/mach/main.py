@@ -12,7 +12,7 @@ DESCRIPTION = "mach: the jsprof driver, Servo-style."
 EPILOG = """\
 One cargo profile (release) serves build, run, test and bench, and the target directory is
 persistent ($JSPROF_TARGET_DIR, default ~/.cache/jsprof/target), because SpiderMonkey's
-build script takes ~13 minutes and runs once per profile and target directory.
+build script takes ~30 minutes on 2 cores and runs once per profile and target directory.
 
 Environment: JSPROF_TARGET_DIR (the target dir), JSPROF_CARGO_TIMINGS=1 (cargo --timings),
 JSPROF_SERVO_DIR, JSPROF_FUZZ_TARGET_DIR, JSPROF_BALLISTA_DIR, and the tools' caches

@@ -1,5 +1,5 @@
 //! `jsprof-codegen [ROOT] [--check]`: writes the generated bindings of the repository at ROOT
-//! (default: the current directory), or with `--check` fails if the checked-in copy is stale.
+//! (default: the current directory), or with `--check` fails if a checked-in file is stale.
 
 use std::process::ExitCode;
 
@@ -10,29 +10,33 @@ fn main() -> ExitCode {
         .iter()
         .find(|a| !a.starts_with("--"))
         .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
-    let (path, contents) = match jsprof_codegen::generate_repo(&root) {
+    let outputs = match jsprof_codegen::generate_repo(&root) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("jsprof-codegen: {e}");
             return ExitCode::from(2);
         }
     };
-    let current = std::fs::read_to_string(&path).unwrap_or_default();
-    if current == contents {
-        println!("{} is up to date", path.display());
-        return ExitCode::SUCCESS;
+    let mut code = ExitCode::SUCCESS;
+    for (path, contents) in outputs {
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current == contents {
+            println!("{} is up to date", path.display());
+            continue;
+        }
+        if check {
+            eprintln!(
+                "jsprof-codegen: {} is stale; run ./mach codegen",
+                path.display()
+            );
+            code = ExitCode::from(1);
+            continue;
+        }
+        if let Err(e) = std::fs::write(&path, contents) {
+            eprintln!("jsprof-codegen: {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        println!("wrote {}", path.display());
     }
-    if check {
-        eprintln!(
-            "jsprof-codegen: {} is stale; run ./mach codegen",
-            path.display()
-        );
-        return ExitCode::from(1);
-    }
-    if let Err(e) = std::fs::write(&path, contents) {
-        eprintln!("jsprof-codegen: {}: {e}", path.display());
-        return ExitCode::from(2);
-    }
-    println!("wrote {}", path.display());
-    ExitCode::SUCCESS
+    code
 }

@@ -60,10 +60,12 @@ fn required_args(op: &Operation) -> u32 {
     op.args.iter().take_while(|a| !a.optional).count() as u32
 }
 
-/// What one interface or namespace adds to the generated file.
+/// What one interface or namespace adds to the generated files.
 pub(super) struct Interface {
-    /// Its `{Interface}Methods` trait and binding functions (generic over `D: DomTypes`).
-    pub items: TokenStream,
+    /// Its `{Interface}Methods` trait.
+    pub methods: TokenStream,
+    /// Its binding functions (generic over `D: DomTypes`).
+    pub fns: TokenStream,
     /// Its `InterfaceDef` table, an associated const of `Tables<D>`.
     pub table: TokenStream,
     /// Its associated type in `DomTypes`.
@@ -349,12 +351,13 @@ pub(super) fn interface(
     let hidden = settings.hidden;
     let type_doc = format!(" `{name}`: `{native_path}` in Bindings.toml.");
     Ok(Interface {
-        items: quote! {
+        methods: quote! {
             #[doc = #trait_doc]
             pub trait #methods #bound {
                 #(#trait_items)*
             }
-
+        },
+        fns: quote! {
             #(#fns)*
         },
         table: quote! {

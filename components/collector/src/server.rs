@@ -1,5 +1,5 @@
 //! `jsprof collect`: the HTTP intake. Every request is decoded (decode.rs), appended to the
-//! write-ahead log and answered only once the fsync covering it is done (wal.rs). Sealed
+//! write-ahead log and answered only once the fsync covering it is done (wal/). Sealed
 //! segments are compacted into Parquet by one thread (store.rs).
 //!
 //! Routes, each answered as its SDK's own backend answers:

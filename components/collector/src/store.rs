@@ -2,7 +2,7 @@
 //! tables.
 //!
 //! ```text
-//! DIR/wal/NNNNNNNNNNNN.wal                       the log (wal.rs)
+//! DIR/wal/NNNNNNNNNNNN.wal                       the log (wal/segment.rs)
 //! DIR/tables/traces/day=D/release=R/seg-N.parquet one row per trace
 //! DIR/tables/samples/day=D/release=R/seg-N.parquet one row per sample
 //! DIR/tables/stacks/seg-N.parquet                 stacks first seen in segment N

@@ -86,9 +86,8 @@ mod tests {
     use super::*;
     use crate::cpuprofile::golden;
     use crate::model::Keep;
-    use jsprof_profiler::{
-        ProfilerFrame, ProfilerMarker, ProfilerSample, ProfilerStack, ProfilerTrace,
-    };
+    use jsprof_profiler::{ProfilerFrame, ProfilerMarker, ProfilerSample, ProfilerTrace};
+    use jsprof_trace_fixtures::stacks;
 
     fn folded(profile: &Profile) -> String {
         let mut out = Vec::new();
@@ -132,19 +131,13 @@ mod tests {
     }
 
     fn frame(name: &str, resource: Option<u64>) -> ProfilerFrame {
-        ProfilerFrame {
-            name: name.into(),
-            resource_id: resource,
-            line: Some(1),
-            column: Some(2),
-        }
+        jsprof_trace_fixtures::frame(name, resource, Some(1), Some(2))
     }
 
     fn sample(stack_id: Option<u64>, marker: Option<ProfilerMarker>) -> ProfilerSample {
         ProfilerSample {
             marker,
-            stack_id,
-            timestamp: 0.0,
+            ..jsprof_trace_fixtures::sample(0.0, stack_id)
         }
     }
 
@@ -157,20 +150,7 @@ mod tests {
                 frame("a,b", None),
             ],
             resources: vec!["data:text/javascript;base64,AAAA".into()],
-            stacks: vec![
-                ProfilerStack {
-                    frame_id: 0,
-                    parent_id: None,
-                },
-                ProfilerStack {
-                    frame_id: 1,
-                    parent_id: Some(0),
-                },
-                ProfilerStack {
-                    frame_id: 2,
-                    parent_id: None,
-                },
-            ],
+            stacks: stacks(&[None, Some(0), None]),
             samples: vec![
                 sample(Some(1), None),
                 sample(Some(0), None),
@@ -198,10 +178,7 @@ mod tests {
         let trace = ProfilerTrace {
             frames: vec![frame("(f)", None)],
             resources: vec![],
-            stacks: vec![ProfilerStack {
-                frame_id: 0,
-                parent_id: None,
-            }],
+            stacks: stacks(&[None]),
             samples: vec![
                 sample(None, None),
                 sample(None, Some(ProfilerMarker::Gc)),

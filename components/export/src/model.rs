@@ -505,23 +505,11 @@ pub fn check(trace: &ProfilerTrace) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use jsprof_profiler::{ProfilerFrame, ProfilerSample, ProfilerStack};
+    use jsprof_profiler::{ProfilerFrame, ProfilerSample};
+    use jsprof_trace_fixtures::{sample, stack, stacks};
 
     fn frame(name: &str, resource: u64, line: u64) -> ProfilerFrame {
-        ProfilerFrame {
-            name: name.into(),
-            resource_id: Some(resource),
-            line: Some(line),
-            column: Some(1),
-        }
-    }
-
-    fn sample(t: f64, stack: Option<u64>) -> ProfilerSample {
-        ProfilerSample {
-            marker: None,
-            stack_id: stack,
-            timestamp: t,
-        }
+        jsprof_trace_fixtures::frame(name, Some(resource), Some(line), Some(1))
     }
 
     /// a.js's `main` (stack 0), calling `work` (stack 1).
@@ -529,16 +517,7 @@ mod tests {
         ProfilerTrace {
             resources: vec!["a.js".into()],
             frames: vec![frame("main", 0, 1), frame("work", 0, 5)],
-            stacks: vec![
-                ProfilerStack {
-                    frame_id: 0,
-                    parent_id: None,
-                },
-                ProfilerStack {
-                    frame_id: 1,
-                    parent_id: Some(0),
-                },
-            ],
+            stacks: stacks(&[None, Some(0)]),
             samples,
         }
     }
@@ -555,16 +534,7 @@ mod tests {
         let b = ProfilerTrace {
             resources: vec!["other.js".into(), "a.js".into()],
             frames: vec![frame("work", 1, 5), frame("main", 1, 1)],
-            stacks: vec![
-                ProfilerStack {
-                    frame_id: 1,
-                    parent_id: None,
-                },
-                ProfilerStack {
-                    frame_id: 0,
-                    parent_id: Some(0),
-                },
-            ],
+            stacks: vec![stack(1, None), stack(0, Some(0))],
             samples: vec![sample(5.0, Some(1)), sample(15.0, Some(0))],
         };
         let mut p = Profile::new(Keep::Samples);
@@ -661,16 +631,8 @@ mod tests {
     fn counts_only_keeps_no_samples() {
         let t = ProfilerTrace {
             resources: vec![],
-            frames: vec![ProfilerFrame {
-                name: "f".into(),
-                resource_id: None,
-                line: None,
-                column: None,
-            }],
-            stacks: vec![ProfilerStack {
-                frame_id: 0,
-                parent_id: None,
-            }],
+            frames: vec![jsprof_trace_fixtures::frame("f", None, None, None)],
+            stacks: stacks(&[None]),
             samples: vec![sample(0.0, Some(0))],
         };
         let mut p = Profile::new(Keep::Counts);
@@ -722,16 +684,7 @@ mod tests {
         let t = ProfilerTrace {
             resources: vec!["bundle.js".into()],
             frames: vec![frame("a", 0, 1), frame("b", 0, 2)],
-            stacks: vec![
-                ProfilerStack {
-                    frame_id: 0,
-                    parent_id: None,
-                },
-                ProfilerStack {
-                    frame_id: 1,
-                    parent_id: None,
-                },
-            ],
+            stacks: stacks(&[None, None]),
             samples: vec![sample(0.0, Some(0)), sample(1.0, Some(1))],
         };
         let mut p = Profile::new(Keep::Counts);

@@ -110,6 +110,22 @@ pub struct Response {
 }
 
 impl Response {
+    /// A response made here rather than fetched over a network (a file, a `data:` URL,
+    /// `about:blank`, an inline script's text): status 200 from `url` itself, basic
+    /// tainting, no redirect.
+    pub fn local(url: &Url, headers: Headers, body: Vec<u8>) -> Response {
+        Response {
+            url: url.clone(),
+            url_list: vec![url.clone()],
+            status: 200,
+            status_text: String::new(),
+            headers,
+            body,
+            tainting: Tainting::Basic,
+            opaque_redirect: false,
+        }
+    }
+
     /// Whether the response came through at least one redirect.
     pub fn redirected(&self) -> bool {
         self.url_list.len() > 1
@@ -413,16 +429,7 @@ pub(crate) fn load_file(url: &Url, max_bytes: u64) -> Result<Response, LoadError
             headers.append("Content-Type", mime);
         }
     }
-    Ok(Response {
-        url: url.clone(),
-        url_list: vec![url.clone()],
-        status: 200,
-        status_text: String::new(),
-        headers,
-        body,
-        tainting: Tainting::Basic,
-        opaque_redirect: false,
-    })
+    Ok(Response::local(url, headers, body))
 }
 
 /// The contents of the regular file at `path`, `None` if it has more than `max_bytes`.
@@ -474,32 +481,14 @@ pub(crate) fn load_data(url: &Url, max_bytes: u64) -> Result<Response, LoadError
     }
     let mut headers = Headers::default();
     headers.append("Content-Type", &data.mime_type().to_string());
-    Ok(Response {
-        url: url.clone(),
-        url_list: vec![url.clone()],
-        status: 200,
-        status_text: String::new(),
-        headers,
-        body,
-        tainting: Tainting::Basic,
-        opaque_redirect: false,
-    })
+    Ok(Response::local(url, headers, body))
 }
 
 /// The Fetch standard's scheme fetch for `about:blank`: an empty HTML document.
 pub(crate) fn about_blank(url: &Url) -> Response {
     let mut headers = Headers::default();
     headers.append("Content-Type", "text/html;charset=utf-8");
-    Response {
-        url: url.clone(),
-        url_list: vec![url.clone()],
-        status: 200,
-        status_text: String::new(),
-        headers,
-        body: Vec::new(),
-        tainting: Tainting::Basic,
-        opaque_redirect: false,
-    }
+    Response::local(url, headers, Vec::new())
 }
 
 /// The content type of a file, by its extension.

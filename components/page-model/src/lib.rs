@@ -5,14 +5,14 @@
 //!   elements with where their text starts;
 //! - [`policy`]: `Document-Policy` for `js-profiling`;
 //! - [`prefs`]: the `--pref` registry;
-//! - [`prelude_lint`]: the check that the prelude's functions reach nothing a page can
-//!   replace;
 //! - [`url_api`]: the URL standard's API (parse, setters, getters) for `URL` and `Location`.
+//!
+//! The prelude lint, a development tool that the engine does not link, is its own crate:
+//! `tools/prelude-lint`.
 
 #![forbid(unsafe_code)]
 
 pub mod document;
 pub mod policy;
 pub mod prefs;
-pub mod prelude_lint;
 pub mod url_api;

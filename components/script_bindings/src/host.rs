@@ -1,7 +1,9 @@
 //! The embedder's side of the natives: the safe [`Host`] trait a realm's natives (and the
 //! generated bindings) call. It knows nothing of SpiderMonkey: `glue` calls it, the script
-//! crate's `page` implements it, and [`runtime`](crate::runtime) hands it to DOM objects.
+//! crate's `page` implements it, and the [`Global`] a binding runs in hands it to DOM
+//! objects.
 
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use jsprof_profiler::{ProfilerTrace, Session};
 
 use jsprof_page_model::policy::ProfilingPolicy;
 
-use crate::generated::{JsprofFetchRequest, JsprofHostMethods};
+use crate::generated_types::{JsprofFetchRequest, JsprofHostMethods};
 use crate::runtime::{Error, Fallible, WindowId};
 use crate::task::TaskSender;
 use jsprof_symbolizer::SourceId;
@@ -59,6 +61,21 @@ pub trait Host: JsprofHostMethods {
     fn tasks(&self, window: WindowId) -> TaskSender;
     /// Where traces the page's profilers produce are also collected (`--trace-out`).
     fn trace_sink(&self) -> Option<Arc<Mutex<Vec<ProfilerTrace>>>>;
+}
+
+/// The global object a binding runs in, as the embedder sees it: the realm's host, and the
+/// window the call is made in.
+pub struct Global {
+    pub host: Rc<dyn Host>,
+    pub window: WindowId,
+}
+
+impl std::fmt::Debug for Global {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Global")
+            .field("window", &self.window)
+            .finish()
+    }
 }
 
 /// A request a page's `fetch()` or `XMLHttpRequest` makes, as the prelude checked it (method,

@@ -6,15 +6,13 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::ffi::CStr;
 use std::sync::{Arc, OnceLock};
 
 use std::marker::PhantomData;
 use std::thread::ThreadId;
 
 use mozjs::jsapi::{self, CallArgs, JSContext};
-
-use crate::host::Host;
 
 // The vocabulary of the bindings: declared here, implemented in `glue` (its `bindings.rs`
 // and `roots.rs`), which depends on this module and never the other way round. Fields are
@@ -354,18 +352,30 @@ impl std::fmt::Display for WindowId {
     }
 }
 
-/// The global object a binding runs in, as the embedder sees it.
-pub struct Global {
-    pub host: Rc<dyn Host>,
-    pub window: WindowId,
+/// An argument for a prelude hook.
+#[derive(Debug, Clone)]
+pub enum Arg<'a> {
+    Num(f64),
+    Str(&'a str),
+    /// Bytes, as a JS string of Latin-1 code units (a `ByteString`).
+    Bytes(&'a [u8]),
 }
 
-impl std::fmt::Debug for Global {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Global")
-            .field("window", &self.window)
-            .finish()
-    }
+/// The event loop's runtime as a task ([`crate::task::Task`]) is handed it, on the loop's
+/// thread: what a task may do in the loop's windows. The glue's `Js` is the one
+/// implementation; tasks, and the host that queues them, are written against this and never
+/// name the glue.
+pub trait TaskJs {
+    /// Calls the prelude hook `name` of window `w` with `args` (errors it throws are
+    /// reported); false if it could not be called.
+    fn call_hook(&mut self, w: WindowId, name: &CStr, args: &[Arg]) -> bool;
+    /// Settles a promise of window `w` (the loop runs a microtask checkpoint after the
+    /// task).
+    fn settle(&mut self, w: WindowId, settlement: Settlement);
+    /// Fires a trusted event named `type_` at `target` (if it is still rooted).
+    fn fire_event(&mut self, w: WindowId, target: RootRef, type_: &str);
+    /// Discards window `w` (its iframe left the document).
+    fn discard_window(&mut self, w: WindowId);
 }
 
 /// WebIDL conversions from JS values (<https://webidl.spec.whatwg.org/#es-type-mapping>).

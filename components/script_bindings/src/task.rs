@@ -5,11 +5,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::glue::Js;
+use crate::runtime::TaskJs;
 
 /// A task for an event loop (<https://html.spec.whatwg.org/#concept-task>), made on any
 /// thread and run on the loop's thread with its runtime.
-pub type Task = Box<dyn FnOnce(&mut Js) + Send>;
+pub type Task = Box<dyn FnOnce(&mut dyn TaskJs) + Send>;
 
 /// Queues tasks on an event loop from any thread.
 #[derive(Clone)]

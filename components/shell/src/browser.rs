@@ -8,25 +8,16 @@
 //! command line, `[N] `, so that each page's lines stay in their order and can be told
 //! apart. With one, the output is what the page printed, as if it had run in this process.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossbeam_channel as crossbeam;
 use jsprof_net::Url;
 
+use crate::contents::{self, Browser, Page, Printer, BACKSTOP};
 use crate::export::TraceFile;
-use crate::protocol::{Config, FromContent, Load, Outcome, Stream, ToContent, TraceJson};
-use crate::transport::{self, Content, Event, Exit, Mode, ToContentTx, What};
-
-/// How long after its `--timeout` a content process may take to end before the browser
-/// kills it (it ends within a second of it by itself; this is for one that cannot).
-pub const BACKSTOP: Duration = Duration::from_secs(10);
-
-/// How many messages may wait for the browser: a page printing faster than the browser
-/// writes waits, as it would for a full pipe.
-pub const EVENT_QUEUE: usize = 1024;
+use crate::protocol::{Config, FromContent, Outcome, Stream, TraceJson};
+use crate::transport::Mode;
 
 /// The outputs a run writes.
 #[derive(Debug)]
@@ -35,51 +26,18 @@ pub struct Outputs<'a> {
     pub profile_out: Option<(&'a Path, TraceFile)>,
 }
 
-/// One page of the run, as the browser follows it.
-struct Page {
-    url: Url,
-    content: Option<Content>,
-    tx: Option<ToContentTx>,
-    outcome: Option<Outcome>,
-    traces: Vec<TraceJson>,
-    exited: bool,
-    /// Killed by the browser's backstop.
-    killed: bool,
-    /// Ended without reporting.
-    crashed: bool,
-}
+/// The page run's part of following its contents: each page runs as it is, and its traces
+/// are kept.
+struct PageRun;
 
-/// Prints the lines of a run: a page's with its prefix when there are several.
-#[derive(Debug, Clone, Copy)]
-pub struct Printer {
-    pub prefixed: bool,
-}
+impl Browser for PageRun {
+    /// The traces the page's content sent.
+    type More = Vec<TraceJson>;
 
-impl Printer {
-    /// Prints `text` on `stream`, as page number `page` (0-based) said it. stdout is flushed
-    /// before a line goes to stderr, as a page run in this process does.
-    pub fn line(&self, page: Option<usize>, stream: Stream, text: &str) {
-        let prefix = match page {
-            Some(page) if self.prefixed => format!("[{}] ", page + 1),
-            _ => String::new(),
-        };
-        match stream {
-            Stream::Stdout => {
-                let _ = writeln!(std::io::stdout(), "{prefix}{text}");
-            }
-            Stream::Stderr => {
-                let _ = std::io::stdout().flush();
-                let _ = writeln!(std::io::stderr(), "{prefix}{text}");
-            }
+    fn message(&mut self, _: usize, page: &mut Page<Self::More>, message: FromContent) {
+        if let FromContent::Traces(traces) = message {
+            page.more.extend(traces);
         }
-    }
-}
-
-/// The words for a content of `mode`, in lines about it.
-pub fn content_kind(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Processes => "content process",
-        Mode::Threads => "content thread",
     }
 }
 
@@ -95,112 +53,24 @@ pub fn run_pages(
     let printer = Printer {
         prefixed: urls.len() > 1,
     };
-    let (events_tx, events) = crossbeam::bounded(EVENT_QUEUE);
-    if mode == Mode::Threads {
-        // The engine belongs to this thread, which shuts it down once every page has ended
-        // (`main`).
-        jsprof_script::init();
-        crate::diagnostics::through_events(events_tx.clone());
-    }
+    let (events_tx, events) = contents::events(mode);
     let started = Instant::now();
-    let mut pages: Vec<Page> = urls
-        .into_iter()
-        .map(|url| Page {
-            url,
-            content: None,
-            tx: None,
-            outcome: None,
-            traces: Vec::new(),
-            exited: false,
-            killed: false,
-            crashed: false,
-        })
-        .collect();
-    let urls: Vec<&Url> = pages.iter().map(|p| &p.url).collect();
-    let contents = start_contents(&urls, mode, &events_tx, &printer);
-    for (page, content) in pages.iter_mut().zip(contents) {
-        page.exited = content.is_none();
-        page.crashed = content.is_none();
-        page.content = content;
-    }
-    drop(events_tx);
+    let mut pages: Vec<Page<Vec<TraceJson>>> = contents::start(urls, mode, events_tx, &printer);
     // A content process that has not ended this long after its deadline is killed.
-    let mut backstop = match (mode, config.timeout) {
+    let backstop = match (mode, config.timeout) {
         (Mode::Processes, Some(timeout)) => Some(started + timeout + BACKSTOP),
         _ => None,
     };
-    while pages.iter().any(|p| !p.exited) {
-        let event = match backstop {
-            Some(at) => match events.recv_deadline(at) {
-                Ok(event) => event,
-                Err(crossbeam::RecvTimeoutError::Timeout) => {
-                    for page in pages.iter_mut().filter(|p| !p.exited) {
-                        page.killed = page.content.as_ref().is_some_and(Content::kill);
-                    }
-                    backstop = None;
-                    continue;
-                }
-                Err(crossbeam::RecvTimeoutError::Disconnected) => break,
-            },
-            None => match events.recv() {
-                Ok(event) => event,
-                Err(_) => break,
-            },
-        };
-        let (i, what) = match event {
-            Event::Diagnostic(text) => {
-                printer.line(None, Stream::Stderr, &text);
-                continue;
-            }
-            // Only the profiler service's browser has a service.
-            Event::Service(_) => continue,
-            Event::Page(i, what) => (i, what),
-        };
-        let Some(page) = pages.get_mut(i) else {
-            continue;
-        };
-        match what {
-            What::Connected(tx) => {
-                tx.send(ToContent::Load(Load {
-                    url: page.url.to_string(),
-                    config: config.clone(),
-                    driven: None,
-                }));
-                page.tx = Some(tx);
-            }
-            What::Message(FromContent::Line { stream, text }) => {
-                printer.line(Some(i), stream, &text)
-            }
-            What::Message(FromContent::Traces(traces)) => page.traces.extend(traces),
-            What::Message(FromContent::Done(outcome)) => {
-                end_lines(&printer, i, &outcome);
-                page.outcome = Some(outcome);
-                // Done with it: a content process exits, a content thread's reader ends.
-                page.tx = None;
-            }
-            What::Message(
-                FromContent::Hello { .. }
-                | FromContent::Reply { .. }
-                | FromContent::ScopeReply { .. },
-            ) => {}
-            What::Exited(exit) => {
-                page.exited = true;
-                page.tx = None;
-                // Ended without its report, or died of a signal after it (at its teardown).
-                if page.outcome.is_none() || exit.signal().is_some() {
-                    page.crashed = true;
-                    let line = crash_line(mode, &page.url, exit, page.killed);
-                    printer.line(Some(i), Stream::Stderr, &line);
-                }
-            }
-        }
-    }
-    // A content thread is gone only once joined (`main` then shuts the engine down).
-    for page in &mut pages {
-        if let Some(content) = page.content.take() {
-            content.join();
-        }
-    }
+    contents::follow(
+        &mut PageRun,
+        &mut pages,
+        &events,
+        mode,
+        config,
+        &printer,
+        backstop,
+    );
+    contents::join(&mut pages);
     let code = pages
         .iter()
         .map(|p| {
@@ -213,7 +83,7 @@ pub fn run_pages(
         .max()
         .unwrap_or(0);
     // The outputs hold what the pages that ran produced; if none ran, there is nothing.
-    let ran: Vec<&Page> = pages
+    let ran: Vec<&Page<Vec<TraceJson>>> = pages
         .iter()
         .filter(|p| p.outcome.as_ref().is_some_and(|o| o.load_error.is_none()))
         .collect();
@@ -221,7 +91,7 @@ pub fn run_pages(
         return Ok(ExitCode::from(code));
     }
     if let Some((path, kind)) = outputs.trace_out {
-        let traces: Vec<&TraceJson> = ran.iter().flat_map(|p| &p.traces).collect();
+        let traces: Vec<&TraceJson> = ran.iter().flat_map(|p| &p.more).collect();
         let left_out: u64 = ran
             .iter()
             .filter_map(|p| p.outcome.as_ref())
@@ -244,71 +114,6 @@ pub fn run_pages(
         }
     }
     Ok(ExitCode::from(code))
-}
-
-/// Starts a content for each of `urls` (page number i for the i-th), all sending into
-/// `events`; one that cannot be started is a line, and `None`.
-pub fn start_contents(
-    urls: &[&Url],
-    mode: Mode,
-    events: &crossbeam::Sender<Event>,
-    printer: &Printer,
-) -> Vec<Option<Content>> {
-    urls.iter()
-        .enumerate()
-        .map(
-            |(i, url)| match transport::start(mode, i, events.clone(), crate::content::run) {
-                Ok(content) => Some(content),
-                Err(e) => {
-                    let line = format!(
-                        "jsprof: cannot start a {} for {url}: {e}",
-                        content_kind(mode)
-                    );
-                    printer.line(Some(i), Stream::Stderr, &line);
-                    None
-                }
-            },
-        )
-        .collect()
-}
-
-/// The lines that say how page `i`'s run ended.
-pub fn end_lines(printer: &Printer, i: usize, outcome: &Outcome) {
-    let mut lines = Vec::new();
-    if let Some(error) = &outcome.load_error {
-        lines.push(format!("jsprof: {error}"));
-    }
-    if outcome.timed_out {
-        lines.push("jsprof: stopped at --timeout with work left".into());
-    }
-    if let Some((resident, limit)) = outcome.out_of_memory {
-        lines.push(format!(
-            "jsprof: out of memory: the page was stopped when the process reached {} MiB, over memory.max_resident_mb ({} MiB)",
-            resident >> 20,
-            limit >> 20
-        ));
-    }
-    for unbuilt in &outcome.unbuilt {
-        lines.push(format!(
-            "jsprof: not built by the deadline, not written: {unbuilt}"
-        ));
-    }
-    for line in lines {
-        printer.line(Some(i), Stream::Stderr, &line);
-    }
-}
-
-/// The line for a content that ended without reporting.
-pub fn crash_line(mode: Mode, url: &Url, exit: Exit, killed: bool) -> String {
-    let kind = content_kind(mode);
-    if killed {
-        format!(
-            "jsprof: {kind} for {url} did not end {} s after its --timeout: killed",
-            BACKSTOP.as_secs()
-        )
-    } else {
-        format!("jsprof: {kind} for {url} crashed: {}", exit.describe())
-    }
 }
 
 /// Writes `--trace-out`: the pages' traces, in page order and each page's in the order they

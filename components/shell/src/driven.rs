@@ -15,7 +15,7 @@ use jsprof_net::Url;
 use jsprof_webdriver::{Command, Error, ErrorKind, Navigation, Reply, Responder};
 use serde_json::Value;
 
-use crate::browser::{crash_line, Printer};
+use crate::contents::{self, crash_line, Printer};
 use crate::protocol::{
     Config, Driven, FromContent, Json, Load, Outcome, Stream, ToContent, TraceJson,
 };
@@ -274,11 +274,7 @@ pub fn run(first: Option<Url>, mode: Mode, config: &Config, browser: &RemoteBrow
     let Ok(blank) = Url::parse("about:blank") else {
         return report;
     };
-    let (events_tx, events) = crossbeam::bounded(crate::browser::EVENT_QUEUE);
-    if mode == Mode::Threads {
-        jsprof_script::init();
-        crate::diagnostics::through_events(events_tx.clone());
-    }
+    let (events_tx, events) = contents::events(mode);
     let printer = Printer { prefixed: false };
     let url = first.unwrap_or_else(|| blank.clone());
     let mut history = History {
@@ -432,7 +428,7 @@ fn run_content(
         Err(e) => {
             let line = format!(
                 "jsprof: cannot start a {} for {url}: {e}",
-                crate::browser::content_kind(mode)
+                contents::content_kind(mode)
             );
             printer.line(None, Stream::Stderr, &line);
             ended.unanswered = browser.detach();

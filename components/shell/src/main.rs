@@ -1,7 +1,8 @@
 //! `jsprof`: loads pages (file paths or http(s) URLs), runs their scripts in SpiderMonkey
 //! the way a browser does, and prints their console output.
 //!
-//! The process is a browser (`browser.rs`, `driven.rs` for `--webdriver`) and each page
+//! The process is a browser (`browser.rs`, `service.rs` for `--profiler-service`, both
+//! following their contents with `contents.rs`; `driven.rs` for `--webdriver`) and each page
 //! runs in a content of its own (`content.rs`): a process with `-M`, a thread without, the
 //! same messages crossing either way (`protocol.rs`, `transport.rs`).
 //!
@@ -101,6 +102,7 @@ struct Args {
 mod browser;
 mod collector;
 mod content;
+mod contents;
 mod diagnostics;
 mod driven;
 mod export;

@@ -33,11 +33,9 @@ use jsprof_scope::sessions::{Sessions, Stopped};
 use jsprof_scope::timeline::{post_process, stack_samples};
 use serde_json::{json, Value};
 
-use crate::browser::{crash_line, end_lines, start_contents, Printer, EVENT_QUEUE};
-use crate::protocol::{
-    Config, Driven, FromContent, Json, Load, ScopeCall, ScopeReply, Stream, ToContent,
-};
-use crate::transport::{Content, Event, Mode, ServiceEvent, ToContentTx, What};
+use crate::contents::{self, Browser, Page, Printer};
+use crate::protocol::{Config, Driven, FromContent, Json, ScopeCall, ScopeReply, ToContent};
+use crate::transport::{Event, Mode, ServiceEvent, ToContentTx};
 
 /// How long a call waits for its window's content (a stop waits for the trace's build,
 /// itself bounded by 30 s).
@@ -347,17 +345,87 @@ fn accept(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
-/// One window of the browser, as its loop follows it.
-struct Window {
-    url: Url,
-    content: Option<Content>,
-    tx: Option<ToContentTx>,
-    /// Calls sent to it and not answered yet.
-    asked: Vec<u64>,
-    /// It sent its report.
-    done: bool,
-    exited: bool,
-    crashed: bool,
+/// The service's part of following its windows' contents: each window is loaded driven
+/// (held with `--start-paused`), and the service's calls are carried to the windows and
+/// their answers back.
+struct Service<'a> {
+    shared: &'a Shared,
+    start_paused: bool,
+    /// `Quit` (or a signal) came: every window is stopped, and so is one that connects now.
+    quitting: bool,
+}
+
+impl Browser for Service<'_> {
+    /// The calls sent to the window and not answered yet.
+    type More = Vec<u64>;
+
+    fn driven(&self, i: usize) -> Option<Driven> {
+        Some(Driven {
+            loaded: None,
+            generation: i as u64 + 1,
+            hold: self.start_paused,
+        })
+    }
+
+    fn connected(&mut self, tx: &ToContentTx) {
+        if self.quitting {
+            tx.send(ToContent::Stop);
+        }
+    }
+
+    fn message(&mut self, _: usize, page: &mut Page<Self::More>, message: FromContent) {
+        if let FromContent::ScopeReply { id, reply } = message {
+            page.more.retain(|&x| x != id);
+            self.shared.answer(id, reply.get());
+        }
+    }
+
+    fn exited(&mut self, i: usize, page: &mut Page<Self::More>) {
+        for id in std::mem::take(&mut page.more) {
+            self.shared
+                .answer(id, Err(format!("window {} has ended", i + 1)));
+        }
+    }
+
+    fn service(&mut self, windows: &mut [Page<Self::More>], event: ServiceEvent) {
+        match event {
+            ServiceEvent::Ask { window, id, call } => {
+                let sent = windows
+                    .get_mut((window as usize).wrapping_sub(1))
+                    .filter(|w| {
+                        w.tx.as_ref().is_some_and(|tx| {
+                            tx.send(ToContent::Scope {
+                                id,
+                                call: Json::new(&call),
+                            })
+                        })
+                    });
+                match sent {
+                    Some(w) => w.more.push(id),
+                    None => self
+                        .shared
+                        .answer(id, Err(format!("window {window} is not running"))),
+                }
+            }
+            ServiceEvent::Continue => {
+                for w in windows.iter() {
+                    if let Some(tx) = &w.tx {
+                        tx.send(ToContent::Continue);
+                    }
+                }
+            }
+            ServiceEvent::Quit => {
+                if !self.quitting {
+                    self.quitting = true;
+                    for w in windows.iter() {
+                        if let Some(tx) = &w.tx {
+                            tx.send(ToContent::Stop);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `jsprof --profiler-service PORT PAGE…`: the service on its threads, the browser on this
@@ -377,11 +445,7 @@ pub fn run(
     let printer = Printer {
         prefixed: urls.len() > 1,
     };
-    let (events_tx, events) = crossbeam::bounded(EVENT_QUEUE);
-    if mode == Mode::Threads {
-        jsprof_script::init();
-        crate::diagnostics::through_events(events_tx.clone());
-    }
+    let (events_tx, events) = contents::events(mode);
     let shared = Arc::new(Shared {
         events: events_tx.clone(),
         sessions: Mutex::new(Sessions::default()),
@@ -404,123 +468,23 @@ pub fn run(
             let _ = events.try_send(Event::Service(ServiceEvent::Quit));
         });
     }
-    // A window whose content could not be started has ended, as a crash.
-    let contents = start_contents(&urls.iter().collect::<Vec<_>>(), mode, &events_tx, &printer);
-    let mut windows: Vec<Window> = urls
-        .into_iter()
-        .zip(contents)
-        .map(|(url, content)| Window {
-            url,
-            exited: content.is_none(),
-            crashed: content.is_none(),
-            content,
-            tx: None,
-            asked: Vec::new(),
-            done: false,
-        })
-        .collect();
-    drop(events_tx);
-    let mut quitting = false;
-    while windows.iter().any(|w| !w.exited) {
-        let Ok(event) = events.recv() else { break };
-        let (i, what) = match event {
-            Event::Diagnostic(text) => {
-                printer.line(None, Stream::Stderr, &text);
-                continue;
-            }
-            Event::Service(ServiceEvent::Ask { window, id, call }) => {
-                let sent = windows
-                    .get_mut((window as usize).wrapping_sub(1))
-                    .filter(|w| {
-                        w.tx.as_ref().is_some_and(|tx| {
-                            tx.send(ToContent::Scope {
-                                id,
-                                call: Json::new(&call),
-                            })
-                        })
-                    });
-                match sent {
-                    Some(w) => w.asked.push(id),
-                    None => shared.answer(id, Err(format!("window {window} is not running"))),
-                }
-                continue;
-            }
-            Event::Service(ServiceEvent::Continue) => {
-                for w in &windows {
-                    if let Some(tx) = &w.tx {
-                        tx.send(ToContent::Continue);
-                    }
-                }
-                continue;
-            }
-            Event::Service(ServiceEvent::Quit) => {
-                if !quitting {
-                    quitting = true;
-                    for w in &windows {
-                        if let Some(tx) = &w.tx {
-                            tx.send(ToContent::Stop);
-                        }
-                    }
-                }
-                continue;
-            }
-            Event::Page(i, what) => (i, what),
-        };
-        let Some(w) = windows.get_mut(i) else {
-            continue;
-        };
-        match what {
-            What::Connected(tx) => {
-                tx.send(ToContent::Load(Load {
-                    url: w.url.to_string(),
-                    config: config.clone(),
-                    driven: Some(Driven {
-                        loaded: None,
-                        generation: i as u64 + 1,
-                        hold: start_paused,
-                    }),
-                }));
-                if quitting {
-                    tx.send(ToContent::Stop);
-                }
-                w.tx = Some(tx);
-            }
-            What::Message(FromContent::Line { stream, text }) => {
-                printer.line(Some(i), stream, &text)
-            }
-            What::Message(FromContent::ScopeReply { id, reply }) => {
-                w.asked.retain(|&x| x != id);
-                shared.answer(id, reply.get());
-            }
-            What::Message(FromContent::Done(outcome)) => {
-                end_lines(&printer, i, &outcome);
-                w.done = true;
-                w.tx = None;
-            }
-            What::Message(
-                FromContent::Hello { .. } | FromContent::Reply { .. } | FromContent::Traces(_),
-            ) => {}
-            What::Exited(exit) => {
-                w.exited = true;
-                w.tx = None;
-                for id in std::mem::take(&mut w.asked) {
-                    shared.answer(id, Err(format!("window {} has ended", i + 1)));
-                }
-                // Ended without its report, or died of a signal after it.
-                if !w.done || exit.signal().is_some() {
-                    w.crashed = true;
-                    let line = crash_line(mode, &w.url, exit, false);
-                    printer.line(Some(i), Stream::Stderr, &line);
-                }
-            }
-        }
-    }
+    let mut windows: Vec<Page<Vec<u64>>> = contents::start(urls, mode, events_tx, &printer);
+    let mut service = Service {
+        shared: &shared,
+        start_paused,
+        quitting: false,
+    };
+    contents::follow(
+        &mut service,
+        &mut windows,
+        &events,
+        mode,
+        config,
+        &printer,
+        None,
+    );
     crate::signals::browser_ended();
-    for w in &mut windows {
-        if let Some(content) = w.content.take() {
-            content.join();
-        }
-    }
+    contents::join(&mut windows);
     Ok(if windows.iter().any(|w| w.crashed) {
         ExitCode::from(crate::INTERNAL_ERROR)
     } else {

@@ -11,13 +11,13 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jsprof_profiler::{AgentHandle, Nanos, ProfilerGroup, RawFrame, RealmId, ScriptId};
-use jsprof_symbolizer::{ScriptRegistry, SourceId};
+use jsprof_profiler::{AgentHandle, Nanos, ProfilerGroup, RealmId};
+use jsprof_symbolizer::ScriptRegistry;
 use mozjs::jsapi::{self, JSContext};
 use mozjs::rust::{Runtime, ThreadSafeJSContext};
-use rustc_hash::FxHashMap;
 
-use crate::capture::{capture_stack, position};
+use crate::capture::capture_stack;
+use crate::frames::{FrameReader, RealmOfPrincipals};
 use crate::guarded;
 use crate::sampling::{self, GcWalks, SignalSampler, Walker};
 
@@ -150,66 +150,14 @@ impl Default for AgentConfig {
     }
 }
 
-/// The embedder's map from a realm's principals to the profiler's realm id (its principals
-/// are its own: jsprof's carry a window index and an origin).
-///
-/// It is called with the principals of a captured SavedFrame (null for none) and must only
-/// read principals the embedder made; it must not call into SpiderMonkey.
-pub type RealmOfPrincipals = unsafe fn(*mut jsapi::JSPrincipals) -> Option<RealmId>;
-
 /// What the agent's interrupt callback needs to take a sample.
 pub(crate) struct Agent {
     pub(crate) handle: AgentHandle,
-    realm: RealmId,
-    registry: Arc<ScriptRegistry>,
-    pub(crate) max_frames: u32,
-    /// Source id -> (script, hidden, realm that compiled it): one registry lookup per source.
-    sources: FxHashMap<SourceId, (Option<ScriptId>, bool, RealmId)>,
-    /// The SavedFrame class, once seen (checked by name the first time).
-    pub(crate) saved_frame_class: *const jsapi::JSClass,
+    /// What the fallback capture reads frames with.
+    frames: FrameReader,
     /// The walk, if this agent samples that way.
     signal: Option<Arc<SignalSampler>>,
-    pub(crate) read_slots: bool,
-    realm_of_principals: Option<RealmOfPrincipals>,
     pub(crate) stats: SamplingStats,
-}
-
-impl Agent {
-    /// The raw frame of a SavedFrame's source id, line and tagged column. The script comes
-    /// from the registry by source id (cached per id): a source the host never registered
-    /// (eval code, the embedder's own scripts, self-hosted builtins) is a hidden frame
-    /// without a script. The frame's realm is the realm that compiled its script (the fast
-    /// path then reads it from the frame's principals, when the embedder maps them).
-    pub(crate) fn raw_frame(&mut self, source_id: SourceId, line: u32, column: u32) -> RawFrame {
-        let (registry, default_realm) = (&self.registry, self.realm);
-        let (script, hidden, realm) =
-            *self
-                .sources
-                .entry(source_id)
-                .or_insert_with(|| match registry.lookup(source_id) {
-                    Some(r) => (Some(r.script), r.hidden, r.realm),
-                    None => (None, true, default_realm),
-                });
-        RawFrame {
-            realm,
-            script,
-            hidden,
-            site: position(line, column),
-        }
-    }
-
-    /// The realm of a frame's principals, through the embedder's map (if any).
-    ///
-    /// # Safety
-    /// `principals` are null or a live SavedFrame's.
-    pub(crate) unsafe fn realm_of_principals(
-        &self,
-        principals: *mut jsapi::JSPrincipals,
-    ) -> Option<RealmId> {
-        let map = self.realm_of_principals?;
-        // SAFETY: per the contract; the embedder's map reads only its own principals.
-        unsafe { map(principals) }
-    }
 }
 
 /// **Sampling support** (when a document's policy allows profiling: eagerly, or with its
@@ -257,14 +205,14 @@ pub fn install_agent(
     AGENT.with(|a| {
         *a.borrow_mut() = Some(Agent {
             handle: handle.clone(),
-            realm: config.realm,
-            registry,
-            max_frames: config.max_frames.max(1),
-            sources: FxHashMap::default(),
-            saved_frame_class: ptr::null(),
+            frames: FrameReader::new(
+                config.realm,
+                registry,
+                config.max_frames,
+                config.read_slots,
+                config.realm_of_principals,
+            ),
             signal,
-            read_slots: config.read_slots,
-            realm_of_principals: config.realm_of_principals,
             stats: SamplingStats {
                 by_depth: vec![(0, 0); 65],
                 ..Default::default()
@@ -461,7 +409,7 @@ unsafe extern "C" fn on_interrupt(cx: *mut JSContext) -> bool {
             };
             // SAFETY: we are on the context's thread, inside SpiderMonkey's interrupt check,
             // where capturing the stack (which may GC) is allowed.
-            let stack = unsafe { capture_stack(cx, agent) };
+            let stack = unsafe { capture_stack(cx, &mut agent.frames) };
             let depth = stack.len().min(agent.stats.by_depth.len() - 1);
             agent.handle.answer(request, stack.into());
             let spent = start.elapsed();
@@ -547,6 +495,7 @@ pub fn sampling_stats() -> Option<SamplingStats> {
                 walk_time,
                 walk_at_depth5: mean(5),
                 walk_at_depth20: mean(20),
+                fallbacks: a.frames.fallbacks,
                 ..a.stats.clone()
             }
         })

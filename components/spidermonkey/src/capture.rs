@@ -10,12 +10,12 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use jsprof_profiler::{FrameSite, RawFrame};
+use jsprof_profiler::RawFrame;
 use mozjs::jsapi::{self, JSContext, JSObject, Value};
 use mozjs::jsval::UndefinedValue;
 use mozjs::rooted;
 
-use crate::agent::Agent;
+use crate::frames::FrameReader;
 use jsprof_symbolizer::SourceId;
 
 /// The SavedFrame reserved slots (`js/src/vm/SavedFrame.h`, the same in SpiderMonkey
@@ -119,7 +119,7 @@ pub unsafe fn saved_frame_principals(obj: *mut JSObject) -> (*mut jsapi::JSPrinc
 ///
 /// # Safety
 /// `cx` must be this thread's context, at a point where it may GC.
-pub(crate) unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec<RawFrame> {
+pub(crate) unsafe fn capture_stack(cx: *mut JSContext, reader: &mut FrameReader) -> Vec<RawFrame> {
     use jsapi::JS::{SavedFrameResult, SavedFrameSelfHosted::Exclude};
     let mut frames = Vec::new();
     // Every frame object is rooted while accessors run on it.
@@ -127,17 +127,17 @@ pub(crate) unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec
         rooted!(in(cx) let mut stack = ptr::null_mut::<JSObject>());
         // SAFETY: per the contract, `cx` is this thread's context where it may GC; `stack`
         // is rooted.
-        if !unsafe { capture_current_stack(cx, agent.max_frames, stack.handle_mut()) } {
+        if !unsafe { capture_current_stack(cx, reader.max_frames, stack.handle_mut()) } {
             return frames;
         }
-        if agent.read_slots {
+        if reader.read_slots {
             // SAFETY: `stack` is the rooted result of `CaptureCurrentStack` on this thread.
-            if let Some(mut fast) = unsafe { frames_from_slots(stack.get(), agent) } {
+            if let Some(mut fast) = unsafe { frames_from_slots(stack.get(), reader) } {
                 fast.reverse();
                 return fast;
             }
         }
-        agent.stats.fallbacks += 1;
+        reader.fallbacks += 1;
         // Fallback: the public accessors. With null principals (the system's) every frame
         // is visible to them; each (with `Exclude`) skips self-hosted frames itself.
         rooted!(in(cx) let mut frame = stack.get());
@@ -166,7 +166,7 @@ pub(crate) unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec
             if !column_ok {
                 break;
             }
-            frames.push(agent.raw_frame(SourceId(source_id), line, column.value_));
+            frames.push(reader.raw_frame(SourceId(source_id), line, column.value_));
             // SAFETY: `cx` is this thread's context; `h` is a rooted SavedFrame and `parent`
             // a rooted location; null principals see every frame.
             let parent_result = unsafe {
@@ -199,7 +199,7 @@ pub(crate) unsafe fn capture_stack(cx: *mut JSContext, agent: &mut Agent) -> Vec
 /// # Safety
 /// `top` must be the (rooted) result of `CaptureCurrentStack` on this thread. Slot reads
 /// cannot GC, and every frame is reachable from `top`.
-unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec<RawFrame>> {
+unsafe fn frames_from_slots(top: *mut JSObject, reader: &mut FrameReader) -> Option<Vec<RawFrame>> {
     let mut out = Vec::with_capacity(32);
     let mut obj = top;
     let mut first = true;
@@ -212,12 +212,12 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
         while !obj.is_null() {
             // SAFETY: `obj` is a live, non-null object reachable from `top`.
             let class = unsafe { mozjs::rust::get_object_class(obj) };
-            if class != agent.saved_frame_class {
+            if class != reader.saved_frame_class {
                 // SAFETY: `obj` is a live, non-null object.
                 if !unsafe { is_saved_frame(obj) } {
                     return None;
                 }
-                agent.saved_frame_class = class;
+                reader.saved_frame_class = class;
             }
             if !first && read(obj, slot::ASYNC_CAUSE).is_string() {
                 break;
@@ -231,7 +231,7 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
             if !(source_id.is_int32() && line.is_int32() && column.is_int32()) {
                 return None;
             }
-            let mut frame = agent.raw_frame(
+            let mut frame = reader.raw_frame(
                 SourceId(source_id.to_int32() as u32),
                 line.to_int32() as u32,
                 column.to_int32() as u32,
@@ -240,7 +240,7 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
             let (principals, muted) = unsafe { saved_frame_principals(obj) };
             // SAFETY: the frame's principals (or null), alive as long as the frame; the
             // embedder's function reads only principals it made (its contract).
-            if let Some(realm) = unsafe { agent.realm_of_principals(principals) } {
+            if let Some(realm) = unsafe { reader.realm_of_principals(principals) } {
                 frame.realm = realm;
             }
             // The engine's own muted-errors flag of the frame's script, besides the
@@ -258,12 +258,4 @@ unsafe fn frames_from_slots(top: *mut JSObject, agent: &mut Agent) -> Option<Vec
         }
     }
     Some(out)
-}
-
-/// The raw frame of a position inside a script (the fallback capture's frames).
-pub(crate) fn position(line: u32, column: u32) -> FrameSite {
-    FrameSite::Position {
-        line,
-        column: column & !jsapi::JS::TaggedColumnNumberOneOrigin_WasmFunctionTag,
-    }
 }

@@ -121,6 +121,7 @@
 
 mod agent;
 mod capture;
+mod frames;
 mod in_script;
 mod sampling;
 mod scripts;
@@ -131,11 +132,12 @@ use std::sync::RwLock;
 pub use agent::{
     collect_garbage, enable_sampling, install_agent, observe_collections, prepare_runtime,
     release_runtime, sampling_stats, uninstall_agent, waiting, AgentConfig, AgentError, Collection,
-    RealmOfPrincipals, SamplingStats,
+    SamplingStats,
 };
 pub use capture::{
     capture_current_stack, is_saved_frame, saved_frame_principals, saved_frame_slot, slot,
 };
+pub use frames::RealmOfPrincipals;
 pub use in_script::{guard_time, InScript};
 pub use jsprof_profiler::{AgentHandle, RealmId};
 pub use jsprof_symbolizer::{Registered, ScriptInfo, ScriptRegistry, SourceId};

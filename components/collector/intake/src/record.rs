@@ -468,8 +468,9 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jsprof_trace_fixtures::{frame, sample, stacks};
 
-    fn sample() -> Vec<Ingested> {
+    fn ingested() -> Vec<Ingested> {
         let mut labels = BTreeMap::new();
         labels.insert("view".to_owned(), "/cart".to_owned());
         vec![
@@ -489,40 +490,16 @@ mod tests {
                 trace: ProfilerTrace {
                     resources: vec!["https://shop.example/app.js".into()],
                     frames: vec![
-                        ProfilerFrame {
-                            name: "main".into(),
-                            resource_id: Some(0),
-                            line: Some(1),
-                            column: Some(u64::MAX),
-                        },
-                        ProfilerFrame {
-                            name: "ünïcode".into(),
-                            resource_id: None,
-                            line: None,
-                            column: None,
-                        },
+                        frame("main", Some(0), Some(1), Some(u64::MAX)),
+                        frame("ünïcode", None, None, None),
                     ],
-                    stacks: vec![
-                        ProfilerStack {
-                            frame_id: 0,
-                            parent_id: None,
-                        },
-                        ProfilerStack {
-                            frame_id: 1,
-                            parent_id: Some(0),
-                        },
-                    ],
+                    stacks: stacks(&[None, Some(0)]),
                     samples: vec![
                         ProfilerSample {
                             marker: Some(ProfilerMarker::Gc),
-                            stack_id: Some(1),
-                            timestamp: 10.125,
+                            ..sample(10.125, Some(1))
                         },
-                        ProfilerSample {
-                            marker: None,
-                            stack_id: None,
-                            timestamp: 20.0,
-                        },
+                        sample(20.0, None),
                     ],
                 },
                 events: vec![event(Kind::Loaf), event(Kind::Interaction)],
@@ -564,16 +541,16 @@ mod tests {
     #[test]
     fn round_trips() {
         let mut out = Vec::new();
-        encode_all(&sample(), &observed(), &mut out);
+        encode_all(&ingested(), &observed(), &mut out);
         let back = decode(&out).unwrap();
-        assert_eq!(back.traces, sample());
+        assert_eq!(back.traces, ingested());
         assert_eq!(back.observed, observed());
     }
 
     #[test]
     fn reads_version_1() {
         // A version 1 record of the traces without their events and views.
-        let mut old = sample();
+        let mut old = ingested();
         for t in &mut old {
             t.events.clear();
             t.meta.view_id = None;
@@ -593,7 +570,7 @@ mod tests {
 
     #[test]
     fn reads_the_earlier_json_records() {
-        let mut old = sample();
+        let mut old = ingested();
         for t in &mut old {
             // Not in the JSON form.
             t.meta.view_id = None;
@@ -605,7 +582,7 @@ mod tests {
     #[test]
     fn every_truncation_and_a_bad_tag_is_an_error() {
         let mut out = Vec::new();
-        encode_all(&sample(), &observed(), &mut out);
+        encode_all(&ingested(), &observed(), &mut out);
         for n in 0..out.len() {
             assert!(decode(&out[..n]).is_err(), "{n} bytes decoded");
         }

@@ -8,6 +8,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use jsprof_profiler::ProfilerTrace;
+use jsprof_trace_fixtures::{self as fixtures, frame, sample};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_jsprof-collector");
 
 pub struct Collector {
@@ -118,42 +121,32 @@ pub fn field_trace(leaves: [usize; 3], idle: usize) -> serde_json::Value {
     let mut stacks = Vec::new();
     let most = leaves.iter().copied().max().unwrap_or(0);
     for i in 0..most {
-        for (leaf, n) in leaves.iter().enumerate() {
-            if i < *n {
-                stacks.push(serde_json::json!(2 + leaf));
+        for (leaf, n) in (2u64..).zip(leaves) {
+            if i < n {
+                stacks.push(Some(leaf));
             }
         }
     }
-    stacks.extend((0..idle).map(|_| serde_json::Value::Null));
-    let samples: Vec<_> = stacks
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let mut v = serde_json::json!({"timestamp": 50.0 + 10.0 * i as f64});
-            if !s.is_null() {
-                v["stackId"] = s;
-            }
-            v
-        })
-        .collect();
-    serde_json::json!({
-        "frames": [
-            {"name": "main", "resourceId": 0, "line": 1, "column": 10},
-            {"name": "render", "resourceId": 0, "line": 5, "column": 17},
-            {"name": "layout", "resourceId": 1, "line": 9, "column": 3},
-            {"name": "paint", "resourceId": 1, "line": 20, "column": 3},
-            {"name": "style", "resourceId": 1, "line": 30, "column": 3}
+    stacks.extend((0..idle).map(|_| None));
+    let trace = ProfilerTrace {
+        frames: vec![
+            frame("main", Some(0), Some(1), Some(10)),
+            frame("render", Some(0), Some(5), Some(17)),
+            frame("layout", Some(1), Some(9), Some(3)),
+            frame("paint", Some(1), Some(20), Some(3)),
+            frame("style", Some(1), Some(30), Some(3)),
         ],
-        "resources": ["https://example.test/app.js", "https://example.test/lib.js"],
-        "stacks": [
-            {"frameId": 0},
-            {"frameId": 1, "parentId": 0},
-            {"frameId": 2, "parentId": 1},
-            {"frameId": 3, "parentId": 1},
-            {"frameId": 4, "parentId": 1}
+        resources: vec![
+            "https://example.test/app.js".into(),
+            "https://example.test/lib.js".into(),
         ],
-        "samples": samples
-    })
+        stacks: fixtures::stacks(&[None, Some(0), Some(1), Some(1), Some(1)]),
+        samples: (0u32..)
+            .zip(stacks)
+            .map(|(i, stack)| sample(50.0 + 10.0 * f64::from(i), stack))
+            .collect(),
+    };
+    serde_json::to_value(&trace).unwrap()
 }
 
 /// Posts `trace` to jsprof's intake with its metadata; `time_origin` in ms since the epoch.

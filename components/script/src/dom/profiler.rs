@@ -18,8 +18,9 @@ use crate::policy::ProfilingPolicy;
 use jsprof_script_bindings::generated::{
     ProfilerInitOptions, ProfilerMethods, ProfilerTraceFormat,
 };
+use jsprof_script_bindings::host::Global;
 use jsprof_script_bindings::runtime::{
-    DomObject, Error, Fallible, Global, Out, Promise, Reflector, ReflectorHandle, ToJs, WindowId,
+    DomObject, Error, Fallible, Out, Promise, Reflector, ReflectorHandle, ToJs, WindowId,
 };
 use jsprof_script_bindings::task::TaskSender;
 

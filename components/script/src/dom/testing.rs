@@ -4,7 +4,8 @@
 //! dictionaries, sequences, optional arguments, every numeric conversion) from real script.
 
 use jsprof_script_bindings::generated::{JsprofTestBindingsMethods, JsprofTestEcho};
-use jsprof_script_bindings::runtime::{DomObject, Error, Fallible, Global, Promise, Reflector};
+use jsprof_script_bindings::host::Global;
+use jsprof_script_bindings::runtime::{DomObject, Error, Fallible, Promise, Reflector};
 
 #[derive(Debug)]
 pub struct JsprofTestBindings {

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::Arg;
 
 use crate::document::ScriptKind;
 

@@ -2,7 +2,7 @@
 
 use jsprof_net::{LoadError, Response};
 use jsprof_profiler::Nanos;
-use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::Arg;
 use jsprof_script_bindings::runtime::WindowId;
 
 use crate::document;

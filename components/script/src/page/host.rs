@@ -9,8 +9,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jsprof_profiler::{AgentHandle, MonotonicClock, ProfilerTrace, Session};
-use jsprof_script_bindings::glue::Js;
-use jsprof_script_bindings::runtime::WindowId;
+use jsprof_script_bindings::runtime::{TaskJs, WindowId};
 use jsprof_script_bindings::task::TaskSender;
 use jsprof_spidermonkey::ScriptRegistry;
 
@@ -266,7 +265,10 @@ impl PageHost {
 
     /// For a worker's loop: runs `f` as a task of its creator's loop, with the window and id
     /// of its Worker object there.
-    pub(super) fn to_worker_object(&self, f: impl FnOnce(&mut Js, WindowId, u32) + Send + 'static) {
+    pub(super) fn to_worker_object(
+        &self,
+        f: impl FnOnce(&mut dyn TaskJs, WindowId, u32) + Send + 'static,
+    ) {
         if let Some(p) = &self.parent {
             let (w, id) = (p.window, p.id);
             p.tasks.queue(Box::new(move |js| f(js, w, id)));

@@ -11,8 +11,8 @@ use jsprof_net::{
 };
 use jsprof_profiler::{Clock, MarkerSet, ProfilerTrace, Session, SessionOptions};
 use jsprof_script_bindings::generated::{JsprofFetchRequest, JsprofHostMethods};
-use jsprof_script_bindings::glue::Arg;
 use jsprof_script_bindings::host::{ApiRequest, FetchedScript, Host, ScriptSource};
+use jsprof_script_bindings::runtime::Arg;
 use jsprof_script_bindings::runtime::{ByteString, Fallible, WindowId};
 use jsprof_script_bindings::task::TaskSender;
 use jsprof_spidermonkey::{ScriptInfo, SourceId};
@@ -245,16 +245,7 @@ impl JsprofHostMethods for PageHost {
             let fetched = inline.is_none();
             let result = jsprof_net::parse_url(&url).and_then(|u| match inline {
                 // An inline module: its text, at its document's URL.
-                Some(text) => Ok(Response {
-                    url: u.clone(),
-                    url_list: vec![u],
-                    status: 200,
-                    status_text: String::new(),
-                    headers: Default::default(),
-                    body: text.into_bytes(),
-                    tainting: jsprof_net::Tainting::Basic,
-                    opaque_redirect: false,
-                }),
+                Some(text) => Ok(Response::local(&u, Default::default(), text.into_bytes())),
                 None => loader.fetch_request(&script_request(
                     u,
                     &origin,

@@ -2,7 +2,7 @@
 //! responses of script fetches (CORS, muted errors).
 
 use jsprof_net::{Credentials, LoadError, Mode, Origin, Request, Response, Url};
-use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::Arg;
 use jsprof_script_bindings::runtime::WindowId;
 
 use crate::document::{ScriptElement, ScriptKind};

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use jsprof_net::Url;
-use jsprof_script_bindings::glue::Arg;
+use jsprof_script_bindings::runtime::Arg;
 use jsprof_script_bindings::runtime::WindowId;
 use jsprof_webdriver::{Command, Error, ErrorKind, Frame, Navigation, Reply, Responder};
 use serde_json::{json, Value};

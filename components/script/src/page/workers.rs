@@ -6,8 +6,8 @@ use std::sync::{mpsc, Arc};
 
 use jsprof_net::{Credentials, Mode, Origin, Request, Response, Url};
 use jsprof_script_bindings::generated::JsprofHostMethods;
-use jsprof_script_bindings::glue::{Arg, Js};
-use jsprof_script_bindings::runtime::{GlobalKind, WindowId};
+use jsprof_script_bindings::glue::Js;
+use jsprof_script_bindings::runtime::{Arg, GlobalKind, WindowId};
 use jsprof_script_bindings::task::TaskSender;
 
 use crate::dom::DomTypeHolder;

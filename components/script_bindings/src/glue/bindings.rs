@@ -21,8 +21,9 @@ use mozjs::jsapi::{self, CallArgs, HandleValueArray, JSContext, JSObject, Value}
 use mozjs::jsval::{ObjectValue, PrivateValue, UndefinedValue};
 use mozjs::rooted;
 
+use crate::host::Global;
 use crate::runtime::{
-    CallCtx, DomObject, Error, Fallible, Global, ObjectRoot, Out, Promise, RootRef, Settlement, Val,
+    CallCtx, DomObject, Error, Fallible, ObjectRoot, Out, Promise, RootRef, Settlement, Val,
 };
 
 use super::convert::{get_property, out_to_js};

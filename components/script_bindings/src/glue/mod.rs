@@ -122,15 +122,6 @@ struct Window {
     hooks: RootedTraceableBox<Heap<*mut JSObject>>,
 }
 
-/// An argument for a prelude hook.
-#[derive(Debug, Clone)]
-pub enum Arg<'a> {
-    Num(f64),
-    Str(&'a str),
-    /// Bytes, as a JS string of Latin-1 code units (a `ByteString`).
-    Bytes(&'a [u8]),
-}
-
 /// A runtime and the realms of its windows. Not `Send`: it lives on its event loop's thread.
 pub struct Js {
     windows: Vec<Window>,

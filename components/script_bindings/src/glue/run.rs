@@ -9,13 +9,13 @@ use mozjs::jsapi::{self, HandleValueArray, JSContext, JSScript, Value};
 use mozjs::jsval::{DoubleValue, NullValue, ObjectValue, UndefinedValue};
 use mozjs::rooted;
 
-use crate::runtime::{RootRef, Settlement, WindowId};
+use crate::runtime::{Arg, RootRef, Settlement, TaskJs, WindowId};
 
 use super::modules::{compile_module, load_module, module_map, modules_failed, modules_loaded};
 use super::strings::{new_latin1_string, new_string, throw_error};
 use super::{
-    bindings, compile_and_run_classic, host, window_of_realm, Arg, InRealm, Js, IMPORTS,
-    MUTED_URLS, REJECTIONS,
+    bindings, compile_and_run_classic, host, window_of_realm, InRealm, Js, IMPORTS, MUTED_URLS,
+    REJECTIONS,
 };
 
 impl Js {
@@ -456,6 +456,25 @@ impl Js {
         if more {
             self.perform_microtask_checkpoint();
         }
+    }
+}
+
+/// What a task does with its loop's runtime: the same calls as on `Js` itself.
+impl TaskJs for Js {
+    fn call_hook(&mut self, w: WindowId, name: &CStr, args: &[Arg]) -> bool {
+        Js::call_hook(self, w, name, args)
+    }
+
+    fn settle(&mut self, w: WindowId, settlement: Settlement) {
+        Js::settle(self, w, settlement)
+    }
+
+    fn fire_event(&mut self, w: WindowId, target: RootRef, type_: &str) {
+        Js::fire_event(self, w, target, type_)
+    }
+
+    fn discard_window(&mut self, w: WindowId) {
+        Js::discard_window(self, w)
     }
 }
 

@@ -37,6 +37,12 @@
 //! `+` of a page object runs its `toString`. Those are the code's own discipline
 //! (`00-primordials.js` says how), and the replaced-built-ins pages
 //! (`tests/pages/builtins/`) check them at run time.
+//!
+//! A development tool, in a crate of its own that nothing links: `./mach lint` and
+//! `./mach test` run it (`tests/prelude_lint.rs`, on the real prelude), and the engine, or
+//! a Servo that takes jsprof's crates, never compiles it.
+
+#![forbid(unsafe_code)]
 
 use std::fmt;
 

@@ -1,10 +1,10 @@
-//! The prelude lint (`jsprof_page_model::prelude_lint`) on the engine's real prelude: no
+//! The prelude lint (`jsprof_prelude_lint`) on the engine's real prelude: no
 //! function of `components/script/src/prelude/` reaches a built-in a page can replace.
 //! The files are read in the order `components/script/src/page/mod.rs` joins them.
 
 use std::path::{Path, PathBuf};
 
-use jsprof_page_model::prelude_lint::{lint, Rule};
+use jsprof_prelude_lint::{lint, Rule};
 
 /// Prelude files whose findings do not fail this test yet, each with why: a file being
 /// rewritten under the prelude's rules may be listed here until its rewrite lands (empty:
@@ -12,7 +12,7 @@ use jsprof_page_model::prelude_lint::{lint, Rule};
 const NOT_YET_CHECKED: &[(&str, &str)] = &[];
 
 fn script_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../script/src")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../components/script/src")
 }
 
 /// The prelude's files, in the order `PRELUDE` joins them.
