@@ -288,7 +288,29 @@ pub const ALLOWED_HEADERS: &str = "content-type, content-encoding, x-jsprof-key,
 
 /// The answer headers a page's script may read, as Relay exposes them (the Sentry SDK reads
 /// `x-sentry-rate-limits` and `retry-after`).
-const EXPOSED_HEADERS: &str = "x-sentry-error, x-sentry-rate-limits, retry-after";
+const EXPOSED_HEADERS: &str = "x-sentry-error, x-sentry-rate-limits, retry-after, x-jsprof-dropped";
+
+/// The answer header that says why items of an envelope were dropped (decision 0053): the
+/// answer is still Relay's 200, so that the SDK and the browser's console see no error.
+const DROPPED_HEADER: &str = "x-jsprof-dropped";
+
+/// `x-jsprof-dropped`: how many items were dropped and the first one's reason, in printable
+/// ASCII and at most 200 characters.
+fn dropped_header(dropped: &[String]) -> Option<HeaderValue> {
+    let first = dropped.first()?;
+    let reason: String = first
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .take(200)
+        .collect();
+    HeaderValue::from_str(&format!("{} item(s); {reason}", dropped.len())).ok()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Intake {
@@ -296,7 +318,9 @@ enum Intake {
     /// Datadog's profile upload (`/api/v2/profile`).
     DatadogProfile,
     /// Datadog's RUM batch (`/api/v2/rum`), deflated or not.
-    DatadogRum { deflated: bool },
+    DatadogRum {
+        deflated: bool,
+    },
     /// Datadog's session replay and logs (`/api/v2/replay`, `/api/v2/logs`): answered as
     /// its intake answers, nothing kept.
     DatadogIgnored,
@@ -493,9 +517,9 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
             // Datadog's intake answers 202 with an empty object.
             let ok = json_answer(202, "{}".into());
             let decoded = match intake {
-                Intake::DatadogProfile => decode::datadog(&request, body)
-                    .await
-                    .map(|t| Batch::of(&t)),
+                Intake::DatadogProfile => {
+                    decode::datadog(&request, body).await.map(|t| Batch::of(&t))
+                }
                 Intake::DatadogRum { deflated } => {
                     match decode::datadog_rum(&request, &body, deflated) {
                         Ok(observed) if observed.is_empty() => return ok,
@@ -516,7 +540,11 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
                     .find_map(|p| p.trim().strip_prefix("sentry_key=").map(str::to_owned))
             });
             let query_key = param(&params, "sentry_key").map(str::to_owned);
-            let (envelope, mut contents) = match decode::sentry(&request, &body) {
+            let decode::Sentry {
+                header: envelope,
+                mut contents,
+                dropped,
+            } = match decode::sentry(&request, &body) {
                 Ok(d) => d,
                 Err(r) => return reject(r),
             };
@@ -525,21 +553,22 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
                 .as_deref()
                 .and_then(decode::dsn_public_key)
                 .map(str::to_owned);
-            let project = match project_of(
-                &state.config,
-                query_key.or(auth_key).or(dsn_key).as_deref(),
-            ) {
-                Ok(p) => p,
-                Err(r) => return reject(r),
-            };
+            let project =
+                match project_of(&state.config, query_key.or(auth_key).or(dsn_key).as_deref()) {
+                    Ok(p) => p,
+                    Err(r) => return reject(r),
+                };
             // Relay's answer: 200, and the envelope's event id when it has one.
-            let ok = json_answer(
+            let mut ok = json_answer(
                 200,
                 match &envelope.event_id {
                     Some(id) => serde_json::json!({ "id": id }).to_string(),
                     None => "{}".into(),
                 },
             );
+            if let Some(value) = dropped_header(&dropped) {
+                ok.headers_mut().insert(DROPPED_HEADER, value);
+            }
             if contents.is_empty() {
                 return ok;
             }

@@ -170,7 +170,7 @@ fn bad_input_gets_4xx_with_a_reason() {
     // What Sentry's SDK reads of an answer, as Relay exposes it.
     assert_eq!(
         get(&headers, "access-control-expose-headers"),
-        Some("x-sentry-error, x-sentry-rate-limits, retry-after")
+        Some("x-sentry-error, x-sentry-rate-limits, retry-after, x-jsprof-dropped")
     );
     // Datadog's tracks the collector keeps nothing of are answered as its intake answers
     // them; a track its SDK does not send is not found.
@@ -184,10 +184,22 @@ fn bad_input_gets_4xx_with_a_reason() {
         );
         assert_eq!((status, body.as_str()), (202, "{}"), "{track}");
     }
-    let (status, _, body) = http(c.addr, "POST", "/dd?ddforward=%2Fapi%2Fv2%2Fspans", &[], b"");
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/dd?ddforward=%2Fapi%2Fv2%2Fspans",
+        &[],
+        b"",
+    );
     assert_eq!(status, 404, "{body}");
     // A RUM batch that is not lines of JSON is a 400 with the line.
-    let (status, _, body) = http(c.addr, "POST", "/api/v2/rum", &[], b"{\"type\":\"view\"}\nnot json");
+    let (status, _, body) = http(
+        c.addr,
+        "POST",
+        "/api/v2/rum",
+        &[],
+        b"{\"type\":\"view\"}\nnot json",
+    );
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("RUM event on line 2"), "{body}");
     // A Sentry envelope with nothing the collector keeps: 200, as Relay answers.
@@ -202,6 +214,28 @@ fn bad_input_gets_4xx_with_a_reason() {
         (status, body.as_str()),
         (200, "{\"id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}")
     );
+    // An item that is not what its type says is dropped, the envelope answered as Relay
+    // answers it, and the answer says why (decision 0053); an envelope whose framing cannot
+    // be read is a 400.
+    let (status, headers, body) = http(
+        c.addr,
+        "POST",
+        "/api/7/envelope/",
+        &[],
+        b"{\"event_id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}\n{\"type\":\"span\"}\nnot json\n",
+    );
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "{\"id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}")
+    );
+    let dropped = get(&headers, "x-jsprof-dropped").unwrap_or_default();
+    assert!(
+        dropped.starts_with("1 item(s); span: malformed span"),
+        "{dropped}"
+    );
+    let (status, _, body) = http(c.addr, "POST", "/api/7/envelope/", &[], b"{}\n{\"type\n");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("malformed envelope item header"), "{body}");
     let (status, _, body) = http(
         c.addr,
         "POST",

@@ -69,7 +69,10 @@ fn sentry_envelope_from_the_real_sdk() {
     );
     assert!(out.contains("| sentry "), "{out}");
     // The profiler's id is the trace's session.
-    assert!(out.contains("| 060359e46d074020bc8ff9dc7b3a2581 |"), "{out}");
+    assert!(
+        out.contains("| 060359e46d074020bc8ff9dc7b3a2581 |"),
+        "{out}"
+    );
     assert!(out.contains("shop@3.1.4"), "{out}");
     assert!(out.contains("\"environment\":\"fixtures\""), "{out}");
     assert!(out.contains("HeadlessChrome"), "{out}");
@@ -132,19 +135,35 @@ fn datadog_upload_from_the_real_sdk() {
     assert!(out.contains("| paintPass"), "{out}");
 }
 
+/// A truncated upload is refused with a reason, never a panic. Sentry's envelope is read as
+/// Relay reads it: a header cut short is a 400; a profile chunk cut short (its item has no
+/// `length`) is dropped, and the envelope answered 200 with the reason in
+/// `X-Jsprof-Dropped` (decision 0053).
 #[test]
-fn a_truncated_sdk_upload_is_400_never_a_panic() {
+fn a_truncated_sdk_upload_is_refused_never_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     with_collector(dir.path(), &[], |addr| {
-        for name in ["sentry-browser-11.12.0", "datadog-browser-rum-7.16.2"] {
-            let (req, body) = fixture(name);
-            for cut in [1, body.len() / 3, body.len() / 2, body.len() - 60] {
-                let out = replay(addr, &req, &body[..cut]);
-                assert!(
-                    out.starts_with("HTTP/1.1 400"),
-                    "{name} cut at {cut}: {out}"
-                );
-            }
+        let (req, body) = fixture("datadog-browser-rum-7.16.2");
+        for cut in [1, body.len() / 3, body.len() / 2, body.len() - 60] {
+            let out = replay(addr, &req, &body[..cut]);
+            assert!(
+                out.starts_with("HTTP/1.1 400"),
+                "datadog cut at {cut}: {out}"
+            );
+        }
+        let (req, body) = fixture("sentry-browser-11.12.0");
+        let out = replay(addr, &req, &body[..1]);
+        assert!(out.starts_with("HTTP/1.1 400"), "sentry cut at 1: {out}");
+        for cut in [body.len() / 3, body.len() / 2, body.len() - 60] {
+            let out = replay(addr, &req, &body[..cut]);
+            assert!(
+                out.starts_with("HTTP/1.1 200"),
+                "sentry cut at {cut}: {out}"
+            );
+            assert!(
+                out.contains("x-jsprof-dropped: 1 item(s); profile_chunk: malformed profile_chunk"),
+                "sentry cut at {cut}: {out}"
+            );
         }
     });
 }
@@ -176,7 +195,10 @@ fn the_sdks_other_requests() {
             let out = status("datadog-browser-rum-7.16.2-quota");
             assert!(out.starts_with("HTTP/1.1 200"), "{out}");
             assert!(out.contains("\"admitted\":true"), "{out}");
-            for name in ["datadog-browser-rum-7.16.2-rum", "datadog-browser-rum-7.16.2-view"] {
+            for name in [
+                "datadog-browser-rum-7.16.2-rum",
+                "datadog-browser-rum-7.16.2-view",
+            ] {
                 let out = status(name);
                 assert!(out.starts_with("HTTP/1.1 202"), "{name}: {out}");
                 assert!(out.ends_with("\r\n\r\n{}"), "{name}: {out}");
@@ -228,9 +250,18 @@ fn page_urls_come_from_the_sdks_views_and_transactions() {
             let out = replay(addr, &req, &body);
             assert!(out.starts_with("HTTP/1.1 20"), "{out}");
         }
-        let before = query(dir.path(), "SELECT source, page_url FROM traces ORDER BY source");
-        assert!(before.contains("| datadog | http://127.0.0.1:38765/datadog.html "), "{before}");
-        assert!(before.contains("| sentry  | http://127.0.0.1:38765/ "), "{before}");
+        let before = query(
+            dir.path(),
+            "SELECT source, page_url FROM traces ORDER BY source",
+        );
+        assert!(
+            before.contains("| datadog | http://127.0.0.1:38765/datadog.html "),
+            "{before}"
+        );
+        assert!(
+            before.contains("| sentry  | http://127.0.0.1:38765/ "),
+            "{before}"
+        );
         // The view the Datadog profile began in, from its RUM batch.
         let view = serde_json::json!({
             "type": "view", "date": 1_795_679_884_399u64,
@@ -266,9 +297,18 @@ fn page_urls_come_from_the_sdks_views_and_transactions() {
         let out = replay(addr, &envelope, spans.as_bytes());
         assert!(out.starts_with("HTTP/1.1 200"), "{out}");
     });
-    let after = query(dir.path(), "SELECT source, page_url FROM traces ORDER BY source");
-    assert!(after.contains("| datadog | http://127.0.0.1:38765/datadog.html?cart=1 "), "{after}");
-    assert!(after.contains("| sentry  | http://127.0.0.1:38765/checkout?step=2 "), "{after}");
+    let after = query(
+        dir.path(),
+        "SELECT source, page_url FROM traces ORDER BY source",
+    );
+    assert!(
+        after.contains("| datadog | http://127.0.0.1:38765/datadog.html?cart=1 "),
+        "{after}"
+    );
+    assert!(
+        after.contains("| sentry  | http://127.0.0.1:38765/checkout?step=2 "),
+        "{after}"
+    );
     // `--url` filters by that page.
     let out = std::process::Command::new(common::BIN)
         .args(["top", "--store"])
@@ -277,6 +317,9 @@ fn page_urls_come_from_the_sdks_views_and_transactions() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&out.stdout);
-    assert!(out.contains("sentry.js") || out.contains("sentry.html"), "{out}");
+    assert!(
+        out.contains("sentry.js") || out.contains("sentry.html"),
+        "{out}"
+    );
     assert!(!out.contains("datadog.html"), "{out}");
 }

@@ -211,23 +211,24 @@ pub struct Entry {
     pub duration: f64,
 }
 
-/// The events of an envelope's entries, their times from `origin`: a 400 for an entry of
-/// another type, or a time that is not a finite number (a duration below 0 included).
+/// The events of an envelope's entries, their times from `origin`: a 400 for a time that is
+/// not a finite number (a duration below 0 included). An entry of another type is skipped,
+/// so that a newer snippet that records more kinds is not refused by this collector (its
+/// trace would be lost with the entries).
 pub fn entry_events(entries: &[Entry], origin: f64) -> Result<Vec<Event>, Reject> {
     entries
         .iter()
         .enumerate()
-        .map(|(i, e)| {
+        .filter_map(|(i, e)| {
             let kind = match e.entry_type.as_str() {
                 "long-animation-frame" => Kind::Loaf,
                 "longtask" => Kind::LongTask,
                 "event" | "first-input" => Kind::Interaction,
-                other => {
-                    return Err(Reject::bad(format!(
-                        "entry {i}: entryType {other:?} (long-animation-frame, longtask, event or first-input)"
-                    )))
-                }
+                _ => return None,
             };
+            Some((i, e, kind))
+        })
+        .map(|(i, e, kind)| {
             let start = origin + e.start_time;
             if !start.is_finite() || !e.duration.is_finite() || e.duration < 0.0 {
                 return Err(Reject::bad(format!(
@@ -424,7 +425,11 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
         .views
         .iter()
         .filter(|v| v.start_clocks.time_stamp.is_finite())
-        .min_by(|a, b| a.start_clocks.time_stamp.total_cmp(&b.start_clocks.time_stamp));
+        .min_by(|a, b| {
+            a.start_clocks
+                .time_stamp
+                .total_cmp(&b.start_clocks.time_stamp)
+        });
     let meta = Meta {
         page_url: req.referer.clone(),
         release,
@@ -511,7 +516,8 @@ pub fn datadog_rum(req: &Request, body: &[u8], deflated: bool) -> Result<Vec<Obs
 fn rum_events(v: &serde_json::Value) -> Vec<Event> {
     let num = |p: &str| v.pointer(p).and_then(serde_json::Value::as_f64);
     let ns = |p: &str| num(p).map(|n| n / 1e6);
-    let ok = |start: f64, duration: f64| start.is_finite() && duration.is_finite() && duration >= 0.0;
+    let ok =
+        |start: f64, duration: f64| start.is_finite() && duration.is_finite() && duration >= 0.0;
     let session = str_at(v, "/session/id");
     let view_id = str_at(v, "/view/id");
     let url = str_at(v, "/view/url");
@@ -631,7 +637,7 @@ fn datadog_long_task_kind(entry_type: Option<&str>) -> Kind {
 /// attributes: {"sentry.op", "sentry.segment.id", "sentry.profiler_id", "url.full", ..}}]}`,
 /// where the segment (the page load) carries the profiler's id and its children the
 /// segment's id.
-pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Contents), Reject> {
+pub fn sentry(req: &Request, body: &[u8]) -> Result<Sentry, Reject> {
     let body = decode_content(req.content_encoding.as_deref(), body, req.max_bytes)?;
     let mut rest: &[u8] = &body;
     let header_line = take_line(&mut rest);
@@ -645,6 +651,7 @@ pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Contents), Re
     }
     let mut traces = Vec::new();
     let mut spans: Vec<SentrySpan> = Vec::new();
+    let mut dropped = Vec::new();
     while !rest.iter().all(u8::is_ascii_whitespace) {
         let line = take_line(&mut rest);
         let item: ItemHeader = serde_json::from_slice(line)
@@ -663,11 +670,17 @@ pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Contents), Re
             }
             None => take_line(&mut rest),
         };
-        match item.kind.as_str() {
-            "profile_chunk" => traces.push(sentry_chunk(req, payload)?),
-            "transaction" => spans.extend(sentry_transaction(payload)?),
-            "span" => spans.extend(sentry_spans(payload)?),
-            _ => {}
+        // An item whose payload cannot be read is dropped, as Relay drops it (it reads
+        // payloads after it has answered): the envelope is still answered 200, and the
+        // reason is in `dropped` (the answer's `X-Jsprof-Dropped`).
+        let read = match item.kind.as_str() {
+            "profile_chunk" => sentry_chunk(req, payload).map(|t| traces.push(t)),
+            "transaction" => sentry_transaction(payload).map(|s| spans.extend(s)),
+            "span" => sentry_spans(payload).map(|s| spans.extend(s)),
+            _ => Ok(()),
+        };
+        if let Err(e) = read {
+            dropped.push(format!("{}: {}", item.kind, e.reason));
         }
     }
     let events = sentry_events(spans);
@@ -681,7 +694,20 @@ pub fn sentry(req: &Request, body: &[u8]) -> Result<(SentryHeader, Contents), Re
             events,
         }]
     };
-    Ok((header, Contents { traces, observed }))
+    Ok(Sentry {
+        header,
+        contents: Contents { traces, observed },
+        dropped,
+    })
+}
+
+/// A Sentry envelope as read: its header, what it leaves to keep, and why each item it had
+/// to drop was dropped (a payload that is not what its type says).
+#[derive(Debug, Clone, Default)]
+pub struct Sentry {
+    pub header: SentryHeader,
+    pub contents: Contents,
+    pub dropped: Vec<String>,
 }
 
 /// A transaction or span as the collector reads it, from any of the SDK's forms.
@@ -726,7 +752,12 @@ fn sentry_transaction(payload: &[u8]) -> Result<Vec<SentrySpan>, Reject> {
         url: str_at(&v, "/request/url"),
     };
     let mut out = Vec::new();
-    for s in v.get("spans").and_then(|s| s.as_array()).into_iter().flatten() {
+    for s in v
+        .get("spans")
+        .and_then(|s| s.as_array())
+        .into_iter()
+        .flatten()
+    {
         out.push(SentrySpan {
             span_id: str_at(s, "/span_id"),
             op: str_at(s, "/op"),
@@ -773,8 +804,7 @@ fn sentry_spans(payload: &[u8]) -> Result<Vec<SentrySpan>, Reject> {
                     .get("end_timestamp")
                     .or_else(|| s.get("timestamp"))
                     .and_then(serde_json::Value::as_f64),
-                is_segment: s.get("is_segment").and_then(serde_json::Value::as_bool)
-                    == Some(true),
+                is_segment: s.get("is_segment").and_then(serde_json::Value::as_bool) == Some(true),
                 segment_id: attr("sentry.segment.id").or_else(|| str_at(s, "/segment_id")),
                 profiler_id: attr("sentry.profiler_id").or_else(|| str_at(s, "/profiler_id")),
                 url: attr("url.full"),
@@ -783,15 +813,15 @@ fn sentry_spans(payload: &[u8]) -> Result<Vec<SentrySpan>, Reject> {
         .collect())
 }
 
-/// A Sentry span's kind by its `op`.
+/// A Sentry span's kind by its `op`, then by whether it is a segment: the SDK sends a slow
+/// interaction (`ui.interaction.click`, its INP span) as a standalone span, which is its own
+/// segment.
 fn sentry_kind(op: Option<&str>, is_segment: bool) -> Kind {
-    if is_segment {
-        return Kind::Transaction;
-    }
     match op.unwrap_or("") {
         "ui.long-task" | "ui.long_task" => Kind::LongTask,
         "ui.long-animation-frame" | "ui.long_animation_frame" => Kind::Loaf,
         op if op.starts_with("ui.interaction") => Kind::Interaction,
+        _ if is_segment => Kind::Transaction,
         _ => Kind::Span,
     }
 }
@@ -817,7 +847,8 @@ fn sentry_events(spans: Vec<SentrySpan>) -> Vec<Event> {
                 .clone()
                 .or_else(|| profilers.get(segment.as_deref()?).cloned())?;
             let (start, end) = (s.start? * 1000.0, s.end? * 1000.0);
-            if !start.is_finite() || !end.is_finite() || end < start {
+            // Each finite, their difference too (1e308 - -1e308 is not).
+            if !start.is_finite() || !end.is_finite() || end < start || !(end - start).is_finite() {
                 return None;
             }
             let url = s
@@ -828,7 +859,11 @@ fn sentry_events(spans: Vec<SentrySpan>) -> Vec<Event> {
                 kind: sentry_kind(s.op.as_deref(), s.is_segment),
                 op: s.op,
                 name: s.name,
-                view_id: if s.is_segment { s.span_id.clone() } else { segment },
+                view_id: if s.is_segment {
+                    s.span_id.clone()
+                } else {
+                    segment
+                },
                 id: s.span_id,
                 session: Some(profiler),
                 url,
@@ -1060,14 +1095,25 @@ mod tests {
             assert_eq!(t.events.len(), 2);
             assert_eq!(t.events[0].kind, Kind::Loaf);
             assert_eq!(t.events[0].name.as_deref(), Some("TimerHandler:setTimeout"));
-            assert_eq!((t.events[0].start_ms, t.events[0].duration_ms), (1012.5, 80.0));
+            assert_eq!(
+                (t.events[0].start_ms, t.events[0].duration_ms),
+                (1012.5, 80.0)
+            );
             assert_eq!(t.events[1].kind, Kind::Interaction);
             assert_eq!(t.events[1].op.as_deref(), Some("event"));
             assert_eq!(t.events[1].start_ms, 1100.0);
         }
+        // An entry of a type this collector does not know is skipped, the trace kept.
+        let body = format!(
+            r#"{{"trace":{trace},"entries":[{{"entryType":"paint","startTime":1,"duration":1}}]}}"#
+        );
+        let t = &jsprof(&req(), body.as_bytes()).unwrap().traces().unwrap()[0];
+        assert!(t.events.is_empty());
         for (bad, why) in [
-            (r#"[{"entryType":"paint","startTime":1,"duration":1}]"#, "entryType \"paint\""),
-            (r#"[{"entryType":"longtask","startTime":1,"duration":-1}]"#, "at least 0"),
+            (
+                r#"[{"entryType":"longtask","startTime":1,"duration":-1}]"#,
+                "at least 0",
+            ),
             (r#"[{"entryType":"longtask","duration":1}]"#, "startTime"),
         ] {
             let body = format!(r#"{{"trace":{trace},"entries":{bad}}}"#);
@@ -1102,7 +1148,11 @@ mod tests {
         let body = format!(
             "{{\"event_id\":\"e1\"}}\n{{\"type\":\"session\"}}\n{{\"sid\":1}}\n{{\"type\":\"span\",\"item_count\":4}}\n{items}\n"
         );
-        let (header, c) = sentry(&req(), body.as_bytes()).unwrap();
+        let Sentry {
+            header,
+            contents: c,
+            ..
+        } = sentry(&req(), body.as_bytes()).unwrap();
         assert_eq!(header.event_id.as_deref(), Some("e1"));
         assert!(c.traces.is_empty());
         let events = &c.observed[0].events;
@@ -1115,7 +1165,9 @@ mod tests {
             assert_eq!((e.start_ms, e.duration_ms), (1_000_500.0, 500.0));
         }
         // Nothing kept: still an answer, as Relay gives one.
-        let (_, c) = sentry(&req(), b"{}\n{\"type\":\"client_report\"}\n{}\n").unwrap();
+        let c = sentry(&req(), b"{}\n{\"type\":\"client_report\"}\n{}\n")
+            .unwrap()
+            .contents;
         assert!(c.is_empty());
         // A transaction event (the SDK's form before span streaming).
         let tx = serde_json::json!({"type": "transaction", "transaction": "/cart",
@@ -1124,21 +1176,57 @@ mod tests {
             "spans": [{"span_id": "c1", "op": "ui.long-task", "description": "Main UI thread blocked",
                        "start_timestamp": 10.5, "timestamp": 10.6}]});
         let body = format!("{{}}\n{{\"type\":\"transaction\"}}\n{tx}\n");
-        let (_, c) = sentry(&req(), body.as_bytes()).unwrap();
+        let c = sentry(&req(), body.as_bytes()).unwrap().contents;
         let e = &c.observed[0].events;
         assert_eq!((e[0].kind, e[1].kind), (Kind::Transaction, Kind::LongTask));
         assert_eq!(e[1].session.as_deref(), Some("p2"));
         assert_eq!(e[1].url.as_deref(), Some("https://a.test/cart"));
         assert!((e[1].duration_ms - 100.0).abs() < 1e-6);
-        // A span item that is not JSON is a 400.
-        let err = sentry(&req(), b"{}\n{\"type\":\"span\"}\nnope\n").unwrap_err();
+        // An item that is not what its type says is dropped, as Relay drops it, and the
+        // envelope's other items kept; the reason is said.
+        let body = format!(
+            "{{}}\n{{\"type\":\"span\"}}\nnope\n{{\"type\":\"profile_chunk\"}}\n{{}}\n{{\"type\":\"transaction\"}}\n{tx}\n"
+        );
+        let s = sentry(&req(), body.as_bytes()).unwrap();
+        assert_eq!(s.contents.observed[0].events.len(), 2);
+        assert_eq!(s.dropped.len(), 2, "{:?}", s.dropped);
+        assert!(
+            s.dropped[0].starts_with("span: malformed span"),
+            "{:?}",
+            s.dropped
+        );
+        assert!(s.dropped[1].starts_with("profile_chunk: malformed profile_chunk"));
+        // An envelope that cannot be read is still a 400.
+        let err = sentry(&req(), b"{}\nnope\n").unwrap_err();
         assert_eq!(err.status, 400);
+    }
+
+    #[test]
+    fn a_standalone_interaction_span_is_an_interaction() {
+        // The SDK's INP span: standalone (its own segment), with the profiler's id.
+        let span = serde_json::json!({"span_id": "i1", "start_timestamp": 5.0, "timestamp": 5.25,
+            "is_segment": true, "segment_id": "i1", "op": "ui.interaction.click",
+            "description": "body > button#buy", "data": {"sentry.profiler_id": "p3"}});
+        let body = format!("{{}}\n{{\"type\":\"span\"}}\n{span}\n");
+        let e = &sentry(&req(), body.as_bytes()).unwrap().contents.observed[0].events;
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].kind, Kind::Interaction);
+        assert_eq!(e[0].session.as_deref(), Some("p3"));
+        assert_eq!((e[0].start_ms, e[0].duration_ms), (5000.0, 250.0));
+    }
+
+    #[test]
+    fn a_span_whose_duration_overflows_is_not_kept() {
+        let span = serde_json::json!({"span_id": "x", "start_timestamp": -1e305, "timestamp": 1e305,
+            "is_segment": true, "data": {"sentry.profiler_id": "p"}});
+        let body = format!("{{}}\n{{\"type\":\"span\"}}\n{span}\n");
+        assert!(sentry(&req(), body.as_bytes()).unwrap().contents.is_empty());
     }
 
     #[test]
     fn rum_views_long_tasks_and_inp() {
         let lines = [
-            r#"{"type":"view","date":1000,"session":{"id":"s"},"view":{"id":"v","url":"https://a.test/cart?x=1#y","time_spent":2000000000,"interaction_to_next_paint":300000000,"interaction_to_next_paint_time":500000000,"interaction_to_next_paint_target_selector":"#buy"}}"#,
+            r##"{"type":"view","date":1000,"session":{"id":"s"},"view":{"id":"v","url":"https://a.test/cart?x=1#y","time_spent":2000000000,"interaction_to_next_paint":300000000,"interaction_to_next_paint_time":500000000,"interaction_to_next_paint_target_selector":"#buy"}}"##,
             r#"{"type":"long_task","date":1100,"session":{"id":"s"},"view":{"id":"v"},"long_task":{"id":"l","entry_type":"long-animation-frame","duration":90000000,"scripts":[{"duration":1,"invoker":"a"},{"duration":5,"invoker":"b"}]}}"#,
             r#"{"type":"action","date":1200}"#,
             r#"{"type":"long_task","session":{"id":"s"}}"#,
@@ -1161,10 +1249,15 @@ mod tests {
             assert_eq!((e[2].start_ms, e[2].duration_ms), (1100.0, 90.0));
             assert!(e.iter().all(|e| e.session.as_deref() == Some("s")));
         }
-        assert!(datadog_rum(&req(), b"{\"type\":\"action\",\"date\":1}\n", false)
-            .unwrap()
-            .is_empty());
-        assert_eq!(datadog_rum(&req(), b"{}\n[", false).unwrap_err().status, 400);
+        assert!(
+            datadog_rum(&req(), b"{\"type\":\"action\",\"date\":1}\n", false)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            datadog_rum(&req(), b"{}\n[", false).unwrap_err().status,
+            400
+        );
     }
 
     #[test]

@@ -138,10 +138,10 @@ pub fn intake_datadog(data: &[u8]) {
 /// A Sentry envelope.
 pub fn intake_sentry(data: &[u8]) {
     let req = request(None, None);
-    let a = decode::sentry(&req, data).map(|(_, c)| c);
+    let a = decode::sentry(&req, data).map(|s| s.contents);
     assert_eq!(
         format!("{a:?}"),
-        format!("{:?}", decode::sentry(&req, data).map(|(_, c)| c))
+        format!("{:?}", decode::sentry(&req, data).map(|s| s.contents))
     );
     kept(&a);
 }
