@@ -632,6 +632,39 @@ mod tests {
         );
     }
 
+    /// A record whose CRC holds but which does not decode (a newer collector's): the
+    /// segment is not compacted, nor deleted, and a query says why.
+    #[test]
+    fn a_segment_with_a_record_that_does_not_decode_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal_dir = store::wal_dir(dir.path());
+        std::fs::create_dir_all(&wal_dir).unwrap();
+        let one = crate::model::Ingested {
+            project: "default".into(),
+            source: crate::model::Source::Jsprof,
+            received: 1.0,
+            meta: Default::default(),
+            trace: jsprof_profiler::ProfilerTrace::default(),
+            events: Vec::new(),
+        };
+        let mut newer = wal::encode_record(std::slice::from_ref(&one));
+        // The version byte, then the header's CRC of the payload as it is now.
+        newer[8] = 99;
+        let crc = crc32fast::hash(&newer[8..]);
+        newer[4..8].copy_from_slice(&crc.to_le_bytes());
+        let mut bytes = wal::encode_record(std::slice::from_ref(&one));
+        bytes.extend_from_slice(&newer);
+        let path = wal::segment_path(&wal_dir, 1);
+        std::fs::write(&path, &bytes).unwrap();
+        let (wal, compactor) = open(&Config::new(dir.path().to_owned())).unwrap();
+        drop(wal);
+        compactor.join().unwrap();
+        assert!(!store::compacted(dir.path(), 1));
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        let e = crate::tables::for_each_log_segment(dir.path(), |_, _| {}).unwrap_err();
+        assert!(e.contains("unknown record version 99"), "{e}");
+    }
+
     fn walk(dir: &std::path::Path) -> Vec<String> {
         let mut out = Vec::new();
         for e in std::fs::read_dir(dir).unwrap() {

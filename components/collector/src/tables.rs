@@ -42,8 +42,12 @@ pub fn for_each_log_segment(
         if store::compacted(store_dir, n) {
             continue;
         }
-        if let Ok(records) = wal::read_segment(&wal::segment_path(&wal_dir, n)) {
-            segment(n, records);
+        match wal::read_segment(&wal::segment_path(&wal_dir, n)) {
+            Ok(records) => segment(n, records),
+            // Compacted and deleted since it was listed: in the Parquet files.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // A record this collector cannot read: the answer would leave it out.
+            Err(e) => return Err(e.to_string()),
         }
     }
     Ok(())
@@ -149,6 +153,7 @@ pub fn base_name(table: &str) -> String {
 /// is not. A trace is linked to the view its SDK named (Datadog's first view id); without
 /// one, to the views and transactions of its session (Sentry's profiler id, Datadog's
 /// session): the latest that started at or before its first sample, else the first after.
+/// A trace stored before traces had times (its `start_ms` NULL) keeps its stored URL.
 pub const TRACES_VIEW: &str = "
 SELECT t.trace_id, t.project, t.source, t.received_ms, t.time_origin_ms,
        coalesce(r.url, t.page_url) AS page_url, t.release, t.user_agent, t.session, t.labels,
@@ -163,7 +168,8 @@ FROM traces_base t LEFT JOIN (
            CASE WHEN e.start_ms <= t.start_ms THEN 1 ELSE 2 END AS rank,
            CASE WHEN e.start_ms <= t.start_ms THEN -e.start_ms ELSE e.start_ms END AS key
     FROM traces_base t JOIN events e ON e.project = t.project AND e.session = t.session
-    WHERE t.view_id IS NULL AND e.kind IN ('view', 'transaction') AND e.url IS NOT NULL
+    WHERE t.view_id IS NULL AND t.start_ms IS NOT NULL
+      AND e.kind IN ('view', 'transaction') AND e.url IS NOT NULL
   ) c GROUP BY c.trace_id
 ) r ON r.trace_id = t.trace_id";
 

@@ -70,6 +70,11 @@ pub fn holds_records(path: &Path) -> bool {
 
 /// The records of a segment, up to its zero tail or its first torn or corrupt record. Read
 /// record by record: a segment is made longer than what is written in it.
+///
+/// A record whose CRC holds but which does not decode (one written by a newer collector, or
+/// a decoder's bug) is an error of kind `InvalidData`, not the segment's end: it was
+/// acknowledged, so the segment must stay until a collector that reads it compacts it
+/// (compaction fails and keeps it; a query says so).
 pub fn read_segment(path: &Path) -> std::io::Result<Vec<Contents>> {
     use std::io::{ErrorKind, Read};
     let file = File::open(path)?;
@@ -103,7 +108,17 @@ pub fn read_segment(path: &Path) -> std::io::Result<Vec<Contents>> {
         left -= u64::from(len);
         match record::decode(&payload) {
             Ok(contents) => out.push(contents),
-            Err(_) => break,
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    ErrorKind::InvalidData,
+                    format!(
+                        "{}: record {} ({len} bytes, its CRC right) does not decode: {e}; \
+                         the segment is kept (written by a newer collector?)",
+                        path.display(),
+                        out.len()
+                    ),
+                ))
+            }
         }
     }
     Ok(out)

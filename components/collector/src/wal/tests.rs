@@ -189,3 +189,36 @@ fn group_commit_acknowledges_every_record() {
         500
     );
 }
+
+/// A record of a version this collector does not read: its CRC holds, so it was written
+/// whole and acknowledged.
+pub(crate) fn newer_record() -> Vec<u8> {
+    let mut payload = Batch::of(&one()).payload;
+    payload[0] = 99;
+    let mut out = super::segment::record_head(&payload).to_vec();
+    out.extend_from_slice(&payload);
+    out
+}
+
+#[test]
+fn a_record_that_does_not_decode_is_an_error_not_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("1.wal");
+    let mut bytes = encode_record(&one());
+    bytes.extend_from_slice(&newer_record());
+    bytes.extend_from_slice(&encode_record(&one()));
+    std::fs::write(&path, &bytes).unwrap();
+    let e = read_segment(&path).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    let text = e.to_string();
+    assert!(text.contains("record 1 ("), "{text}");
+    assert!(text.contains("unknown record version 99"), "{text}");
+    // A torn record (its CRC wrong) is still the segment's end.
+    let mut torn = encode_record(&one());
+    let mut bad = newer_record();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    torn.extend_from_slice(&bad);
+    std::fs::write(&path, &torn).unwrap();
+    assert_eq!(read_segment(&path).unwrap().len(), 1);
+}
