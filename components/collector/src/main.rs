@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use jsprof_collector::aggregate::During;
 use jsprof_collector::ballista::{self, ExecutorOptions, Scheduler};
 use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
-use jsprof_collector::aggregate::During;
 use jsprof_collector::{aggregate, diff, sourcemaps};
 
 #[derive(Parser, Debug)]

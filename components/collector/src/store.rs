@@ -381,7 +381,13 @@ impl Rows {
         }
     }
 
-    fn add_traces(&mut self, segment: u64, index: &mut u32, traces: &[Ingested], known: &mut Known) {
+    fn add_traces(
+        &mut self,
+        segment: u64,
+        index: &mut u32,
+        traces: &[Ingested],
+        known: &mut Known,
+    ) {
         for t in traces {
             let id = trace_id(segment, *index);
             *index += 1;
@@ -413,13 +419,16 @@ impl Rows {
             tr.start.push(times.clone().reduce(f64::min));
             tr.end.push(times.reduce(f64::max));
             for e in &t.events {
-                self.events.entry(event_day(e, t.received)).or_default().push(
-                    &t.project,
-                    t.source,
-                    t.received,
-                    Some((id, t.meta.session.as_deref())),
-                    e,
-                );
+                self.events
+                    .entry(event_day(e, t.received))
+                    .or_default()
+                    .push(
+                        &t.project,
+                        t.source,
+                        t.received,
+                        Some((id, t.meta.session.as_deref())),
+                        e,
+                    );
             }
 
             // The trace's frames and stacks, as store ids (the trace was checked at intake:

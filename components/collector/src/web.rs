@@ -286,7 +286,10 @@ mod tests {
             (p(&[("limit", "1001")]), "limit=1001"),
             (p(&[("buckets", "3")]), "unknown parameter \"buckets\""),
             (p(&[("release", "1"), ("release", "2")]), "given twice"),
-            (p(&[("during", "frame")]), "during=frame: expected long-task"),
+            (
+                p(&[("during", "frame")]),
+                "during=frame: expected long-task",
+            ),
         ] {
             let err = filter(&bad, Some("limit")).unwrap_err();
             assert!(err.contains(why), "{err}");

@@ -109,7 +109,11 @@ fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
         .arg(&folded)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&folded).unwrap();
     // One call path, main → render → layout, 20 samples.
     assert_eq!(text.lines().count(), 1, "{text}");
@@ -117,7 +121,15 @@ fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
     assert!(line.contains("layout") && line.ends_with(" 20"), "{text}");
 
     let diff = run(&[
-        "diff", "--store", store, "--during", "long-task", "--base", "1.0", "--head", "2.0",
+        "diff",
+        "--store",
+        store,
+        "--during",
+        "long-task",
+        "--base",
+        "1.0",
+        "--head",
+        "2.0",
     ]);
     assert!(
         diff.starts_with("base 1.0: 25 samples with a stack; head 2.0: 3;"),
@@ -132,7 +144,10 @@ fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
     assert!(rows.contains(&("layout".into(), 20)), "{rows:?}");
     let (status, _, body) = http(_c.addr, "GET", "/api/top?during=frame", &[], b"");
     assert_eq!(status, 400);
-    assert!(body.contains("during=frame: expected long-task, loaf or interaction"), "{body}");
+    assert!(
+        body.contains("during=frame: expected long-task, loaf or interaction"),
+        "{body}"
+    );
     // The timeline marks the events of the traces it shows, each once.
     let (_, _, body) = http(_c.addr, "GET", "/api/timeline", &[], b"");
     let t: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -142,7 +157,11 @@ fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
         .iter()
         .map(|m| m["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["interaction", "long-task", "loaf", "long-task"], "{t}");
+    assert_eq!(
+        kinds,
+        ["interaction", "long-task", "loaf", "long-task"],
+        "{t}"
+    );
 
     let out = Command::new(BIN)
         .args(["top", "--store", store, "--during", "frame"])
@@ -150,7 +169,8 @@ fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("frame: expected long-task, loaf or interaction"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("frame: expected long-task, loaf or interaction"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

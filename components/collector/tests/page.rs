@@ -161,7 +161,8 @@ fn the_page_shows_the_store_and_filters_it() {
     // Under the first bar (the first bucket holds 1.0's samples).
     let first = &read["before"]["bars"][0];
     assert!(
-        x >= first[0].as_f64().unwrap() && x <= first[0].as_f64().unwrap() + first[1].as_f64().unwrap(),
+        x >= first[0].as_f64().unwrap()
+            && x <= first[0].as_f64().unwrap() + first[1].as_f64().unwrap(),
         "{m} under {first}"
     );
     // 2.0 has no event: its release's timeline marks nothing.
@@ -169,14 +170,22 @@ fn the_page_shows_the_store_and_filters_it() {
 
     // During frames: the frame's 20 layout samples only, and its mark.
     let during = top("during");
-    assert_eq!(during, vec![
-        ("layout".to_owned(), 20),
-        ("main".to_owned(), 20),
-        ("render".to_owned(), 20)
-    ], "{read}");
+    assert_eq!(
+        during,
+        vec![
+            ("layout".to_owned(), 20),
+            ("main".to_owned(), 20),
+            ("render".to_owned(), 20)
+        ],
+        "{read}"
+    );
     let titles = flame("during");
     assert!(has(&titles, "all (20 samples, 100%)"), "{titles:?}");
     let (with_stack, empty, _) = timeline("during");
     assert_eq!((with_stack, empty), (20, 0));
-    assert_eq!(read["during"]["marks"].as_array().unwrap().len(), 1, "{read}");
+    assert_eq!(
+        read["during"]["marks"].as_array().unwrap().len(),
+        1,
+        "{read}"
+    );
 }
