@@ -153,26 +153,35 @@ fn the_field_snippet_in_chromium() {
     let out = query(store, "SELECT DISTINCT f.name FROM samples s JOIN stack_frames sf ON sf.stack_id = s.stack_id JOIN frames f ON f.frame_id = sf.frame_id JOIN traces t ON t.trace_id = s.trace_id WHERE strpos(t.page_url, 'shop.html') > 0 ORDER BY f.name");
     assert!(out.contains("| busy "), "{out}");
     assert!(out.contains("| layoutPass "), "{out}");
-    // Beside each profiled page's trace, its long animation frame (busy(500)) and its slow
-    // click, in the trace's time.
+    // Beside each profiled page's trace, its long animation frames (each 50 ms or more: the
+    // page's load, busy(500), the click) and its slow click (busy(150)), in the trace's time.
+    let events = |kind: &str, min_ms: u32| {
+        count(
+            store,
+            &format!(
+                "SELECT count(*) AS n FROM events e JOIN traces t ON t.trace_id = e.trace_id
+                 WHERE t.session = '{session}' AND e.kind = '{kind}'
+                   AND e.start_ms >= t.time_origin_ms AND e.duration_ms >= {min_ms}"
+            ),
+        )
+    };
+    assert_eq!(events("interaction", 0), 2);
+    assert_eq!(events("interaction", 140), 2);
+    assert_eq!(events("loaf", 50), events("loaf", 0));
+    // busy(500) on each page.
+    assert!(events("loaf", 450) >= 2, "{}", events("loaf", 0));
     let out = query(
         store,
         &format!(
-            "SELECT e.kind, e.op, count(*) AS n, min(e.duration_ms) >= 100 AS long
-             FROM events e JOIN traces t ON t.trace_id = e.trace_id
-             WHERE t.session = '{session}' AND e.start_ms >= t.time_origin_ms
-             GROUP BY e.kind, e.op ORDER BY e.kind"
+            "SELECT DISTINCT e.kind, e.op FROM events e JOIN traces t ON t.trace_id = e.trace_id
+             WHERE t.session = '{session}' ORDER BY e.kind"
         ),
     );
-    assert!(
-        out.contains("| interaction | event                | 2 | true |"),
-        "{out}"
-    );
+    assert!(out.contains("| interaction | event "), "{out}");
     assert!(
         out.contains("| loaf        | long-animation-frame |"),
         "{out}"
     );
-    assert!(!out.contains("false"), "{out}");
     assert_eq!(done["console"], serde_json::json!([]), "{done}");
 }
 
@@ -205,19 +214,37 @@ fn the_real_sdks_in_chromium() {
     });
     assert_eq!(done["pageErrors"], serde_json::json!([]), "{done}");
     // Every page view's upload arrived and was answered (live.mjs waited for each).
-    assert_eq!(sent["datadog"], serde_json::json!([true, true, true, true]), "{sent}");
-    assert_eq!(sent["sentry"], serde_json::json!([true, true, true]), "{sent}");
+    assert_eq!(
+        sent["datadog"],
+        serde_json::json!([true, true, true, true]),
+        "{sent}"
+    );
+    assert_eq!(
+        sent["sentry"],
+        serde_json::json!([true, true, true]),
+        "{sent}"
+    );
     // Nothing either SDK sent was refused or failed, preflights and the quota check
     // included, and the console said nothing of the collector (no CORS error, no failed
     // request).
     for sdk in ["datadog", "sentry"] {
         let requests = done["seen"][sdk].as_array().unwrap();
         assert!(requests.len() >= 6, "{sdk}: {done}");
+        let mut answered = 0;
         for r in requests {
-            let status = r["status"].as_u64().unwrap_or(0);
-            assert!((200..300).contains(&status), "{sdk}: {r} in {done}");
-            assert!(r.get("failed").is_none(), "{sdk}: {r}");
+            // A request of a page on its way out (Datadog's beacon, Sentry's keepalive fetch)
+            // is reported aborted as the page unloads, answered (200) or not yet: the
+            // browser stopped watching it, the collector did not refuse it.
+            match (r["status"].as_u64(), r["failed"].as_str()) {
+                (Some(status), None | Some("net::ERR_ABORTED")) => {
+                    assert!((200..300).contains(&status), "{sdk}: {r} in {done}");
+                    answered += 1;
+                }
+                (None, Some("net::ERR_ABORTED")) => {}
+                _ => panic!("{sdk}: {r} in {done}"),
+            }
         }
+        assert!(answered >= 6, "{sdk}: {done}");
     }
     assert_eq!(done["console"], serde_json::json!([]), "{done}");
     let carried = |sdk: &str, what: &str, status: u64| {
@@ -230,9 +257,13 @@ fn the_real_sdks_in_chromium() {
     };
     // Datadog's quota check (a preflight for its `DD-CLIENT-TOKEN`, then the GET) and its
     // RUM batches; Sentry's sessions and spans as Relay answers them.
-    assert!(carried("datadog", "/api/v2/profiling/quota", 200) >= 1, "{done}");
+    assert!(
+        carried("datadog", "/api/v2/profiling/quota", 200) >= 1,
+        "{done}"
+    );
     assert!(carried("datadog", "/api/v2/rum", 202) >= 3, "{done}");
-    assert_eq!(carried("datadog", "/api/v2/profile", 202), 3, "{done}");
+    // A profile a page view; the last page may send one more as it goes.
+    assert!(carried("datadog", "/api/v2/profile", 202) >= 3, "{done}");
     assert!(carried("sentry", "session", 200) >= 3, "{done}");
     assert!(carried("sentry", "span", 200) >= 3, "{done}");
     assert!(carried("sentry", "profile_chunk", 200) >= 3, "{done}");
@@ -251,8 +282,16 @@ fn the_real_sdks_in_chromium() {
         }
     }
     assert!(!out.contains(&format!("| {origin}/ ")), "{out}");
-    assert_eq!(out.matches("| datadog | shop    | 5.0.1 ").count(), 3, "{out}");
-    assert_eq!(out.matches("| sentry  | shop    | shop@5.0.1 ").count(), 3, "{out}");
+    assert_eq!(
+        out.matches("| datadog | shop    | 5.0.1 ").count(),
+        3,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("| sentry  | shop    | shop@5.0.1 ").count(),
+        3,
+        "{out}"
+    );
     assert!(!out.contains("| false "), "{out}");
     assert!(out.contains("HeadlessChrome"), "{out}");
     // Sentry's session is its profiler's: the page load's transaction carries the same id.
@@ -281,7 +320,22 @@ fn the_real_sdks_in_chromium() {
         store,
         "SELECT DISTINCT name, url FROM events WHERE source = 'datadog' AND kind = 'view' ORDER BY name",
     );
-    assert!(out.contains(&format!("| /datadog/cart.html | {origin}/datadog/cart.html ")), "{out}");
+    let cells: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    for view in ["home", "cart", "checkout"] {
+        let (name, url) = (
+            format!("/datadog/{view}.html"),
+            format!("{origin}/datadog/{view}.html"),
+        );
+        assert!(
+            cells
+                .iter()
+                .any(|c| c.len() == 4 && c[1] == name && c[2] == url),
+            "{view}: {out}"
+        );
+    }
     // The long tasks each SDK saw, with the page's samples inside them.
     for sdk in ["datadog", "sentry"] {
         let out = query(

@@ -46,8 +46,9 @@ function fieldPage(name, rate, before = '') {
   return `<!doctype html><html><head><title>${name}</title>${before}
 <script src="/jsprof-field.js" data-endpoint="${collector}/v1/profiles" data-key="field-key"
   data-release="shop@4.2.0" data-sample-rate="${rate}" data-labels='{"page":"${name}"}'></script>
-</head><body><script>${work}
+</head><body><button id="slow">slow</button><script>${work}
 setTimeout(() => { busy(500); window.workDone = true; }, 50);
+document.getElementById('slow').addEventListener('click', () => busy(150));
 </script></body></html>`;
 }
 
@@ -110,17 +111,21 @@ function carried(r) {
 async function context(name) {
   const ctx = await browser.newContext();
   seen[name] = [];
+  // Each answer to its own request (Sentry's envelopes all go to one URL): playwright gives
+  // the same Request object to the request, its response and its failure.
+  const entries = new Map();
   ctx.on('request', (r) => {
-    if (r.url().startsWith(collector)) seen[name].push({ url: r.url(), method: r.method(), carried: carried(r) });
+    if (!r.url().startsWith(collector)) return;
+    const entry = { url: r.url(), method: r.method(), carried: carried(r) };
+    entries.set(r, entry);
+    seen[name].push(entry);
   });
   ctx.on('response', (r) => {
-    if (!r.url().startsWith(collector)) return;
-    const entry = seen[name].find((e) => e.url === r.url() && e.method === r.request().method() && e.status === undefined);
+    const entry = entries.get(r.request());
     if (entry) entry.status = r.status();
   });
   ctx.on('requestfailed', (r) => {
-    if (!r.url().startsWith(collector)) return;
-    const entry = seen[name].find((e) => e.url === r.url() && e.method === r.method() && e.status === undefined);
+    const entry = entries.get(r);
     if (entry) entry.failed = r.failure()?.errorText ?? 'failed';
   });
   const page = await ctx.newPage();
