@@ -130,11 +130,15 @@ fn a_store_of_before_events_is_read_compacted_and_queried() {
     assert_eq!((status, answer.as_str()), (202, "{}"));
     let out = traces(store);
     assert!(
-        out.contains("| 1.0     | s-1     | https://shop.test/cart          | 40           | true     |"),
+        out.contains(
+            "| 1.0     | s-1     | https://shop.test/cart          | 40           | true     |"
+        ),
         "{out}"
     );
     assert!(
-        out.contains("| 2.0     | s-2     | https://shop.test/home?from=rum | 24           | false    |"),
+        out.contains(
+            "| 2.0     | s-2     | https://shop.test/home?from=rum | 24           | false    |"
+        ),
         "{out}"
     );
     // B's first 3 samples (paint, style, paint), none of A's.
