@@ -5,6 +5,7 @@
 //! DIR/wal/NNNNNNNNNNNN.wal                       the log (wal/segment.rs)
 //! DIR/tables/traces/day=D/release=R/seg-N.parquet one row per trace
 //! DIR/tables/samples/day=D/release=R/seg-N.parquet one row per sample
+//! DIR/tables/events/day=D/seg-N.parquet           one row per event (view, long task, …)
 //! DIR/tables/stacks/seg-N.parquet                 stacks first seen in segment N
 //! DIR/tables/stack_frames/seg-N.parquet           (stack, each distinct frame on it)
 //! DIR/tables/frames/seg-N.parquet                 frames first seen in segment N
