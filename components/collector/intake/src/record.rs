@@ -568,6 +568,34 @@ mod tests {
         assert_eq!(decode(&out).unwrap().traces, old);
     }
 
+    /// The record main's collector (record version 1, 9ff1196) wrote for trace B of
+    /// tests/fixtures/store-v1 (its README): read as it was written.
+    #[test]
+    fn reads_a_version_1_record_written_by_the_collector_of_before() {
+        let segment = include_bytes!("../../tests/fixtures/store-v1/wal/000000000002.wal");
+        let len = u32::from_le_bytes(segment[..4].try_into().unwrap()) as usize;
+        let payload = &segment[8..8 + len];
+        assert_eq!(payload[0], 1);
+        let c = decode(payload).unwrap();
+        assert!(c.observed.is_empty());
+        let [t] = &c.traces[..] else {
+            panic!("{:?}", c.traces)
+        };
+        assert_eq!((t.project.as_str(), t.source), ("default", Source::Jsprof));
+        assert_eq!(t.meta.release.as_deref(), Some("2.0"));
+        assert_eq!(t.meta.session.as_deref(), Some("s-2"));
+        assert_eq!(t.meta.page_url.as_deref(), Some("https://shop.test/home"));
+        assert_eq!(t.meta.time_origin, Some(1_795_651_260_000.0));
+        assert_eq!((t.meta.view_id.as_deref(), t.events.len()), (None, 0));
+        assert_eq!(t.trace.samples.len(), 24);
+        assert_eq!(t.trace.frames[3].name, "paint");
+        // Written again, it is a version 2 record that reads back the same.
+        let mut out = Vec::new();
+        encode_all(&c.traces, &[], &mut out);
+        assert_eq!(out[0], VERSION);
+        assert_eq!(decode(&out).unwrap().traces, c.traces);
+    }
+
     #[test]
     fn reads_the_earlier_json_records() {
         let mut old = ingested();
