@@ -223,6 +223,16 @@ fn ingest(c: &Collector) -> usize {
         } else {
             "Mozilla/5.0 Chrome/141.0"
         };
+        let origin = 1_795_694_400_000.0_f64 + 3_600_000.0 * i as f64;
+        // Every even trace has a long animation frame over some of its samples (its
+        // `entries`), every odd one a long task that came apart from it (a RUM batch of its
+        // session): `--during` joins both on the cluster.
+        let entries = if i % 2 == 0 {
+            serde_json::json!([{"entryType": "long-animation-frame", "name": "TimerHandler:setTimeout",
+                "startTime": 1000.0 + 10.0 * (i % 5) as f64, "duration": 60.0 + 10.0 * i as f64}])
+        } else {
+            serde_json::json!([])
+        };
         let body = serde_json::to_vec(&serde_json::json!({
             "trace": trace(funcs, resource, 20 + 7 * i, i),
             "pageUrl": page,
@@ -230,7 +240,8 @@ fn ingest(c: &Collector) -> usize {
             "session": format!("s{i:02}"),
             // Traces an hour apart from 2026-11-26T12:00Z, over two days: --since/--until
             // cut among them.
-            "timeOrigin": 1_795_694_400_000.0_f64 + 3_600_000.0 * i as f64,
+            "timeOrigin": origin,
+            "entries": entries,
         }))
         .unwrap();
         let (status, _, answer) = http(
@@ -241,6 +252,19 @@ fn ingest(c: &Collector) -> usize {
             &body,
         );
         assert_eq!(status, 202, "{answer}");
+        if i % 2 == 1 {
+            let rum = serde_json::json!({"type": "long_task", "date": origin + 1050.0,
+                "session": {"id": format!("s{i:02}")}, "view": {"id": format!("v{i}"), "url": page},
+                "long_task": {"id": format!("lt{i}"), "entry_type": "long-task", "duration": 40_000_000 + 10_000_000 * i}});
+            let (status, _, answer) = http(
+                c.addr,
+                "POST",
+                &format!("/api/v2/rum?ddsource=browser&dd-api-key={project_key}"),
+                &[],
+                format!("{rum}\n").as_bytes(),
+            );
+            assert_eq!(status, 202, "{answer}");
+        }
         n += 1;
     }
     n
@@ -325,6 +349,8 @@ fn ballista_and_embedded_give_identical_results() {
             "--url",
             "shop.test",
         ],
+        &["top", "--during", "loaf"],
+        &["top", "--during", "long-task", "--project", "blog"],
     ];
     for args in cases {
         let out = same_in_both(args, store, &cluster);
@@ -349,6 +375,9 @@ fn ballista_and_embedded_give_identical_results() {
         // Every trace, in a total order.
         "SELECT session, project, release, page_url, user_agent, sample_count, day
          FROM traces ORDER BY session",
+        // The events, from traces and from RUM batches.
+        "SELECT project, kind, op, count(*) AS n, sum(duration_ms) AS ms, count(trace_id) AS with_trace
+         FROM events GROUP BY project, kind, op ORDER BY project, kind, op",
         // Stack depth histogram.
         "SELECT st.depth, count(*) AS n FROM samples s JOIN stacks st ON st.stack_id = s.stack_id
          GROUP BY st.depth ORDER BY st.depth",
