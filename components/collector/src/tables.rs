@@ -154,17 +154,20 @@ pub fn base_name(table: &str) -> String {
 /// one, to the views and transactions of its session (Sentry's profiler id, Datadog's
 /// session): the latest that started at or before its first sample, else the first after.
 /// A trace stored before traces had times (its `start_ms` NULL) keeps its stored URL.
+/// `page_name` is that view's or transaction's name (Datadog's view name, else its URL's
+/// path; Sentry's transaction), NULL where no event gives the page.
 pub const TRACES_VIEW: &str = "
 SELECT t.trace_id, t.project, t.source, t.received_ms, t.time_origin_ms,
        coalesce(r.url, t.page_url) AS page_url, t.release, t.user_agent, t.session, t.labels,
-       t.sample_count, t.day, t.view_id, t.start_ms, t.end_ms
+       t.sample_count, t.day, t.view_id, t.start_ms, t.end_ms, r.name AS page_name
 FROM traces_base t LEFT JOIN (
-  SELECT c.trace_id, first_value(c.url ORDER BY c.rank, c.key) AS url FROM (
-    SELECT t.trace_id, e.url, 0 AS rank, 0.0 AS key
+  SELECT c.trace_id, first_value(c.url ORDER BY c.rank, c.key) AS url,
+         first_value(c.name ORDER BY c.rank, c.key) AS name FROM (
+    SELECT t.trace_id, e.url, e.name, 0 AS rank, 0.0 AS key
     FROM traces_base t JOIN events e ON e.project = t.project AND e.event_id = t.view_id
     WHERE e.kind = 'view' AND e.url IS NOT NULL
     UNION ALL
-    SELECT t.trace_id, e.url,
+    SELECT t.trace_id, e.url, e.name,
            CASE WHEN e.start_ms <= t.start_ms THEN 1 ELSE 2 END AS rank,
            CASE WHEN e.start_ms <= t.start_ms THEN -e.start_ms ELSE e.start_ms END AS key
     FROM traces_base t JOIN events e ON e.project = t.project AND e.session = t.session

@@ -58,11 +58,12 @@ fn rows(pairs: &[(&str, i64)]) -> Vec<(String, i64)> {
     v
 }
 
-/// The `traces` view's rows: release, session, page URL, samples, whether `start_ms` is NULL.
+/// The `traces` view's rows: release, session, page URL, samples, whether `start_ms` is NULL,
+/// the page's name.
 fn traces(store: &Path) -> String {
     query(
         store,
-        "SELECT release, session, page_url, sample_count, start_ms IS NULL AS no_times FROM traces ORDER BY release",
+        "SELECT release, session, page_url, sample_count, start_ms IS NULL AS no_times, page_name FROM traces ORDER BY release",
     )
 }
 
@@ -131,13 +132,13 @@ fn a_store_of_before_events_is_read_compacted_and_queried() {
     let out = traces(store);
     assert!(
         out.contains(
-            "| 1.0     | s-1     | https://shop.test/cart          | 40           | true     |"
+            "| 1.0     | s-1     | https://shop.test/cart          | 40           | true     |           |"
         ),
         "{out}"
     );
     assert!(
         out.contains(
-            "| 2.0     | s-2     | https://shop.test/home?from=rum | 24           | false    |"
+            "| 2.0     | s-2     | https://shop.test/home?from=rum | 24           | false    | /home     |"
         ),
         "{out}"
     );

@@ -299,7 +299,23 @@ fn page_urls_come_from_the_sdks_views_and_transactions() {
     });
     let after = query(
         dir.path(),
-        "SELECT source, page_url FROM traces ORDER BY source",
+        "SELECT source, page_url, page_name FROM traces ORDER BY source",
+    );
+    // And its name: Datadog's view's (its URL's path, as the view has no name), Sentry's
+    // page load's.
+    let names: Vec<Vec<&str>> = after
+        .lines()
+        .map(|l| l.split('|').map(str::trim).collect())
+        .filter(|c: &Vec<&str>| c.len() == 5 && c[1] != "source")
+        .map(|c| vec![c[1], c[3]])
+        .collect();
+    assert_eq!(
+        names,
+        [
+            vec!["datadog", "/datadog.html"],
+            vec!["sentry", "/checkout"]
+        ],
+        "{after}"
     );
     assert!(
         after.contains("| datadog | http://127.0.0.1:38765/datadog.html?cart=1 "),
