@@ -290,7 +290,7 @@ pub const ALLOWED_HEADERS: &str = "content-type, content-encoding, x-jsprof-key,
 /// `x-sentry-rate-limits` and `retry-after`).
 const EXPOSED_HEADERS: &str = "x-sentry-error, x-sentry-rate-limits, retry-after, x-jsprof-dropped";
 
-/// The answer header that says why items of an envelope were dropped (decision 0053): the
+/// The answer header that says why items of an envelope were dropped (decision 0054): the
 /// answer is still Relay's 200, so that the SDK and the browser's console see no error.
 const DROPPED_HEADER: &str = "x-jsprof-dropped";
 

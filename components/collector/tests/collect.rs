@@ -215,7 +215,7 @@ fn bad_input_gets_4xx_with_a_reason() {
         (200, "{\"id\":\"9ec79c33ec9942ab8353589fcb2e04dc\"}")
     );
     // An item that is not what its type says is dropped, the envelope answered as Relay
-    // answers it, and the answer says why (decision 0053); an envelope whose framing cannot
+    // answers it, and the answer says why (decision 0054); an envelope whose framing cannot
     // be read is a 400.
     let (status, headers, body) = http(
         c.addr,

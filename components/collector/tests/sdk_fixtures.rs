@@ -138,7 +138,7 @@ fn datadog_upload_from_the_real_sdk() {
 /// A truncated upload is refused with a reason, never a panic. Sentry's envelope is read as
 /// Relay reads it: a header cut short is a 400; a profile chunk cut short (its item has no
 /// `length`) is dropped, and the envelope answered 200 with the reason in
-/// `X-Jsprof-Dropped` (decision 0053).
+/// `X-Jsprof-Dropped` (decision 0054).
 #[test]
 fn a_truncated_sdk_upload_is_refused_never_a_panic() {
     let dir = tempfile::tempdir().unwrap();
