@@ -95,6 +95,7 @@ impl SamplerCore {
                 every,
                 members: Vec::new(),
                 live: 0,
+                next: 0,
             },
         );
         self.queue.insert((pick.at, agent, every), cid);

@@ -95,7 +95,18 @@ pub(super) struct Cohort {
     pub(super) members: Vec<(SessionId, u64)>,
     /// How many entries are current members.
     pub(super) live: usize,
+    /// Where the next tick's window of members starts, when the cohort has more than
+    /// [`MAX_SERVED_PER_TICK`] (a tick serves that many, in turn).
+    pub(super) next: usize,
 }
+
+/// The most sessions of one cohort a tick records into. A tick's work is proportional to
+/// the sessions it records into (each interns the stack in its own buffer), so 100,000
+/// profilers at one interval would cost the sampler thread tens of milliseconds a tick:
+/// it would wake late for every other session of the process (issue 40). Past this many,
+/// a cohort's members take the tick in turn, each a sample every
+/// ⌈members / MAX_SERVED_PER_TICK⌉ of its blocks (decision 0052).
+pub const MAX_SERVED_PER_TICK: usize = 1024;
 
 impl Cohort {
     pub(super) fn key(&self) -> CohortKey {

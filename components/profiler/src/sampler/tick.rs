@@ -12,7 +12,9 @@ use crate::time::Nanos;
 use crate::trace::ProfilerMarker;
 
 use super::messages::SessionId;
-use super::state::{CohortKey, Outstanding, SamplerCore, WaitingTick, WalkState};
+use super::state::{
+    CohortKey, Outstanding, SamplerCore, WaitingTick, WalkState, MAX_SERVED_PER_TICK,
+};
 use super::stats::LATENESS_KEPT;
 
 /// Request numbers are process-wide so that an answer from an earlier sampler run can never
@@ -53,18 +55,33 @@ impl SamplerCore {
             };
             let n = cohort.live as u64;
             if servable {
-                // Its current members (stale entries dropped now).
-                let sessions = &self.sessions;
-                cohort
-                    .members
-                    .retain(|(id, m)| sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m)));
+                // Its current members (stale entries, if any, dropped now).
+                if cohort.members.len() > cohort.live {
+                    let sessions = &self.sessions;
+                    cohort.members.retain(|(id, m)| {
+                        sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m))
+                    });
+                }
                 let block_len = every * self.base;
                 let into = now.saturating_sub(self.epoch + cohort.pick.block * block_len);
-                self.stats.phases[(into * 10 / block_len).min(10) as usize] += n;
+                // At most MAX_SERVED_PER_TICK of them, in turn; the others' blocks have no
+                // sample this time.
+                let members = cohort.members.len();
+                let served = members.min(MAX_SERVED_PER_TICK);
+                let start = cohort.next % members.max(1);
+                cohort.next = (start + served) % members.max(1);
+                self.stats.phases[(into * 10 / block_len).min(10) as usize] += served as u64;
+                self.stats.missed_ticks += (members - served) as u64;
+                let sessions = &self.sessions;
+                let window = cohort.members[start..]
+                    .iter()
+                    .chain(&cohort.members[..start])
+                    .take(served)
+                    .filter(|(id, m)| sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m)));
                 by_agent
                     .entry(agent)
                     .or_default()
-                    .extend(cohort.members.iter().map(|&(id, _)| id));
+                    .extend(window.map(|&(id, _)| id));
             } else {
                 // Woke too late for the pick: that block has no sample.
                 self.stats.missed_ticks += n;
