@@ -114,7 +114,7 @@ pub use messages::{BufferFullCallback, SessionId};
 pub(crate) use messages::{BuildRequest, Control, SessionStart, Stopped, TraceCallback};
 pub use plan::{mix, MAX_PICK_LATENESS};
 pub(crate) use state::SamplerCore;
-pub use state::{DEFAULT_MAX_BUFFERED, MAX_SERVED_PER_TICK};
+pub use state::{max_served_per_tick, DEFAULT_MAX_BUFFERED, MAX_SERVED_PER_SECOND};
 pub use stats::SamplerStats;
 pub use tick::MAX_ANSWER_DELAY;
 pub use walks::{WALK_ABANDON, WALK_NUDGE, WALK_POLL};

@@ -13,7 +13,7 @@ use crate::trace::ProfilerMarker;
 
 use super::messages::SessionId;
 use super::state::{
-    CohortKey, Outstanding, SamplerCore, WaitingTick, WalkState, MAX_SERVED_PER_TICK,
+    max_served_per_tick, CohortKey, Outstanding, SamplerCore, WaitingTick, WalkState,
 };
 use super::stats::LATENESS_KEPT;
 
@@ -64,10 +64,10 @@ impl SamplerCore {
                 }
                 let block_len = every * self.base;
                 let into = now.saturating_sub(self.epoch + cohort.pick.block * block_len);
-                // At most MAX_SERVED_PER_TICK of them, in turn; the others' blocks have no
+                // At most max_served_per_tick of them, in turn; the others' blocks have no
                 // sample this time.
                 let members = cohort.members.len();
-                let served = members.min(MAX_SERVED_PER_TICK);
+                let served = members.min(max_served_per_tick(block_len));
                 let start = cohort.next % members.max(1);
                 cohort.next = (start + served) % members.max(1);
                 self.stats.phases[(into * 10 / block_len).min(10) as usize] += served as u64;
