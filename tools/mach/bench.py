@@ -81,6 +81,32 @@ def page_bench(runs=5):
     return 0
 
 
+def hoarders_bench(runs=5):
+    """tests/pages/hostile/hoarders.html at a 1 ms base: 100,000 profilers at 1 ms that are never
+    stopped, then the page's own profiler at 20 ms for 1 s. Prints the median of that last
+    profiler's stop() (page time from the call to its promise's trace) and its samples with a
+    stack (issue 40's targets: stop() at most 5 ms, about 50 samples)."""
+    exe = release_exe("jsprof")
+    page = os.path.join(ROOT, "tests", "pages", "hostile", "hoarders.html")
+    results = []
+    for _ in range(runs):
+        r = subprocess.run([exe, page, "--timeout", "120", "--pref", "profiler.base_interval_ms=1"],
+                           capture_output=True, text=True)
+        lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+        if r.returncode != 0 or not lines:
+            log(f"hoarders page failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+            return 1
+        results.append(json.loads(lines[-1]))
+    med = statistics.median
+    stops = sorted(x["stopMs"] for x in results)
+    stacks = sorted(x["withStack"] for x in results)
+    print(f"\nhoarders: {os.path.relpath(page, ROOT)}, 1 ms base, {runs} runs")
+    print(f"  the measuring profiler beside {results[0]['hoarders']} forgotten ones: stop() median {med(stops):.2f} ms "
+          f"(all {', '.join(f'{v:g}' for v in stops)}); samples with a stack median {med(stacks):.0f} of 50 "
+          f"(all {', '.join(str(v) for v in stacks)})")
+    return 0
+
+
 def soak():
     """The soak test (not in CI): 1000 profilers started and stopped in a loop for 60 s,
     with the resident size after the first round and at the end (tools/bench/soak.py)."""
@@ -118,7 +144,7 @@ def bench(args=()):
           or cargo("bench", "-p", "jsprof-export", "--bench", "merge"))
     # The collector's ingest (traces/s, p99 acknowledgement) and `top` over 10M samples.
     rc = rc or cargo("bench", *COLLECTOR_MANIFEST)
-    return rc or build_shell() or page_bench() or soak()
+    return rc or build_shell() or page_bench() or hoarders_bench() or soak()
 
 
 def peer_type(value):
@@ -135,7 +161,8 @@ def register(commands):
         description="Criterion benchmarks of the profiler core and the profiler service (the arguments given "
                     "go to these two `cargo bench`es, unchanged), the export merge benchmark (10,000 traces "
                     "into one flame graph), the collector's ingest and `top`, then the page benchmark "
-                    "(benches/cpu, 5 alternating runs without and with profiling) and the soak test (1000 "
+                    "(benches/cpu, 5 alternating runs without and with profiling), the hoarders page (the "
+                    "stop() of a profiler beside 100,000 forgotten ones, 5 runs) and the soak test (1000 "
                     "profilers started and stopped for 60 s, tools/bench/soak.py).\n\n"
                     "With --peer chromium: the same page in jsprof and headless Chromium, side by side "
                     "(tools/bench/peer.py, given the other arguments: --quick, 2 pairs per row); installs "
