@@ -60,7 +60,9 @@ pub enum PollStep {
     /// The agent's thread has not taken the walk the gentle way in time: make it (for
     /// SpiderMonkey, a signal), then look.
     Nudge,
-    /// Give up the walk (the tick gets no stack).
+    /// Give up the walk (the tick gets no stack). A host whose agent's thread has taken
+    /// the walk and will finish it (for SpiderMonkey, a tick inside a collection, walked
+    /// when it ends) answers `Pending`, and the walk goes on waiting.
     Abandon,
 }
 

@@ -280,3 +280,50 @@ fn a_walk_whose_thread_never_runs_is_abandoned() {
         Some(&crate::PollStep::Abandon)
     );
 }
+
+/// A host sampler whose agent's thread took the walk inside a collection: `Pending` to every
+/// step, the abandon included, until the collection ends (`ended`), then the stack.
+struct CollectingSampler {
+    ended: Arc<std::sync::atomic::AtomicBool>,
+    steps: Arc<Mutex<Vec<crate::PollStep>>>,
+}
+
+impl crate::StackSampler for CollectingSampler {
+    fn sample(&self) -> Sampled {
+        Sampled::Pending
+    }
+    fn poll(&self, step: crate::PollStep) -> Sampled {
+        self.steps.lock().unwrap().push(step);
+        if self.ended.load(Ordering::SeqCst) {
+            Sampled::Stack(stack(&[7]))
+        } else {
+            Sampled::Pending
+        }
+    }
+}
+
+/// A walk the thread has taken and finishes later (a tick inside a collection longer than
+/// WALK_ABANDON, walked when it ends) is not abandoned: the ticks that waited for it get
+/// the stack the collection interrupted.
+#[test]
+fn a_walk_taken_inside_a_long_collection_is_not_abandoned() {
+    let mut h = Harness::new();
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let a = h.agent_with(Some(Box::new(CollectingSampler {
+        ended: ended.clone(),
+        steps: steps.clone(),
+    })));
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 1000);
+    h.run_to(150 * MS, |h| h.core.poll_walks(h.now));
+    assert!(steps.lock().unwrap().contains(&crate::PollStep::Abandon));
+    assert_eq!(h.core.stats().walks_abandoned, 0);
+    ended.store(true, Ordering::SeqCst);
+    h.core.poll_walks(h.now);
+    let t = h.stop(1);
+    assert!(t.samples.len() >= 100, "{}", t.samples.len());
+    assert!((0..t.samples.len()).all(|i| names(&t, i) == ["f7"]));
+    let stats = h.core.stats();
+    assert_eq!((stats.walks_waited, stats.walks_abandoned), (1, 0));
+}
