@@ -77,6 +77,14 @@ pub trait StackSampler: Send + Sync {
     fn sample(&self) -> Sampled;
     /// The outcome of the pending walk: `Pending` while it is not taken yet.
     fn poll(&self, step: PollStep) -> Sampled;
+    /// The CPU time the agent's thread has run so far, if the host can read it from the
+    /// sampler thread (`None`: it cannot). A value that has not changed since the sampler
+    /// last read it says that the thread has not run since: its stack then is its stack
+    /// now, so a pick the sampler thread woke too late for (it was waiting for a CPU) is
+    /// still served, with the stack the walk finds (the sampler's module docs, "A tick").
+    fn cpu_time(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// A sampler that never leaves a walk pending: a function of the moment.

@@ -76,6 +76,10 @@ pub(super) struct AgentSlot {
     pub(super) outstanding: Option<Outstanding>,
     /// How many cohorts of its sessions are due at each time, earliest first.
     pub(super) picks: BTreeMap<Nanos, usize>,
+    /// The thread's CPU time as last read ([`StackSampler::cpu_time`](crate::StackSampler)),
+    /// and when that value was first read: the thread has not run since then while it
+    /// reads the same.
+    pub(super) cpu_seen: Option<(Nanos, Nanos)>,
 }
 
 /// The sessions that share one pick: same agent, same interval, same time (so the same
