@@ -81,6 +81,58 @@ def page_bench(runs=5):
     return 0
 
 
+def hoarders_bench(runs=5):
+    """tests/pages/hostile/hoarders.html at a 1 ms base: 100,000 profilers at 1 ms that are never
+    stopped, then the page's own profiler at 20 ms for 1 s. Prints the median of that last
+    profiler's stop() (page time from the call to its promise's trace) and its samples with a
+    stack (issue 40's targets: stop() at most 5 ms, about 50 samples)."""
+    exe = release_exe("jsprof")
+    page = os.path.join(ROOT, "tests", "pages", "hostile", "hoarders.html")
+    results = []
+    for _ in range(runs):
+        r = subprocess.run([exe, page, "--timeout", "120", "--pref", "profiler.base_interval_ms=1"],
+                           capture_output=True, text=True)
+        lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+        if r.returncode != 0 or not lines:
+            log(f"hoarders page failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+            return 1
+        results.append(json.loads(lines[-1]))
+    med = statistics.median
+    stops = sorted(x["stopMs"] for x in results)
+    stacks = sorted(x["withStack"] for x in results)
+    print(f"\nhoarders: {os.path.relpath(page, ROOT)}, 1 ms base, {runs} runs")
+    print(f"  the measuring profiler beside {results[0]['hoarders']} forgotten ones: stop() median {med(stops):.2f} ms "
+          f"(all {', '.join(f'{v:g}' for v in stops)}); samples with a stack median {med(stacks):.0f} of 50 "
+          f"(all {', '.join(str(v) for v in stacks)})")
+    return 0
+
+
+def workers_bench(runs=3):
+    """tests/pages/workers/spinning.html at a 1 ms base: 8 workers, each profiling itself at 1 ms
+    while it spins for 200 ms (threads outnumbering this machine's cores). Prints the samples
+    each got (~200 intervals each) and where the others went (--profile-stats)."""
+    exe = release_exe("jsprof")
+    page = os.path.join(ROOT, "tests", "pages", "workers", "spinning.html")
+    per_worker, stats = [], []
+    for _ in range(runs):
+        r = subprocess.run([exe, page, "--timeout", "60", "--pref", "profiler.base_interval_ms=1", "--profile-stats"],
+                           capture_output=True, text=True)
+        lines = [json.loads(l) for l in (r.stdout + r.stderr).splitlines() if l.startswith("{")]
+        result = [l for l in lines if "results" in l]
+        if r.returncode != 0 or not result:
+            log(f"workers page failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+            return 1
+        per_worker += [w["samples"] for w in result[0]["results"]]
+        stats += [l["sampler"] for l in lines if l.get("sampler")]
+    med = statistics.median
+    print(f"\nworkers: {os.path.relpath(page, ROOT)}, 8 workers spinning 200 ms at 1 ms, {os.cpu_count()} cores, {runs} runs")
+    print(f"  samples per worker: median {med(per_worker):.0f}, min {min(per_worker)}, max {max(per_worker)} of ~200 intervals")
+    print(f"  sampler: missed blocks median {med([s['missed_blocks'] for s in stats]):.0f} a run, tick lateness p99 "
+          f"{med([s['lateness_p99_us'] for s in stats]):.0f} us; walks waited for their threads "
+          f"{med([s['walk_wait_ms'] for s in stats]):.0f} ms a run, abandoned {sum(s['walks_abandoned'] for s in stats)}")
+    return 0
+
+
 def soak():
     """The soak test (not in CI): 1000 profilers started and stopped in a loop for 60 s,
     with the resident size after the first round and at the end (tools/bench/soak.py)."""
@@ -118,7 +170,7 @@ def bench(args=()):
           or cargo("bench", "-p", "jsprof-export", "--bench", "merge"))
     # The collector's ingest (traces/s, p99 acknowledgement) and `top` over 10M samples.
     rc = rc or cargo("bench", *COLLECTOR_MANIFEST)
-    return rc or build_shell() or page_bench() or soak()
+    return rc or build_shell() or page_bench() or hoarders_bench() or workers_bench() or soak()
 
 
 def peer_type(value):
@@ -135,7 +187,9 @@ def register(commands):
         description="Criterion benchmarks of the profiler core and the profiler service (the arguments given "
                     "go to these two `cargo bench`es, unchanged), the export merge benchmark (10,000 traces "
                     "into one flame graph), the collector's ingest and `top`, then the page benchmark "
-                    "(benches/cpu, 5 alternating runs without and with profiling) and the soak test (1000 "
+                    "(benches/cpu, 5 alternating runs without and with profiling), the hoarders page (the "
+                    "stop() of a profiler beside 100,000 forgotten ones, 5 runs), the spinning workers page "
+                    "(8 workers profiling themselves at 1 ms, 3 runs) and the soak test (1000 "
                     "profilers started and stopped for 60 s, tools/bench/soak.py).\n\n"
                     "With --peer chromium: the same page in jsprof and headless Chromium, side by side "
                     "(tools/bench/peer.py, given the other arguments: --quick, 2 pairs per row); installs "

@@ -60,7 +60,9 @@ pub enum PollStep {
     /// The agent's thread has not taken the walk the gentle way in time: make it (for
     /// SpiderMonkey, a signal), then look.
     Nudge,
-    /// Give up the walk (the tick gets no stack).
+    /// Give up the walk (the tick gets no stack). A host whose agent's thread has taken
+    /// the walk and will finish it (for SpiderMonkey, a tick inside a collection, walked
+    /// when it ends) answers `Pending`, and the walk goes on waiting.
     Abandon,
 }
 
@@ -75,6 +77,14 @@ pub trait StackSampler: Send + Sync {
     fn sample(&self) -> Sampled;
     /// The outcome of the pending walk: `Pending` while it is not taken yet.
     fn poll(&self, step: PollStep) -> Sampled;
+    /// The CPU time the agent's thread has run so far, if the host can read it from the
+    /// sampler thread (`None`: it cannot). A value that has not changed since the sampler
+    /// last read it says that the thread has not run since: its stack then is its stack
+    /// now, so a pick the sampler thread woke too late for (it was waiting for a CPU) is
+    /// still served, with the stack the walk finds (the sampler's module docs, "A tick").
+    fn cpu_time(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// A sampler that never leaves a walk pending: a function of the moment.

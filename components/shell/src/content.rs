@@ -298,6 +298,7 @@ fn stats_line(report: &RunReport) -> String {
         "sampler": report.sampler.as_ref().map(|s| serde_json::json!({
             "ticks": s.ticks,
             "missed_blocks": s.missed_ticks,
+            "still_served": s.still_served,
             "walked_at_tick": s.sampled,
             "requests": s.requests,
             "late_answers": s.late_answers,

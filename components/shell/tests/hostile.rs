@@ -530,10 +530,6 @@ impl Drop for Busy {
 }
 
 #[test]
-#[ignore = "issue 40, open: the sampler's work per tick grows with the sessions it serves, so \
-            100,000 hoarders at 1 ms starve the measuring profiler of CPU, not of budget \
-            (2026-11-28, no load: 50 of 50 samples beside 1,000 hoarders, 19 beside 20,000, \
-            5 beside 100,000; 0 with two busy processes). Run with --ignored."]
 fn forgotten_profilers_cannot_starve_the_one_that_measures() {
     // 100,000 profilers at 1 ms, never stopped, spend the process's sample budget; a profiler
     // started after them and run for 1 s at 20 ms still gets about 50 samples with a stack

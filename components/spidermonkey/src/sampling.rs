@@ -59,6 +59,7 @@ extern "C" {
     ) -> i32;
     fn jsprof_agent_cost(agent: *const c_void, depth: u32, handler_ns: *mut u64, walks: *mut u64);
     fn jsprof_agent_free(agent: *mut c_void);
+    fn jsprof_agent_cpu_ns(agent: *const c_void) -> u64;
     fn jsprof_agent_gc_slice(begin: bool, due_in_ns: u64);
     fn jsprof_agent_gc_cost(
         agent: *const c_void,
@@ -135,6 +136,9 @@ impl StackSampler for Walker {
     fn poll(&self, step: PollStep) -> Sampled {
         self.0.poll(step)
     }
+    fn cpu_time(&self) -> Option<Nanos> {
+        self.0.cpu_time()
+    }
 }
 
 /// The signal-walk sampler of one agent (a window's event loop or a worker).
@@ -198,6 +202,17 @@ impl SignalSampler {
             PollStep::Nudge => POLL_NUDGE,
             PollStep::Abandon => POLL_ABANDON,
         }))
+    }
+
+    /// The CPU time the agent's thread has run so far (its thread CPU-time clock), read from
+    /// the sampler thread.
+    pub(crate) fn cpu_time(&self) -> Option<Nanos> {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        let ptr = agent.as_ref()?;
+        // SAFETY: the agent is alive under the lock; the call reads its thread id and the
+        // kernel's clock of that thread, nothing else.
+        let ns = unsafe { jsprof_agent_cpu_ns(ptr.0) };
+        (ns != 0).then_some(ns)
     }
 
     /// Begins a walk (`None`) or polls the pending one.

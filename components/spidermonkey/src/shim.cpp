@@ -127,13 +127,13 @@ struct JsprofAgent {
   // sampling while it sweeps its JIT tables, and the JS stack cannot change during a
   // slice. `in_gc` is set by the agent's thread, read by its handler.
   volatile bool in_gc;
-  // Whether the running collection's stack was walked as it began: only when a tick may
-  // fall inside it (the next tick is due within twice the longest recent collection).
+  // Whether the running collection's stack was walked as it began: only when a tick is
+  // likely to fall inside it (the next tick is due within a typical recent collection).
   volatile bool gc_walked;
   uint32_t gc_depth;  // nursery collections nest inside major slices
   uint32_t gc_count;
   uint64_t gc_begin_ns;
-  uint64_t gc_longest_ns;  // the longest recent collection (decays by 1/16 per collection)
+  uint64_t gc_typical_ns;  // recent collections' duration (moving average, weight 1/8)
   // Collections walked (and the time, sigmask included), not walked, and ticks that came
   // inside a collection that was not walked (those fall back to the interrupt).
   uint64_t gc_walks;
@@ -351,8 +351,10 @@ static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::Regi
     // the walk reads): the collection's stack, walked when it began, or, if it was not,
     // the walk waits for its end. The JS stack cannot change meanwhile, so either way the
     // sample gets the stack that was running at its tick: the one that made the collection.
+    // (Inside a collection the iterator yields no JIT frame, so whatever the walk found,
+    // the C++ interpreter's frames alone, is not the stack.)
     bool defer = false;
-    if (a->count == 0 && a->in_gc) {
+    if (a->in_gc) {
       if (a->gc_walked) {
         for (uint32_t i = 0; i < a->gc_count; i++) a->frames[i] = a->gc_frames[i];
         a->count = a->gc_count;
@@ -484,7 +486,8 @@ extern "C" int32_t jsprof_agent_begin(JsprofAgent* a, const jsprof_frame** frame
 // JSPROF_POLL_NUDGE signals the thread if it has not taken the request (past 50 µs the
 // thread is elsewhere than JS code: a native call, a GC, a blocking call, or off the CPU;
 // the handler walks from its registers as soon as it runs); JSPROF_POLL_ABANDON withdraws
-// the request (the handler or a collection's end, if they come later, find nothing).
+// the request (the handler, if it comes later, finds nothing), unless the thread has taken
+// it inside a collection and walks at its end: then the walk stays pending.
 extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jsprof_frame** frames,
                                      uint32_t* count, bool* truncated) {
   *count = 0;
@@ -496,6 +499,9 @@ extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jspro
         cpu_relax();  // a walk under way ends within microseconds: wait for it
         continue;
       }
+      // The thread took the request inside a collection and walks when it ends: it is
+      // running, and its stack is still the tick's. Not abandoned, however long that takes.
+      if (s == kDeferred) return JSPROF_SAMPLE_PENDING;
       uint32_t expected = s;
       if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
       continue;
@@ -513,20 +519,22 @@ extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jspro
 
 // A collection of the agent's context (a major GC slice or a nursery collection) begins
 // (`begin`) or ends, on the agent's thread. When the outermost one begins, its stack is
-// walked and kept for ticks inside it, if the next tick is due within `due_in_ns` of now
-// and that is within twice the longest recent collection (at least 1 ms): most collections
-// are far shorter than a coarse interval, and a walk for each would cost more than the
-// samples. A tick inside a collection that was not walked is walked when it ends (the
-// sampler waits for it, up to its timeout).
+// walked and kept for ticks inside it if the next tick is due within `due_in_ns` of now and
+// that is within a typical recent collection's duration, so that the tick is likely to
+// fall inside it. Otherwise a tick inside it is walked when it ends (the JS stack cannot
+// change meanwhile, and the sampler waits for such a walk however long the collection
+// takes: jsprof_agent_poll). Walking at every collection, or at every one a tick might
+// fall in (within twice the longest recent one), cost more than the samples themselves at
+// a 20 ms base: most collections are far shorter than the interval, and no tick falls in
+// them.
 extern "C" void jsprof_agent_gc_slice(bool begin, uint64_t due_in_ns) {
   JsprofAgent* a = tls_agent;
   if (!a) return;
   if (!begin) {
     if (a->gc_depth > 0 && --a->gc_depth == 0) {
       a->in_gc = false;
-      uint64_t took = now_ns() - a->gc_begin_ns;
-      uint64_t decayed = a->gc_longest_ns - a->gc_longest_ns / 16;
-      a->gc_longest_ns = took > decayed ? took : decayed;
+      int64_t took = int64_t(now_ns() - a->gc_begin_ns);
+      a->gc_typical_ns = uint64_t(int64_t(a->gc_typical_ns) + (took - int64_t(a->gc_typical_ns)) / 8);
       // A tick that came inside it and could not be walked: walk now (the stack is the
       // one the collection interrupted), with SIGPROF blocked as below.
       if (a->state.load(std::memory_order_seq_cst) == kDeferred) {
@@ -544,9 +552,7 @@ extern "C" void jsprof_agent_gc_slice(bool begin, uint64_t due_in_ns) {
   if (a->gc_depth++ > 0) return;
   uint64_t start = now_ns();
   a->gc_begin_ns = start;
-  uint64_t horizon = 2 * a->gc_longest_ns;
-  if (horizon < 1000000) horizon = 1000000;
-  if (!a->enabled || due_in_ns > horizon) {
+  if (!a->enabled || due_in_ns > a->gc_typical_ns) {
     a->gc_walked = false;
     a->gc_skipped++;
     a->in_gc = true;
@@ -597,6 +603,16 @@ extern "C" void jsprof_agent_cost(const JsprofAgent* a, uint32_t depth, uint64_t
     *handler_ns = a->depth_ns[depth];
     *walks = a->depth_walks[depth];
   }
+}
+
+// The CPU time the agent's thread has run (ns), read from any thread of the process (the
+// thread's CPU-time clock: Linux's clock id for a thread id, as pthread_getcpuclockid makes
+// it), or 0 if it cannot be read.
+extern "C" uint64_t jsprof_agent_cpu_ns(const JsprofAgent* a) {
+  clockid_t clock = clockid_t((~uint32_t(a->tid) << 3) | 6);  // CPUCLOCK_SCHED, per thread
+  struct timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
 // Tears the agent down (on its thread, outside any JS, with no sample in progress).

@@ -89,6 +89,14 @@
 //! time, and is counted in [`SamplerStats::late_answers`]. A request the agent can no longer
 //! answer (it left that script) is closed the same way.
 //!
+//! A pick the sampler woke too late for (after its block and more than
+//! [`MAX_PICK_LATENESS`] after the pick: the sampler thread waited for a CPU) has no sample,
+//! unless the agent's thread has not run since before the pick: the sampler reads each due
+//! agent's CPU time at every wake ([`StackSampler::cpu_time`](crate::StackSampler)), and a
+//! value unchanged since a read says the thread has not run since that read. Its stack at
+//! the pick is then the one it stands at, so the pick is served at its own time, with the
+//! walk the thread does when it runs again ([`SamplerStats::still_served`]; decision 0053).
+//!
 //! # Where it lives
 //!
 //! The core's data is in `state.rs` and its counters in `stats.rs`; what the group sends it
@@ -114,7 +122,7 @@ pub use messages::{BufferFullCallback, SessionId};
 pub(crate) use messages::{BuildRequest, Control, SessionStart, Stopped, TraceCallback};
 pub use plan::{mix, MAX_PICK_LATENESS};
 pub(crate) use state::SamplerCore;
-pub use state::DEFAULT_MAX_BUFFERED;
+pub use state::{max_served_per_tick, DEFAULT_MAX_BUFFERED, MAX_SERVED_PER_SECOND};
 pub use stats::SamplerStats;
 pub use tick::MAX_ANSWER_DELAY;
 pub use walks::{WALK_ABANDON, WALK_NUDGE, WALK_POLL};

@@ -95,6 +95,7 @@ impl SamplerCore {
                 every,
                 members: Vec::new(),
                 live: 0,
+                next: 0,
             },
         );
         self.queue.insert((pick.at, agent, every), cid);
@@ -214,10 +215,26 @@ impl SamplerCore {
         }
     }
 
-    /// Whether a pick of a session of interval `k` can still be taken at `now`.
-    pub(super) fn servable(&self, k: u64, pick: Pick, now: Nanos) -> bool {
+    /// Whether a pick of a session of interval `k` can still be taken at `now`: within its
+    /// block or up to [`MAX_PICK_LATENESS`] after, or whenever the agent's thread has not
+    /// run since the pick (`still_since`: since when it has not run, if known).
+    pub(super) fn servable(
+        &self,
+        k: u64,
+        pick: Pick,
+        now: Nanos,
+        still_since: Option<Nanos>,
+    ) -> bool {
         let block_end = self.epoch + (pick.block + 1) * k * self.base;
-        now < block_end || now - pick.at <= MAX_PICK_LATENESS
+        now < block_end
+            || now - pick.at <= MAX_PICK_LATENESS
+            || still_since.is_some_and(|s| pick.at >= s)
+    }
+
+    /// Since when the thread of `agent` has not run, if the sampler knows (see
+    /// [`AgentSlot::cpu_seen`](super::state::AgentSlot)).
+    pub(super) fn still_since(&self, agent: AgentId) -> Option<Nanos> {
+        self.agents.get(&agent)?.cpu_seen.map(|(_, since)| since)
     }
 
     /// The next pick of active session `id`: in a block after the last one it used, and
@@ -227,13 +244,14 @@ impl SamplerCore {
         let Some(slot) = self.sessions.get(&id).filter(|s| s.active()) else {
             return;
         };
-        let pick = self.next_pick(slot.every, slot.done, from, now, 1);
+        let pick = self.next_pick(slot.every, slot.done, from, now, 1, None);
         self.join_pick(id, pick);
     }
 
     /// The next pick of sessions of interval `k` whose last block was `done`, after `from`
-    /// and servable at `now`. Blocks skipped because their pick can no longer be served
-    /// are counted as missed, `n` times (for `n` sessions).
+    /// and servable at `now` (`still_since`: since when their agent's thread has not run,
+    /// if known). Blocks skipped because their pick can no longer be served are counted as
+    /// missed, `n` times (for `n` sessions).
     pub(super) fn next_pick(
         &mut self,
         k: u64,
@@ -241,6 +259,7 @@ impl SamplerCore {
         from: Nanos,
         now: Nanos,
         n: u64,
+        still_since: Option<Nanos>,
     ) -> Pick {
         let (g, base, epoch) = (self.grid().max(1), self.base, self.epoch);
         // The block `from` is in: a session starting inside it takes its pick if the pick
@@ -253,7 +272,11 @@ impl SamplerCore {
         // Blocks that ended more than MAX_PICK_LATENESS before `now` cannot be served:
         // counted as missed at once, not one by one (a sampler seconds late at a 1 ms base
         // would otherwise walk thousands of blocks for each session).
-        let servable_from = now.saturating_sub(MAX_PICK_LATENESS + epoch) / (k * base);
+        let mut servable_from = now.saturating_sub(MAX_PICK_LATENESS + epoch) / (k * base);
+        if let Some(s) = still_since {
+            // Picks since the thread last ran are servable too.
+            servable_from = servable_from.min(s.saturating_sub(epoch) / (k * base));
+        }
         if servable_from > block {
             // Blocks wholly after `from` are missed; the one `from` is in only if its pick
             // came after `from`.
@@ -268,7 +291,7 @@ impl SamplerCore {
         }
         loop {
             let p = self.pick(k, g, block);
-            if p.at > from && (p.at > now || self.servable(k, p, now)) {
+            if p.at > from && (p.at > now || self.servable(k, p, now, still_since)) {
                 return p;
             }
             if p.at > from {

@@ -15,6 +15,7 @@ impl SamplerCore {
             sessions: 0,
             outstanding: None,
             picks: BTreeMap::new(),
+            cpu_seen: None,
         });
         agent.sessions += 1;
         let id = s.id;

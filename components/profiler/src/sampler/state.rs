@@ -76,6 +76,10 @@ pub(super) struct AgentSlot {
     pub(super) outstanding: Option<Outstanding>,
     /// How many cohorts of its sessions are due at each time, earliest first.
     pub(super) picks: BTreeMap<Nanos, usize>,
+    /// The thread's CPU time as last read ([`StackSampler::cpu_time`](crate::StackSampler)),
+    /// and when that value was first read: the thread has not run since then while it
+    /// reads the same.
+    pub(super) cpu_seen: Option<(Nanos, Nanos)>,
 }
 
 /// The sessions that share one pick: same agent, same interval, same time (so the same
@@ -95,6 +99,26 @@ pub(super) struct Cohort {
     pub(super) members: Vec<(SessionId, u64)>,
     /// How many entries are current members.
     pub(super) live: usize,
+    /// Where the next tick's window of members starts, when the cohort has more than
+    /// [`max_served_per_tick`] (a tick serves that many, in turn).
+    pub(super) next: usize,
+}
+
+/// The most sessions of one cohort the sampler records into per second of its interval. A
+/// tick's work is proportional to the sessions it records into (each interns the stack in
+/// its own buffer, ~1.5 µs a session), so 100,000 profilers at one interval would keep the
+/// sampler thread busy all the time: on a loaded machine it would get no more than its fair
+/// share of a core and wake late for every other session of the process (issue 40). Past
+/// this rate, a cohort's members take its ticks in turn, [`max_served_per_tick`] a tick,
+/// each a sample every ⌈members / that⌉ of its blocks (decision 0052). The bound is a rate,
+/// so that it bounds the sampler thread's work whatever the base interval: 1,024 sessions
+/// a tick at the default 20 ms, 51 at 1 ms.
+pub const MAX_SERVED_PER_SECOND: u64 = 51_200;
+
+/// How many members of a cohort whose blocks are `block_len` long a tick records into, at
+/// most (at least one).
+pub fn max_served_per_tick(block_len: Nanos) -> usize {
+    (u128::from(MAX_SERVED_PER_SECOND) * u128::from(block_len) / 1_000_000_000).max(1) as usize
 }
 
 impl Cohort {

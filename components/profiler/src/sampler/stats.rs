@@ -10,6 +10,9 @@ pub struct SamplerStats {
     /// the end of the block and more than [`MAX_PICK_LATENESS`](super::MAX_PICK_LATENESS)
     /// after the pick.
     pub missed_ticks: u64,
+    /// Picks served although the thread woke too late for them, because the agent's thread
+    /// had not run since (its CPU time had not changed): their stack is the one it stands at.
+    pub still_served: u64,
     /// Samples recorded without a stack because the agent ran no script at the tick.
     pub idle: u64,
     /// Where in their blocks samples were taken: tenths of the block (0-9), and 10 for
@@ -63,6 +66,7 @@ impl SamplerStats {
     pub fn add(&mut self, other: &SamplerStats) {
         self.ticks += other.ticks;
         self.missed_ticks += other.missed_ticks;
+        self.still_served += other.still_served;
         self.sampled += other.sampled;
         self.requests += other.requests;
         self.stale_answers += other.stale_answers;

@@ -12,7 +12,9 @@ use crate::time::Nanos;
 use crate::trace::ProfilerMarker;
 
 use super::messages::SessionId;
-use super::state::{CohortKey, Outstanding, SamplerCore, WaitingTick, WalkState};
+use super::state::{
+    max_served_per_tick, CohortKey, Outstanding, SamplerCore, WaitingTick, WalkState,
+};
 use super::stats::LATENESS_KEPT;
 
 /// Request numbers are process-wide so that an answer from an earlier sampler run can never
@@ -38,8 +40,18 @@ impl SamplerCore {
             return;
         }
         self.stats.ticks += 1;
-        // The due sessions, by agent (in id order, so runs are deterministic).
-        let mut by_agent: BTreeMap<AgentId, Vec<SessionId>> = BTreeMap::new();
+        // Whether the due agents' threads have run since the sampler last looked.
+        let mut looked = Vec::new();
+        for &((_, agent, _), _) in &due {
+            if !looked.contains(&agent) {
+                looked.push(agent);
+                self.look_at_thread(agent, now);
+            }
+        }
+        // The due sessions, by agent (in id order, so runs are deterministic) and tick: now,
+        // or, for a pick the sampler woke too late for but whose agent's thread has not run
+        // since, the pick's own time.
+        let mut by_agent: BTreeMap<(AgentId, Nanos), Vec<SessionId>> = BTreeMap::new();
         for &((at, agent, every), cid) in &due {
             self.queue.remove(&(at, agent, every));
             self.cohort_gone(agent, at);
@@ -47,43 +59,79 @@ impl SamplerCore {
             let Some(pick) = self.cohorts.get(&cid).map(|c| c.pick) else {
                 continue;
             };
-            let servable = self.servable(every, pick, now);
+            let in_time = self.servable(every, pick, now, None);
+            let still = !in_time && self.servable(every, pick, now, self.still_since(agent));
+            let servable = in_time || still;
+            let tick = if still { pick.at } else { now };
             let Some(cohort) = self.cohorts.get_mut(&cid) else {
                 continue;
             };
             let n = cohort.live as u64;
             if servable {
-                // Its current members (stale entries dropped now).
-                let sessions = &self.sessions;
-                cohort
-                    .members
-                    .retain(|(id, m)| sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m)));
+                // Its current members (stale entries, if any, dropped now).
+                if cohort.members.len() > cohort.live {
+                    let sessions = &self.sessions;
+                    cohort.members.retain(|(id, m)| {
+                        sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m))
+                    });
+                }
                 let block_len = every * self.base;
-                let into = now.saturating_sub(self.epoch + cohort.pick.block * block_len);
-                self.stats.phases[(into * 10 / block_len).min(10) as usize] += n;
+                let into = tick.saturating_sub(self.epoch + cohort.pick.block * block_len);
+                // At most max_served_per_tick of them, in turn; the others' blocks have no
+                // sample this time.
+                let members = cohort.members.len();
+                let served = members.min(max_served_per_tick(block_len));
+                let start = cohort.next % members.max(1);
+                cohort.next = (start + served) % members.max(1);
+                self.stats.phases[(into * 10 / block_len).min(10) as usize] += served as u64;
+                self.stats.missed_ticks += (members - served) as u64;
+                if still {
+                    self.stats.still_served += served as u64;
+                }
+                let sessions = &self.sessions;
+                let window = cohort.members[start..]
+                    .iter()
+                    .chain(&cohort.members[..start])
+                    .take(served)
+                    .filter(|(id, m)| sessions.get(id).and_then(|s| s.cohort) == Some((cid, *m)));
                 by_agent
-                    .entry(agent)
+                    .entry((agent, tick))
                     .or_default()
-                    .extend(cohort.members.iter().map(|&(id, _)| id));
+                    .extend(window.map(|&(id, _)| id));
             } else {
                 // Woke too late for the pick: that block has no sample.
                 self.stats.missed_ticks += n;
             }
         }
-        for (agent_id, mut sessions) in by_agent {
+        for ((agent_id, tick), mut sessions) in by_agent {
             sessions.sort_unstable();
-            self.sample_agent(agent_id, sessions, now);
+            self.sample_agent(agent_id, sessions, tick);
         }
         // Each cohort moves on as a whole to its next pick (the sessions that filled their
         // buffers meanwhile have left it).
-        for ((at, _, every), cid) in due {
+        for ((at, agent, every), cid) in due {
             let Some(cohort) = self.cohorts.get(&cid) else {
                 continue; // Emptied while sampled.
             };
             let (block, n) = (cohort.pick.block, cohort.live as u64);
-            let pick = self.next_pick(every, Some(block), at, now, n);
+            let still_since = self.still_since(agent);
+            let pick = self.next_pick(every, Some(block), at, now, n, still_since);
             self.requeue(cid, pick);
         }
+    }
+
+    /// Reads the CPU time of `agent`'s thread, if its host can tell: unchanged since the last
+    /// read, the thread has not run since that value was first read.
+    fn look_at_thread(&mut self, agent: AgentId, now: Nanos) {
+        let Some(slot) = self.agents.get_mut(&agent) else {
+            return;
+        };
+        let cpu = slot.shared.sampler.as_ref().and_then(|s| s.cpu_time());
+        slot.cpu_seen = match (cpu, slot.cpu_seen) {
+            (None, _) => None,
+            (Some(c), Some((seen, since))) if seen == c => Some((c, since)),
+            (Some(c), _) => Some((c, now)),
+        };
     }
 
     /// Takes one stack of `agent_id` for `sessions`, due at `now`.

@@ -15,6 +15,8 @@ pub const WALK_POLL: Nanos = 200_000;
 /// How long a walk may wait for the agent's thread to be scheduled before it is abandoned
 /// (its ticks get no stack). The thread cannot run meanwhile, so its stack cannot change:
 /// a late walk still has the tick's stack, and only a thread starved this long loses it.
+/// A walk the thread has taken and will finish (the host answers `Pending` to the abandon)
+/// is not abandoned.
 pub const WALK_ABANDON: Nanos = 100_000_000;
 
 impl SamplerCore {
@@ -47,7 +49,9 @@ impl SamplerCore {
                 PollStep::Look
             };
             let stack = match sampler.poll(step) {
-                Sampled::Pending if step != PollStep::Abandon => {
+                // Still pending, even when abandoned: the thread took the walk and will
+                // finish it (a tick inside a collection, walked at its end).
+                Sampled::Pending => {
                     if let Some(w) = agent.outstanding.as_mut().and_then(|o| o.walk.as_mut()) {
                         w.nudged |= step == PollStep::Nudge;
                     }

@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 
 use crate::recorder::{BufferPolicy, Recorder};
-use crate::sampler::{mix, SamplerCore, SessionId, DEFAULT_MAX_BUFFERED};
+use crate::sampler::{
+    max_served_per_tick, mix, SamplerCore, SessionId, DEFAULT_MAX_BUFFERED, MAX_SERVED_PER_SECOND,
+};
 use crate::time::Resolution;
 use crate::trace::MarkerSet;
 
@@ -53,9 +55,10 @@ fn the_process_budget_bounds_what_unstopped_sessions_hold() {
 }
 
 /// The page: 100,000 profilers at 1 ms that are never stopped, then the page's own
-/// profiler at 20 ms for one second. The forgotten ones fill the default budget within
-/// ~84 ms and are full at its share; the newcomer's first sample cuts them down to the
-/// share of 100,001 sessions, once, and it takes its 50 samples with a stack.
+/// profiler at 20 ms for one second. The forgotten ones, one cohort served
+/// MAX_SERVED_PER_SECOND a second (51 a tick at 1 ms), fill the default budget within
+/// ~164.5 s and are all full at its share ~2 s later (when each has had its turn again); the newcomer's first sample cuts them down to the share of 100,001 sessions,
+/// once, and it takes its 50 samples with a stack.
 #[test]
 fn a_profiler_started_beside_100000_forgotten_ones_gets_its_samples() {
     const FORGOTTEN: u64 = 100_000;
@@ -66,7 +69,7 @@ fn a_profiler_started_beside_100000_forgotten_ones_gets_its_samples() {
     for id in 1..=FORGOTTEN {
         h.start(id, a, 1, u32::MAX);
     }
-    h.run_to(200 * MS, |_| {});
+    h.run_to(167_000 * MS, |_| {});
     assert_eq!(h.core.buffered(), DEFAULT_MAX_BUFFERED);
     assert_eq!(h.full.lock().unwrap().len() as u64, FORGOTTEN);
     assert_eq!(h.core.next_wake(), None, "full sessions leave the plan");
@@ -75,7 +78,7 @@ fn a_profiler_started_beside_100000_forgotten_ones_gets_its_samples() {
     // Then it runs script all along. The newcomer starts off the block boundaries, so that
     // its first and last blocks are partial.
     h.agents[a].0.enter();
-    h.set_now(207 * MS + 300_000);
+    h.set_now(167_007 * MS + 300_000);
     let id = FORGOTTEN + 1;
     h.start(id, a, 20, u32::MAX);
     h.run_to(h.now + 1000 * MS, |_| {});
@@ -99,6 +102,70 @@ fn a_profiler_started_beside_100000_forgotten_ones_gets_its_samples() {
         FORGOTTEN,
         "told once each"
     );
+}
+
+/// The same page as it runs: the newcomer starts while the forgotten ones are still filling
+/// the budget. A tick records into at most max_served_per_tick of their cohort (a tick's
+/// cost is proportional to the sessions it records into, and the real sampler would
+/// otherwise be busy all the time and wake late for the newcomer's picks), in turn, so each
+/// forgotten one samples in its turn; the newcomer, a cohort of its own, is served at every
+/// one of its blocks.
+#[test]
+fn a_tick_records_into_a_bounded_number_of_one_cohorts_sessions() {
+    const FORGOTTEN: u64 = 100_000;
+    let mut h = Harness::new();
+    let (a, _) = h.counted_agent(&[1, 2]);
+    h.agents[a].0.enter();
+    for id in 1..=FORGOTTEN {
+        h.start(id, a, 1, u32::MAX);
+    }
+    h.run_to(200 * MS, |_| {});
+    let before = h.core.stats();
+    assert!(before.ticks >= 199, "{} ticks", before.ticks);
+    let served: u64 = before.phases.iter().sum();
+    let per_tick = max_served_per_tick(MS) as u64;
+    assert_eq!(per_tick, MAX_SERVED_PER_SECOND / 1000);
+    assert_eq!(
+        served,
+        before.ticks * per_tick,
+        "each tick serves the bound"
+    );
+    assert_eq!(
+        h.core.buffered(),
+        served,
+        "well within the budget: nobody is full yet"
+    );
+    assert!(h.full.lock().unwrap().is_empty());
+
+    h.run_to(207 * MS + 300_000, |_| {});
+    let id = FORGOTTEN + 1;
+    h.start(id, a, 20, u32::MAX);
+    h.run_to(h.now + 1000 * MS, |_| {});
+    let after = h.core.stats();
+    let ticks = after.ticks - before.ticks;
+    let served = after.phases.iter().sum::<u64>() - before.phases.iter().sum::<u64>();
+    assert!(
+        served <= ticks * (per_tick + 1),
+        "{served} sessions served in {ticks} ticks"
+    );
+    let t = h.stop(id);
+    let with_stack = t.samples.iter().filter(|s| s.stack_id.is_some()).count();
+    assert!(
+        (47..=53).contains(&with_stack),
+        "{with_stack} samples with a stack"
+    );
+    // The forgotten ones took the ticks in turn, from the first: after 1,207 ticks of 51
+    // each (61,557 turns), the first 61,557 have one sample and the others none yet.
+    let turns = after.ticks * per_tick;
+    assert!((61_000..62_000).contains(&turns), "{turns} turns");
+    let lens: BTreeSet<(u64, usize)> = [1, turns - 1, turns + 2, FORGOTTEN]
+        .iter()
+        .map(|&i| (i, h.stop(i).samples.len()))
+        .collect();
+    let expected: BTreeSet<(u64, usize)> = [(1, 1), (turns - 1, 1), (turns + 2, 0), (FORGOTTEN, 0)]
+        .into_iter()
+        .collect();
+    assert_eq!(lens, expected);
 }
 
 /// The budget runs out on one big session; a second one below its share cuts it down to

@@ -280,3 +280,136 @@ fn a_walk_whose_thread_never_runs_is_abandoned() {
         Some(&crate::PollStep::Abandon)
     );
 }
+
+/// A host sampler whose agent's thread took the walk inside a collection: `Pending` to every
+/// step, the abandon included, until the collection ends (`ended`), then the stack.
+struct CollectingSampler {
+    ended: Arc<std::sync::atomic::AtomicBool>,
+    steps: Arc<Mutex<Vec<crate::PollStep>>>,
+}
+
+impl crate::StackSampler for CollectingSampler {
+    fn sample(&self) -> Sampled {
+        Sampled::Pending
+    }
+    fn poll(&self, step: crate::PollStep) -> Sampled {
+        self.steps.lock().unwrap().push(step);
+        if self.ended.load(Ordering::SeqCst) {
+            Sampled::Stack(stack(&[7]))
+        } else {
+            Sampled::Pending
+        }
+    }
+}
+
+/// A walk the thread has taken and finishes later (a tick inside a collection longer than
+/// WALK_ABANDON, walked when it ends) is not abandoned: the ticks that waited for it get
+/// the stack the collection interrupted.
+#[test]
+fn a_walk_taken_inside_a_long_collection_is_not_abandoned() {
+    let mut h = Harness::new();
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let a = h.agent_with(Some(Box::new(CollectingSampler {
+        ended: ended.clone(),
+        steps: steps.clone(),
+    })));
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 1000);
+    h.run_to(150 * MS, |h| h.core.poll_walks(h.now));
+    assert!(steps.lock().unwrap().contains(&crate::PollStep::Abandon));
+    assert_eq!(h.core.stats().walks_abandoned, 0);
+    ended.store(true, Ordering::SeqCst);
+    h.core.poll_walks(h.now);
+    let t = h.stop(1);
+    assert!(t.samples.len() >= 100, "{}", t.samples.len());
+    assert!((0..t.samples.len()).all(|i| names(&t, i) == ["f7"]));
+    let stats = h.core.stats();
+    assert_eq!((stats.walks_waited, stats.walks_abandoned), (1, 0));
+}
+
+/// A host sampler that reads its thread's CPU time: while the thread runs (`running`), a
+/// walk is done at once and the test advances the CPU time; while it waits for a CPU, walks
+/// are pending and the CPU time stands still.
+struct ClockedSampler {
+    running: Arc<std::sync::atomic::AtomicBool>,
+    cpu: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl crate::StackSampler for ClockedSampler {
+    fn sample(&self) -> Sampled {
+        self.poll(crate::PollStep::Look)
+    }
+    fn poll(&self, _: crate::PollStep) -> Sampled {
+        if self.running.load(Ordering::SeqCst) {
+            Sampled::Stack(stack(&[5]))
+        } else {
+            Sampled::Pending
+        }
+    }
+    fn cpu_time(&self) -> Option<crate::Nanos> {
+        Some(self.cpu.load(Ordering::SeqCst))
+    }
+}
+
+/// When the sampler thread itself waits for a CPU and wakes too late for some picks, an
+/// agent whose thread has not run since before those picks (its CPU time has not moved
+/// since the sampler last read it) still gets them, each at its own time and with the stack
+/// the thread stands at, which is the one it had then. An agent whose thread ran meanwhile
+/// misses them.
+#[test]
+fn picks_the_sampler_woke_late_for_are_served_for_a_thread_that_has_not_run_since() {
+    let mut h = Harness::new();
+    let mut threads = Vec::new();
+    for _ in 0..2 {
+        let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let cpu = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let a = h.agent_with(Some(Box::new(ClockedSampler {
+            running: running.clone(),
+            cpu: cpu.clone(),
+        })));
+        h.agents[a].0.enter();
+        threads.push((running, cpu));
+    }
+    h.start(1, 0, 1, 1000);
+    h.start(2, 1, 1, 1000);
+    // Both threads run until 10 ms: their CPU time moves between any two wakes.
+    h.run_to(10 * MS, |_| {
+        for (_, cpu) in &threads {
+            cpu.fetch_add(100_000, Ordering::SeqCst);
+        }
+    });
+    // Both threads go off the CPU at 10 ms; the sampler still wakes at its picks until 12 ms
+    // (their walks wait), then waits for a CPU itself until 20.5 ms. Meanwhile the second
+    // thread runs a little; the first does not.
+    for (running, _) in &threads {
+        running.store(false, Ordering::SeqCst);
+    }
+    h.run_to(12 * MS, |h| h.core.poll_walks(h.now));
+    threads[1].1.fetch_add(300_000, Ordering::SeqCst);
+    h.set_now(20 * MS + MS / 2);
+    while h.core.next_wake().is_some_and(|at| at <= h.now) {
+        h.core.on_wake(h.now);
+    }
+    for (running, _) in &threads {
+        running.store(true, Ordering::SeqCst);
+    }
+    h.core.poll_walks(h.now);
+    let stats = h.core.stats();
+    let (still, ran) = (h.stop(1), h.stop(2));
+    // Every block 0-19 has its sample, in its own block, with the stack (block 20's pick
+    // may come after 20.5 ms).
+    let still_blocks = blocks(&still, 1);
+    assert_eq!(still_blocks[..20], (0..20).collect::<Vec<_>>());
+    assert!(still_blocks.len() <= 21);
+    assert!((0..still.samples.len()).all(|i| names(&still, i) == ["f5"]));
+    // Blocks 12-18 at least were late by more than MAX_PICK_LATENESS: the thread that ran
+    // has none of them.
+    let ran_blocks = blocks(&ran, 1);
+    assert!(
+        ran_blocks.iter().all(|b| !(12..=18).contains(b)),
+        "{ran_blocks:?}"
+    );
+    assert!(stats.still_served >= 7, "{}", stats.still_served);
+    assert!(stats.missed_ticks >= 7, "{}", stats.missed_ticks);
+}
