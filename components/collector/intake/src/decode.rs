@@ -195,21 +195,7 @@ pub fn jsprof(req: &Request, body: &[u8]) -> Result<Batch, Reject> {
     Ok(Batch::of(&traces))
 }
 
-/// An entry of jsprof's envelope: a `PerformanceEntry` the page recorded beside its trace
-/// (examples/field: Long Animation Frames and slow interactions), as its `toJSON()` names
-/// the members. Times are the page's (`performance.now()`), as the trace's samples are.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Entry {
-    /// `long-animation-frame`, `longtask`, `event` or `first-input`.
-    pub entry_type: String,
-    /// The event's type (`click`, `keydown`) for an interaction; what ran (the script's
-    /// invoker) for a frame.
-    #[serde(default)]
-    pub name: Option<String>,
-    pub start_time: f64,
-    pub duration: f64,
-}
+pub use crate::model::Entry;
 
 /// The events of an envelope's entries, their times from `origin`: a 400 for a time that is
 /// not a finite number (a duration below 0 included). An entry of another type is skipped,

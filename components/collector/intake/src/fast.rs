@@ -27,8 +27,7 @@ use std::collections::BTreeMap;
 
 use jsprof_profiler::ProfilerMarker;
 
-use crate::decode::Entry;
-use crate::model::Meta;
+use crate::model::{Entry, Meta};
 use crate::record;
 
 /// How deep an unknown member may nest before the serde path takes over.

@@ -191,3 +191,19 @@ impl Ingested {
             .unwrap_or(self.received)
     }
 }
+
+/// An entry of jsprof's envelope: a `PerformanceEntry` the page recorded beside its trace
+/// (examples/field: Long Animation Frames and slow interactions), as its `toJSON()` names
+/// the members. Times are the page's (`performance.now()`), as the trace's samples are.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// `long-animation-frame`, `longtask`, `event` or `first-input`.
+    pub entry_type: String,
+    /// The event's type (`click`, `keydown`) for an interaction; what ran (the script's
+    /// invoker) for a frame.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub start_time: f64,
+    pub duration: f64,
+}
