@@ -7,7 +7,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{field_trace, function_samples, http, post_envelope, Collector, BIN, DAY};
+use common::{
+    field_trace, function_samples, http, post_envelope, run, top_samples, Collector, BIN, DAY,
+};
 
 /// A store of two traces: 1.0's (layout 30, paint 10; samples 10 ms apart from 50 ms) with
 /// a long animation frame over its last 20 samples (all layout), a slow click over its
@@ -58,28 +60,6 @@ fn store(dir: &std::path::Path) -> Collector {
     c
 }
 
-fn run(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// (function, samples) of `top`'s table.
-fn top_samples(table: &str) -> Vec<(String, i64)> {
-    table
-        .lines()
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            (cells.len() > 9).then(|| (cells[1].to_owned(), cells[9].parse().ok()))
-        })
-        .filter_map(|(f, n)| Some((f, n?)))
-        .collect()
-}
-
 #[test]
 fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
     let dir = tempfile::tempdir().unwrap();
@@ -104,16 +84,15 @@ fn top_flame_and_diff_during_long_tasks_frames_and_interactions() {
     assert!(long.contains(&("main".into(), 28)), "{long:?}");
 
     let folded = dir.path().join("loaf.folded");
-    let out = Command::new(BIN)
-        .args(["flame", "--store", store, "--during", "loaf", "-o"])
-        .arg(&folded)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run(&[
+        "flame",
+        "--store",
+        store,
+        "--during",
+        "loaf",
+        "-o",
+        folded.to_str().unwrap(),
+    ]);
     let text = std::fs::read_to_string(&folded).unwrap();
     // One call path, main → render → layout, 20 samples.
     assert_eq!(text.lines().count(), 1, "{text}");

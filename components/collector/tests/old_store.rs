@@ -8,10 +8,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{http, query, Collector, BIN, DAY};
+use common::{http, query, run, top_samples, Collector, DAY};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -26,28 +25,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn run(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// (function, samples) of `top`'s table, sorted.
 fn top(store: &Path, extra: &[&str]) -> Vec<(String, i64)> {
     let mut args = vec!["top", "--store", store.to_str().unwrap()];
     args.extend_from_slice(extra);
-    let mut rows: Vec<(String, i64)> = run(&args)
-        .lines()
-        .filter_map(|l| {
-            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            (cells.len() > 9).then(|| (cells[1].to_owned(), cells[9].parse().ok()))
-        })
-        .filter_map(|(f, n)| Some((f, n?)))
-        .collect();
+    let mut rows = top_samples(&run(&args));
     rows.sort();
     rows
 }

@@ -54,19 +54,31 @@ impl Drop for Collector {
     }
 }
 
-pub fn query(store: &Path, sql: &str) -> String {
-    let out = Command::new(BIN)
-        .args(["query", "--store"])
-        .arg(store)
-        .arg(sql)
-        .output()
-        .unwrap();
+/// `jsprof-collector ARGS`, which must succeed: its standard output.
+pub fn run(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn query(store: &Path, sql: &str) -> String {
+    run(&["query", "--store", store.to_str().unwrap(), sql])
+}
+
+/// (function, samples) of `top`'s table, in its order.
+pub fn top_samples(table: &str) -> Vec<(String, i64)> {
+    table
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells.len() > 9).then(|| (cells[1].to_owned(), cells[9].parse().ok()))
+        })
+        .filter_map(|(f, n)| Some((f, n?)))
+        .collect()
 }
 
 /// One HTTP/1.1 request on a fresh connection: (status, headers lowercased, body).
