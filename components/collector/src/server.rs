@@ -597,6 +597,18 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
 mod tests {
     use super::*;
 
+    /// One jsprof trace with nothing in it, as a log record holds it.
+    fn empty_trace() -> crate::model::Ingested {
+        crate::model::Ingested {
+            project: "default".into(),
+            source: crate::model::Source::Jsprof,
+            received: 1.0,
+            meta: Default::default(),
+            trace: jsprof_profiler::ProfilerTrace::default(),
+            events: Vec::new(),
+        }
+    }
+
     /// A crash leaves the segment made ahead, zero-filled: the next start removes it, and
     /// compacts only the segments that hold records.
     #[test]
@@ -604,14 +616,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let wal_dir = store::wal_dir(dir.path());
         std::fs::create_dir_all(&wal_dir).unwrap();
-        let one = crate::model::Ingested {
-            project: "default".into(),
-            source: crate::model::Source::Jsprof,
-            received: 1.0,
-            meta: Default::default(),
-            trace: jsprof_profiler::ProfilerTrace::default(),
-            events: Vec::new(),
-        };
+        let one = empty_trace();
         std::fs::write(wal::segment_path(&wal_dir, 1), wal::encode_record(&[one])).unwrap();
         std::fs::write(wal::segment_path(&wal_dir, 2), vec![0u8; 1 << 16]).unwrap();
         let (wal, compactor) = open(&Config::new(dir.path().to_owned())).unwrap();
@@ -639,14 +644,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let wal_dir = store::wal_dir(dir.path());
         std::fs::create_dir_all(&wal_dir).unwrap();
-        let one = crate::model::Ingested {
-            project: "default".into(),
-            source: crate::model::Source::Jsprof,
-            received: 1.0,
-            meta: Default::default(),
-            trace: jsprof_profiler::ProfilerTrace::default(),
-            events: Vec::new(),
-        };
+        let one = empty_trace();
         let mut newer = wal::encode_record(std::slice::from_ref(&one));
         // The version byte, then the header's CRC of the payload as it is now.
         newer[8] = 99;
