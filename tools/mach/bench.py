@@ -63,7 +63,7 @@ def page_bench(runs=5):
             print(f"    workload median {med(plain):.1f} ms without, {med(profiled):.1f} ms with: slowdown {slowdown * 100:+.2f}%")
             print(f"    samples {stat('samples'):.0f}; stop() main-thread time {stat('stop_ms'):.3f} ms")
         print(f"    time inside sampling {stat('sampling_fraction', 100):.3f}% of the run "
-              f"(collection walks {stat('gc_walk_ms'):.3f} ms of it; signals for {stat('walks_signalled'):.0f} walks)")
+              f"(signals for {stat('walks_signalled'):.0f} walks; {stat('gc_ticks_walked_at_end'):.0f} ticks inside collections, walked at their end)")
 
         def sampler(key, scale=1.0):
             vals = [s["sampler"][key] for s in stats if s.get("sampler") and s["sampler"].get(key) is not None]

@@ -50,6 +50,11 @@ pub enum Sampled {
     /// waits for a CPU): ask again with [`StackSampler::poll`]. Its stack cannot change
     /// before the walk, so the walk's stack is the tick's.
     Pending,
+    /// The agent's thread has taken the walk inside an operation its stack cannot be
+    /// walked in (SpiderMonkey's collections), and walks it when that ends: its stack
+    /// cannot change meanwhile, so the walk's stack is the tick's. Polled like `Pending`,
+    /// but seldom (it ends when the operation does), and never abandoned.
+    Deferred,
 }
 
 /// What [`StackSampler::poll`] should do about a pending walk.
@@ -62,7 +67,7 @@ pub enum PollStep {
     Nudge,
     /// Give up the walk (the tick gets no stack). A host whose agent's thread has taken
     /// the walk and will finish it (for SpiderMonkey, a tick inside a collection, walked
-    /// when it ends) answers `Pending`, and the walk goes on waiting.
+    /// when it ends) answers `Deferred`, and the walk goes on waiting.
     Abandon,
 }
 
@@ -75,7 +80,8 @@ pub enum PollStep {
 pub trait StackSampler: Send + Sync {
     /// Starts taking the stack now.
     fn sample(&self) -> Sampled;
-    /// The outcome of the pending walk: `Pending` while it is not taken yet.
+    /// The outcome of the pending walk: `Pending` while it is not taken yet, `Deferred`
+    /// while the agent's thread holds it for later.
     fn poll(&self, step: PollStep) -> Sampled;
     /// The CPU time the agent's thread has run so far, if the host can read it from the
     /// sampler thread (`None`: it cannot). A value that has not changed since the sampler
@@ -130,9 +136,6 @@ pub struct AgentShared {
     gc_depth: AtomicU32,
     /// Whether the agent's thread is waiting for work (its event loop is blocked).
     waiting: AtomicBool,
-    /// When the sampler next wants a stack of this agent (the group clock's ns; `u64::MAX`
-    /// when no session of it is active). Written by the sampler after every plan change.
-    next_due: AtomicU64,
 }
 
 impl fmt::Debug for AgentShared {
@@ -180,12 +183,6 @@ impl AgentShared {
             Some(ProfilerMarker::Other)
         }
     }
-
-    /// Sampler side: publishes when the next stack of this agent is due.
-    pub(crate) fn set_next_due(&self, at: Option<Nanos>) {
-        self.next_due
-            .store(at.unwrap_or(Nanos::MAX), Ordering::Relaxed);
-    }
 }
 
 /// The host's handle on its agent. Cheap to clone.
@@ -211,7 +208,6 @@ impl AgentHandle {
             clock,
             gc_depth: AtomicU32::new(0),
             waiting: AtomicBool::new(false),
-            next_due: AtomicU64::new(Nanos::MAX),
         }))
     }
 
@@ -280,15 +276,6 @@ impl AgentHandle {
     /// The marker a sample taken now would get: `gc`, `script`, `other` or none.
     pub fn marker(&self) -> Option<ProfilerMarker> {
         self.0.marker()
-    }
-
-    /// How long until the sampler next wants a stack of this agent (0 if it is overdue;
-    /// `None` if no session of it is active). A host whose stack cannot be walked during
-    /// some operation (SpiderMonkey's GC) walks it as the operation begins only when a tick
-    /// may fall inside it.
-    pub fn next_sample_in(&self) -> Option<Nanos> {
-        let due = self.0.next_due.load(Ordering::Relaxed);
-        (due != Nanos::MAX).then(|| due.saturating_sub(self.0.clock.now()))
     }
 
     /// Agent thread, in the interrupt callback: takes the pending request, if there is one

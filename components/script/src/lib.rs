@@ -28,7 +28,7 @@ pub use jsprof_page_model::{document, policy, prefs, url_api};
 pub use jsprof_script_bindings::glue::{
     init, internal_error, panic_message, record_internal_error, shutdown,
 };
-pub use jsprof_spidermonkey::{GcWalks, SamplingStats};
+pub use jsprof_spidermonkey::SamplingStats;
 pub use page::{
     run_navigation, run_page, set_next_page_generation, Browser, Console, Navigated, PageError,
     RunOptions, RunReport, SamplerThread, ScopeRecording, Stream,

@@ -11,7 +11,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jsprof_profiler::{AgentHandle, Nanos, ProfilerGroup, RealmId};
+use jsprof_profiler::{AgentHandle, ProfilerGroup, RealmId};
 use jsprof_symbolizer::ScriptRegistry;
 use mozjs::jsapi::{self, JSContext};
 use mozjs::rust::{Runtime, ThreadSafeJSContext};
@@ -19,7 +19,7 @@ use mozjs::rust::{Runtime, ThreadSafeJSContext};
 use crate::capture::capture_stack;
 use crate::frames::{FrameReader, RealmOfPrincipals};
 use crate::guarded;
-use crate::sampling::{self, GcWalks, SignalSampler, Walker};
+use crate::sampling::{self, SignalSampler, Walker};
 
 /// Why the agent could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -275,15 +275,6 @@ fn with_marks(f: impl FnOnce(&AgentHandle)) {
     });
 }
 
-/// How long until this thread's agent is next sampled (`Some(0)` when that cannot be read
-/// now: a collection that starts while the agent is being used walks, to be safe).
-fn next_sample_in() -> Option<Nanos> {
-    AGENT.with(|a| match a.try_borrow() {
-        Ok(a) => a.as_ref().and_then(|a| a.handle.next_sample_in()),
-        Err(_) => Some(0),
-    })
-}
-
 /// A collection's slice (major) or a nursery collection (minor), beginning or ending, as
 /// the GC callbacks the agent installs see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,9 +350,9 @@ unsafe extern "C" fn on_gc_slice(
         match progress {
             // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
             // JIT stack, which a slice does not change.
-            GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true, next_sample_in()) },
+            GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true) },
             // SAFETY: as above.
-            GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false, None) },
+            GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false) },
             _ => {}
         }
         if let Some(previous) = PREVIOUS_GC_SLICE.with(Cell::get) {
@@ -386,9 +377,8 @@ unsafe extern "C" fn on_nursery_collection(
         } else {
             AgentHandle::gc_ended
         });
-        let due_in = if begin { next_sample_in() } else { None };
         // SAFETY: on the context's own thread, inside the collection.
-        unsafe { sampling::gc_slice(begin, due_in) }
+        unsafe { sampling::gc_slice(begin) }
     })
 }
 
@@ -435,8 +425,9 @@ pub struct SamplingStats {
     pub signal_cost: Duration,
     /// The agent's time walking.
     pub walk_time: Duration,
-    /// Stacks walked as collections began, for ticks inside them (see [`GcWalks`]).
-    pub gc: GcWalks,
+    /// Ticks that came inside a collection, walked when it ended (their walks are in
+    /// `walks` and `walk_time`).
+    pub gc_deferred: u64,
     /// Mean handler time of walks of exactly 5 and 20 frames, if any.
     pub walk_at_depth5: Option<Duration>,
     pub walk_at_depth20: Option<Duration>,
@@ -454,7 +445,7 @@ impl SamplingStats {
     /// All the agent's thread spent on sampling: interrupt captures, walks, and the kernel's
     /// part of the signals.
     pub fn agent_time(&self) -> Duration {
-        self.total + self.walk_time + self.gc.time + self.signal_cost * self.signalled as u32
+        self.total + self.walk_time + self.signal_cost * self.signalled as u32
     }
 
     /// Mean cost of a capture with exactly `depth` frames, if any was taken.
@@ -483,13 +474,10 @@ pub fn sampling_stats() -> Option<SamplingStats> {
                 .signal
                 .as_ref()
                 .map_or_else(Default::default, |s| s.signalled());
-            let gc = a
-                .signal
-                .as_ref()
-                .map_or_else(Default::default, |s| s.gc_walks());
+            let gc_deferred = a.signal.as_ref().map_or(0, |s| s.gc_deferred());
             SamplingStats {
                 walks,
-                gc,
+                gc_deferred,
                 signalled,
                 signal_cost,
                 walk_time,

@@ -141,7 +141,7 @@ pub use frames::RealmOfPrincipals;
 pub use in_script::{guard_time, InScript};
 pub use jsprof_profiler::{AgentHandle, RealmId};
 pub use jsprof_symbolizer::{Registered, ScriptInfo, ScriptRegistry, SourceId};
-pub use sampling::{setup_sampler_thread, GcWalks};
+pub use sampling::setup_sampler_thread;
 pub use scripts::{is_scripted_proxy, module_source_id, script_source_id};
 
 /// What a panic in a callback is handed to ([`set_panic_handler`]).

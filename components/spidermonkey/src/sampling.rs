@@ -37,6 +37,7 @@ const FRAME_DEFINITION: u32 = 1;
 const FRAME_TOP_LEVEL: u32 = 2;
 const SAMPLE_OK: i32 = 0;
 const SAMPLE_PENDING: i32 = 4;
+const SAMPLE_DEFERRED: i32 = 5;
 const POLL_LOOK: i32 = 0;
 const POLL_NUDGE: i32 = 1;
 const POLL_ABANDON: i32 = 2;
@@ -60,14 +61,8 @@ extern "C" {
     fn jsprof_agent_cost(agent: *const c_void, depth: u32, handler_ns: *mut u64, walks: *mut u64);
     fn jsprof_agent_free(agent: *mut c_void);
     fn jsprof_agent_cpu_ns(agent: *const c_void) -> u64;
-    fn jsprof_agent_gc_slice(begin: bool, due_in_ns: u64);
-    fn jsprof_agent_gc_cost(
-        agent: *const c_void,
-        walks: *mut u64,
-        ns: *mut u64,
-        skipped: *mut u64,
-        deferred: *mut u64,
-    );
+    fn jsprof_agent_gc_slice(begin: bool);
+    fn jsprof_agent_gc_deferred(agent: *const c_void) -> u64;
     fn jsprof_agent_on_interrupt();
     fn jsprof_agent_signalled(agent: *const c_void, signal_ns: *mut u64) -> u64;
     fn jsprof_sampler_thread_setup(slice_ns: u64) -> i32;
@@ -97,25 +92,14 @@ pub(crate) unsafe fn on_interrupt() {
     unsafe { jsprof_agent_on_interrupt() }
 }
 
-/// A GC slice of this thread's context begins or ends (see `jsprof_agent_gc_slice`).
+/// A collection of this thread's context (a GC slice or a nursery collection) begins or
+/// ends (see `jsprof_agent_gc_slice`): a tick inside it is walked at its end.
 ///
 /// # Safety
-/// On the thread of a context, from its GC slice callback.
-pub(crate) unsafe fn gc_slice(begin: bool, due_in: Option<Nanos>) {
+/// On the thread of a context, from its GC callbacks.
+pub(crate) unsafe fn gc_slice(begin: bool) {
     // SAFETY: per the contract; without an agent on this thread it does nothing.
-    unsafe { jsprof_agent_gc_slice(begin, due_in.unwrap_or(u64::MAX)) }
-}
-
-/// What walking collections' stacks cost an agent's thread (see `jsprof_agent_gc_slice`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GcWalks {
-    /// Collections whose stack was walked as they began, and the time that took.
-    pub walks: u64,
-    pub time: Duration,
-    /// Collections not walked (no tick was due soon), and ticks that fell inside one
-    /// (walked when it ended).
-    pub skipped: u64,
-    pub deferred: u64,
+    unsafe { jsprof_agent_gc_slice(begin) }
 }
 
 /// The C++ agent, while its runtime lives.
@@ -236,6 +220,9 @@ impl SignalSampler {
         if status == SAMPLE_PENDING {
             return Sampled::Pending;
         }
+        if status == SAMPLE_DEFERRED {
+            return Sampled::Deferred;
+        }
         if status != SAMPLE_OK || count == 0 || frames.is_null() {
             // Nothing walkable (instrumentation off, sampling suppressed for a moment, a
             // thread gone or a walk abandoned): a new sample is asked by interrupt instead.
@@ -311,21 +298,14 @@ impl SignalSampler {
         (n, Duration::from_nanos(ns))
     }
 
-    /// What walking collections' stacks has cost the agent's thread.
-    pub(crate) fn gc_walks(&self) -> GcWalks {
+    /// Ticks that came inside a collection (walked at its end).
+    pub(crate) fn gc_deferred(&self) -> u64 {
         let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
         let Some(ptr) = agent.as_ref() else {
-            return GcWalks::default();
+            return 0;
         };
-        let (mut walks, mut ns, mut skipped, mut deferred) = (0, 0, 0, 0);
-        // SAFETY: the agent is alive under the lock; plain counters of this thread's.
-        unsafe { jsprof_agent_gc_cost(ptr.0, &mut walks, &mut ns, &mut skipped, &mut deferred) };
-        GcWalks {
-            walks,
-            time: Duration::from_nanos(ns),
-            skipped,
-            deferred,
-        }
+        // SAFETY: the agent is alive under the lock; a plain counter of this thread's.
+        unsafe { jsprof_agent_gc_deferred(ptr.0) }
     }
 
     /// Frees the agent (on its thread, outside any JS). Later samples are `Unavailable`.

@@ -85,6 +85,7 @@ static const uint32_t JSPROF_FRAME_DEFINITION = 1;  // line/column: the function
 static const uint32_t JSPROF_FRAME_TOP_LEVEL = 2;   // top-level code of its script
 
 static const uint32_t kMaxFrames = 256;
+static const uint32_t kCacheSlots = 256;  // a power of two
 
 // A request's life: the sampler sets kRequested; the interrupt callback or the handler
 // takes it (kWalking) and publishes the frames (kDone), or, inside a collection whose stack
@@ -98,6 +99,7 @@ enum : int32_t {
   JSPROF_SAMPLE_NO_SIGNAL = 2,   // the thread could not be signalled (it is gone)
   JSPROF_SAMPLE_TIMEOUT = 3,     // the walk was abandoned before the thread took it
   JSPROF_SAMPLE_PENDING = 4,     // the thread has not taken the walk yet
+  JSPROF_SAMPLE_DEFERRED = 5,    // the thread took it inside a collection: walked at its end
 };
 
 // What jsprof_agent_poll does about a pending walk.
@@ -123,24 +125,28 @@ struct JsprofAgent {
   uint64_t depth_ns[65];
   uint64_t depth_walks[65];
   jsprof_frame frames[kMaxFrames];
-  // The stack of the GC slice running now, walked when it began: SpiderMonkey suppresses
-  // sampling while it sweeps its JIT tables, and the JS stack cannot change during a
-  // slice. `in_gc` is set by the agent's thread, read by its handler.
+  // Inside a collection (a major GC slice or a nursery collection) nothing is walkable:
+  // SpiderMonkey suppresses sampling while it sweeps its JIT tables. The JS stack cannot
+  // change during one, so a tick inside it is walked when it ends (kDeferred). `in_gc` is
+  // set by the agent's thread, read by its handler.
   volatile bool in_gc;
-  // Whether the running collection's stack was walked as it began: only when a tick is
-  // likely to fall inside it (the next tick is due within a typical recent collection).
-  volatile bool gc_walked;
   uint32_t gc_depth;  // nursery collections nest inside major slices
-  uint32_t gc_count;
-  uint64_t gc_begin_ns;
-  uint64_t gc_typical_ns;  // recent collections' duration (moving average, weight 1/8)
-  // Collections walked (and the time, sigmask included), not walked, and ticks that came
-  // inside a collection that was not walked (those fall back to the interrupt).
-  uint64_t gc_walks;
-  uint64_t gc_walk_ns;
-  uint64_t gc_skipped;
-  uint64_t gc_deferred;  // ticks inside a collection that was not walked, served at its end
-  jsprof_frame gc_frames[kMaxFrames];
+  uint64_t gc_deferred;  // ticks inside a collection, walked at its end
+  // What walks remember between collections (see `cache_slot`): a JIT return address's
+  // code record, and a label's parsed position. An entry counts only if its `gen` is the
+  // current `cache_gen`, which every collection's start and end moves on.
+  uint64_t cache_gen;
+  struct PcSlot {
+    void* pc;
+    const js::jit::JitcodeGlobalEntry* entry;
+    uint64_t gen;
+  } pc_cache[kCacheSlots];
+  struct LabelSlot {
+    const char* label;
+    const void* owner;
+    uint64_t gen;
+    uint32_t line, column, flags;
+  } label_cache[kCacheSlots];
   // Scratch for the merge: JIT frames (youngest first) and their stack addresses.
   jsprof_frame jit[kMaxFrames];
   void* jit_addr[kMaxFrames];
@@ -191,6 +197,45 @@ static jsprof_frame frame_from_label(uint32_t source_id, const char* label) {
   return f;
 }
 
+// What walks remember. A cold walk's time goes mostly to cache misses: a JitcodeGlobalTable
+// lookup per JIT frame (a tree of every JIT code record), then the frame's label, read to
+// its end for the position. Both stay put between collections: SpiderMonkey frees JIT code,
+// its records (and their labels) and the scripts' profile strings only while it collects.
+// The exception is a Baseline Interpreter frame's label, owned by the script's JitScript,
+// which discarding JIT code outside a collection (a JIT option changed, say) frees: its
+// slot is therefore keyed by the script too, whose label, wherever it is allocated, always
+// names the same position. So a slot is valid for the collection-free stretch it was filled
+// in (`cache_gen`), and a deep or recursive stack looks each code record and label up once.
+static inline uint32_t cache_slot(const void* p) {
+  uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  return uint32_t((v >> 4) ^ (v >> 12)) & (kCacheSlots - 1);
+}
+
+// The code record of a JIT return address (or null), through the agent's cache.
+static const js::jit::JitcodeGlobalEntry* jit_entry(JsprofAgent* a,
+                                                    js::jit::JitcodeGlobalTable* table,
+                                                    void* pc) {
+  JsprofAgent::PcSlot& slot = a->pc_cache[cache_slot(pc)];
+  if (slot.pc == pc && slot.gen == a->cache_gen) return slot.entry;
+  const js::jit::JitcodeGlobalEntry* entry = table->lookup(pc);
+  if (entry) slot = {pc, entry, a->cache_gen};
+  return entry;
+}
+
+// frame_from_label through the agent's cache: `owner` is what the label belongs to when it
+// may be freed between collections (the script of a Baseline Interpreter frame), else null.
+static jsprof_frame labelled(JsprofAgent* a, uint32_t source_id, const char* label,
+                             const void* owner = nullptr) {
+  if (!label) return frame_from_label(source_id, label);
+  JsprofAgent::LabelSlot& slot = a->label_cache[cache_slot(label)];
+  if (slot.label != label || slot.owner != owner || slot.gen != a->cache_gen) {
+    jsprof_frame f = frame_from_label(source_id, label);
+    slot = {label, owner, a->cache_gen, f.line, f.column, f.flags};
+    return f;
+  }
+  return jsprof_frame{source_id, slot.line, slot.column, slot.flags};
+}
+
 // The registers of the agent's thread stopped at `uc`.
 static JS::ProfilingFrameIterator::RegisterState registers(const ucontext_t* uc) {
   JS::ProfilingFrameIterator::RegisterState regs;
@@ -231,14 +276,14 @@ template struct JitIterAccess<&JS::ProfilingFrameIterator::jsJitIter>;
 // The frames of the iterator's current physical JIT frame (several when Ion inlined
 // calls), youngest first, into `out`/`addr` (at most `room`). Wasm and trampoline frames
 // give none.
-static uint32_t jit_frames(JSContext* cx, const JS::ProfilingFrameIterator& it,
+static uint32_t jit_frames(JsprofAgent* a, const JS::ProfilingFrameIterator& it,
                            jsprof_frame* out, void** addr, uint32_t room) {
   if (room == 0 || !it.isJSJit() || js::jit::IsPortableBaselineInterpreterEnabled()) return 0;
   const js::jit::JSJitProfilingFrameIterator& jit = (it.*jit_iter_getter(JitIterTag{}))();
   void* stack_address = it.stackAddress();
   void* pc = jit.resumePCinCurrentFrame();
-  js::jit::JitcodeGlobalTable* table = cx->runtime()->jitRuntime()->getJitcodeGlobalTable();
-  const js::jit::JitcodeGlobalEntry* entry = table->lookup(pc);
+  js::jit::JitcodeGlobalTable* table = a->cx->runtime()->jitRuntime()->getJitcodeGlobalTable();
+  const js::jit::JitcodeGlobalEntry* entry = jit_entry(a, table, pc);
   if (!entry || entry->isDummy()) return 0;
   if (entry->isBaselineInterpreter()) {
     JSScript* script = nullptr;
@@ -246,13 +291,13 @@ static uint32_t jit_frames(JSContext* cx, const JS::ProfilingFrameIterator& it,
     uint64_t realm = 0;
     uint32_t source_id = 0;
     jit.baselineInterpreterScriptPC(&script, &bytecode, &realm, &source_id);
-    out[0] = frame_from_label(source_id, jit.baselineInterpreterLabel());
+    out[0] = labelled(a, source_id, jit.baselineInterpreterLabel(), script);
     addr[0] = stack_address;
     return 1;
   }
   if (entry->isBaseline()) {
     const js::jit::BaselineEntry& b = entry->asBaseline();
-    out[0] = frame_from_label(b.scriptKey().scriptSource->id(), b.str());
+    out[0] = labelled(a, b.scriptKey().scriptSource->id(), b.str());
     addr[0] = stack_address;
     return 1;
   }
@@ -272,8 +317,8 @@ static uint32_t jit_frames(JSContext* cx, const JS::ProfilingFrameIterator& it,
     while (scripts.hasMore() && n < room) {
       uint32_t script_index, pc_offset;
       scripts.readNext(&script_index, &pc_offset);
-      out[n] = frame_from_label(ion->getScriptKey(script_index).scriptSource->id(),
-                                ion->getStr(script_index));
+      out[n] = labelled(a, ion->getScriptKey(script_index).scriptSource->id(),
+                        ion->getStr(script_index));
       addr[n] = stack_address;
       n++;
     }
@@ -281,7 +326,7 @@ static uint32_t jit_frames(JSContext* cx, const JS::ProfilingFrameIterator& it,
   }
   if (entry->isRealmIndependentShared()) {
     // Shared stubs name no script: a hidden frame.
-    out[0] = frame_from_label(0, entry->asRealmIndependentShared().str());
+    out[0] = labelled(a, 0, entry->asRealmIndependentShared().str());
     addr[0] = stack_address;
     return 1;
   }
@@ -304,7 +349,7 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
   // first, each with the stack address the merge orders by.
   uint32_t njit = 0;
   for (JS::ProfilingFrameIterator it(cx, regs); !it.done() && njit < kMaxFrames; ++it) {
-    njit += jit_frames(cx, it, &a->jit[njit], &a->jit_addr[njit], kMaxFrames - njit);
+    njit += jit_frames(a, it, &a->jit[njit], &a->jit_addr[njit], kMaxFrames - njit);
   }
   // The profiling stack, oldest first: label and SP-marker frames give the stack address
   // of the C++ interpreter's JS frames after them (Gecko's MergeStacks); frames running
@@ -332,7 +377,7 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
     if (!pf.isJsFrame() || pf.isOSRFrame() || !pf.dynamicString()) continue;
     // Emit the JIT frames older than this interpreter frame first.
     while (j >= 0 && a->jit_addr[j] > last_label_addr) emit(a->jit[j--]);
-    emit(frame_from_label(pf.sourceId(), pf.dynamicString()));
+    emit(labelled(a, pf.sourceId(), pf.dynamicString()));
   }
   while (j >= 0) emit(a->jit[j--]);
   a->status = JSPROF_SAMPLE_OK;
@@ -345,30 +390,20 @@ static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::Regi
                           uint32_t from = kRequested) {
   uint32_t expected = from;
   if (a && a->state.compare_exchange_strong(expected, kWalking)) {
-    uint64_t start = now_ns();
-    walk(a, regs, a->frames, &a->count);
-    // Nothing walkable inside a collection (sampling is suppressed while it moves things
-    // the walk reads): the collection's stack, walked when it began, or, if it was not,
-    // the walk waits for its end. The JS stack cannot change meanwhile, so either way the
-    // sample gets the stack that was running at its tick: the one that made the collection.
-    // (Inside a collection the iterator yields no JIT frame, so whatever the walk found,
-    // the C++ interpreter's frames alone, is not the stack.)
-    bool defer = false;
+    // Nothing is walkable inside a collection (sampling is suppressed while it moves
+    // things the walk reads: the iterator would yield no JIT frame, and the C++
+    // interpreter's frames alone are not the stack). The JS stack cannot change meanwhile,
+    // so the tick is walked when the collection ends, and gets the stack that was running
+    // at its tick: the one that made the collection.
     if (a->in_gc) {
-      if (a->gc_walked) {
-        for (uint32_t i = 0; i < a->gc_count; i++) a->frames[i] = a->gc_frames[i];
-        a->count = a->gc_count;
-      } else {
-        defer = true;
-        a->gc_deferred++;
-      }
-    }
-    uint64_t spent = now_ns() - start;
-    a->handler_ns += spent;
-    if (defer) {
+      a->gc_deferred++;
       a->state.store(kDeferred, std::memory_order_seq_cst);
       return;
     }
+    uint64_t start = now_ns();
+    walk(a, regs, a->frames, &a->count);
+    uint64_t spent = now_ns() - start;
+    a->handler_ns += spent;
     uint32_t bucket = a->count < 64 ? a->count : 64;
     a->walks++;
     a->depth_ns[bucket] += spent;
@@ -443,7 +478,8 @@ extern "C" JsprofAgent* jsprof_agent_new(JSContext* cx) {
 extern "C" void jsprof_agent_enable(JsprofAgent* a) {
   if (a->enabled) return;
   JS_SetGlobalJitCompilerOption(a->cx, JSJITCOMPILER_BASELINE_INTERPRETER_WARMUP_TRIGGER, 0);
-  js::EnableContextProfilingStack(a->cx, true);
+  js::EnableContextProfilingStack(a->cx, true);  // discards JIT code, outside a collection
+  a->cache_gen++;
   a->enabled = true;
 }
 
@@ -462,7 +498,8 @@ static int32_t hand_over(JsprofAgent* a, const jsprof_frame** frames, uint32_t* 
 // Starts taking the agent's stack now, from the sampler thread: asks for the interrupt and
 // spins a little (the interrupt is usually served, and the walk done, within 10 µs). Returns
 // JSPROF_SAMPLE_OK with the frames, or JSPROF_SAMPLE_PENDING: the agent's thread has not
-// walked yet, and jsprof_agent_poll follows the walk. The sampler does not wait here for a
+// walked yet (or JSPROF_SAMPLE_DEFERRED: it took the request inside a collection), and
+// jsprof_agent_poll follows the walk. The sampler does not wait here for a
 // thread that waits for a CPU (threads outnumbering cores): it serves the other agents
 // meanwhile, and the walk, whenever the thread runs, finds the stack the tick saw (a thread
 // that is not running cannot change its stack).
@@ -479,29 +516,31 @@ extern "C" int32_t jsprof_agent_begin(JsprofAgent* a, const jsprof_frame** frame
     }
     cpu_relax();
   }
-  return JSPROF_SAMPLE_PENDING;
+  return a->state.load(std::memory_order_seq_cst) == kDeferred ? JSPROF_SAMPLE_DEFERRED
+                                                                : JSPROF_SAMPLE_PENDING;
 }
 
 // Where a walk jsprof_agent_begin left pending stands. `action`: JSPROF_POLL_LOOK only looks;
 // JSPROF_POLL_NUDGE signals the thread if it has not taken the request (past 50 µs the
 // thread is elsewhere than JS code: a native call, a GC, a blocking call, or off the CPU;
 // the handler walks from its registers as soon as it runs); JSPROF_POLL_ABANDON withdraws
-// the request (the handler, if it comes later, finds nothing), unless the thread has taken
-// it inside a collection and walks at its end: then the walk stays pending.
+// the request (the handler, if it comes later, finds nothing). A request the thread has
+// taken inside a collection is walked at its end: JSPROF_SAMPLE_DEFERRED, whatever `action`.
 extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jsprof_frame** frames,
                                      uint32_t* count, bool* truncated) {
   *count = 0;
   for (;;) {
     uint32_t s = a->state.load(std::memory_order_seq_cst);
     if (s == kDone) return hand_over(a, frames, count, truncated);
+    // The thread took the request inside a collection and walks when it ends: it is
+    // running, and its stack is still the tick's. Not nudged nor abandoned, however long
+    // that takes.
+    if (s == kDeferred) return JSPROF_SAMPLE_DEFERRED;
     if (action == JSPROF_POLL_ABANDON) {
       if (s == kWalking) {
         cpu_relax();  // a walk under way ends within microseconds: wait for it
         continue;
       }
-      // The thread took the request inside a collection and walks when it ends: it is
-      // running, and its stack is still the tick's. Not abandoned, however long that takes.
-      if (s == kDeferred) return JSPROF_SAMPLE_PENDING;
       uint32_t expected = s;
       if (a->state.compare_exchange_strong(expected, kIdle)) return JSPROF_SAMPLE_TIMEOUT;
       continue;
@@ -518,72 +557,45 @@ extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jspro
 }
 
 // A collection of the agent's context (a major GC slice or a nursery collection) begins
-// (`begin`) or ends, on the agent's thread. When the outermost one begins, its stack is
-// walked and kept for ticks inside it if the next tick is due within `due_in_ns` of now and
-// that is within a typical recent collection's duration, so that the tick is likely to
-// fall inside it. Otherwise a tick inside it is walked when it ends (the JS stack cannot
-// change meanwhile, and the sampler waits for such a walk however long the collection
-// takes: jsprof_agent_poll). Walking at every collection, or at every one a tick might
-// fall in (within twice the longest recent one), cost more than the samples themselves at
-// a 20 ms base: most collections are far shorter than the interval, and no tick falls in
-// them.
-extern "C" void jsprof_agent_gc_slice(bool begin, uint64_t due_in_ns) {
+// (`begin`) or ends, on the agent's thread. A tick inside it is walked when the outermost
+// one ends: the JS stack cannot change meanwhile, and the sampler waits for such a walk
+// however long the collection takes (jsprof_agent_poll answers JSPROF_SAMPLE_DEFERRED).
+// Walking every collection's stack as it began, or every one a tick was likely to fall in,
+// cost the page's thread more than the walks the ticks inside them need: most collections
+// are far shorter than the interval, and no tick falls in them. Both edges also move the
+// walk caches on (`cache_gen`): a collection may free what they remember.
+extern "C" void jsprof_agent_gc_slice(bool begin) {
   JsprofAgent* a = tls_agent;
   if (!a) return;
-  if (!begin) {
-    if (a->gc_depth > 0 && --a->gc_depth == 0) {
-      a->in_gc = false;
-      int64_t took = int64_t(now_ns() - a->gc_begin_ns);
-      a->gc_typical_ns = uint64_t(int64_t(a->gc_typical_ns) + (took - int64_t(a->gc_typical_ns)) / 8);
-      // A tick that came inside it and could not be walked: walk now (the stack is the
-      // one the collection interrupted), with SIGPROF blocked as below.
-      if (a->state.load(std::memory_order_seq_cst) == kDeferred) {
-        sigset_t block, old;
-        sigemptyset(&block);
-        sigaddset(&block, SIGPROF);
-        pthread_sigmask(SIG_BLOCK, &block, &old);
-        JS::ProfilingFrameIterator::RegisterState none;
-        take_and_walk(a, none, kDeferred);
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
-      }
-    }
-    return;
-  }
-  if (a->gc_depth++ > 0) return;
-  uint64_t start = now_ns();
-  a->gc_begin_ns = start;
-  if (!a->enabled || due_in_ns > a->gc_typical_ns) {
-    a->gc_walked = false;
-    a->gc_skipped++;
+  if (begin) {
+    if (a->gc_depth++ > 0) return;
+    // The handler, which may interrupt this thread anywhere, sees `in_gc` before anything
+    // the collection frees goes.
     a->in_gc = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    a->cache_gen++;
     return;
   }
-  // Walk as the handler would, with SIGPROF blocked so that the handler (which uses the
-  // same buffers) cannot run in the middle; a tick that comes meanwhile is handled as soon
-  // as it is unblocked, and then finds the slice's stack.
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGPROF);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
-  JS::ProfilingFrameIterator::RegisterState none;
+  if (a->gc_depth == 0 || --a->gc_depth > 0) return;
+  a->cache_gen++;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   a->in_gc = false;
-  walk(a, none, a->gc_frames, &a->gc_count);
-  a->gc_walked = true;
-  a->in_gc = true;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  a->gc_walks++;
-  a->gc_walk_ns += now_ns() - start;
+  // A tick that came inside it: walk now (the stack is the one the collection interrupted),
+  // with SIGPROF blocked so that the handler (which uses the same buffers) cannot run in the
+  // middle.
+  if (a->state.load(std::memory_order_seq_cst) == kDeferred) {
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    JS::ProfilingFrameIterator::RegisterState none;
+    take_and_walk(a, none, kDeferred);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
 }
 
-// What the collections' walks cost: walks, their time (ns), collections not walked, and
-// ticks inside collections that were not walked (walked at their end).
-extern "C" void jsprof_agent_gc_cost(const JsprofAgent* a, uint64_t* walks, uint64_t* ns,
-                                     uint64_t* skipped, uint64_t* deferred) {
-  *walks = a->gc_walks;
-  *ns = a->gc_walk_ns;
-  *skipped = a->gc_skipped;
-  *deferred = a->gc_deferred;
-}
+// Ticks that came inside a collection (walked at its end).
+extern "C" uint64_t jsprof_agent_gc_deferred(const JsprofAgent* a) { return a->gc_deferred; }
 
 // Time the agent's thread spent in walks, and how many: in all (`depth` > 64) or of walks
 // that found exactly `depth` frames (64: that many or more).

@@ -50,7 +50,6 @@ impl SamplerCore {
                 self.queue.remove(&key);
                 self.cohort_gone(agent, key.0);
             }
-            self.publish_due(agent);
         }
     }
 
@@ -102,7 +101,6 @@ impl SamplerCore {
         if let Some(a) = self.agents.get_mut(&agent) {
             *a.picks.entry(pick.at).or_insert(0) += 1;
         }
-        self.publish_due(agent);
         cid
     }
 
@@ -152,7 +150,6 @@ impl SamplerCore {
                 self.queue.insert(key, big);
             }
         }
-        self.publish_due(agent);
     }
 
     /// A cohort of `agent` due at `at` left the queue.
@@ -164,15 +161,6 @@ impl SamplerCore {
                     agent.picks.remove(&at);
                 }
             }
-        }
-    }
-
-    /// Tells `agent` when its next stack is due (the earliest pick of its sessions).
-    fn publish_due(&self, agent: AgentId) {
-        if let Some(agent) = self.agents.get(&agent) {
-            agent
-                .shared
-                .set_next_due(agent.picks.first_key_value().map(|(&at, _)| at));
         }
     }
 

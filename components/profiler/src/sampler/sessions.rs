@@ -76,7 +76,6 @@ impl SamplerCore {
         if let Some(agent) = self.agents.get_mut(&agent_id) {
             agent.sessions -= 1;
             if agent.sessions == 0 {
-                agent.shared.set_next_due(None);
                 // A walk still pending is withdrawn (the host's state is left clean).
                 if agent.outstanding.as_ref().is_some_and(|o| o.walk.is_some()) {
                     if let Some(sampler) = &agent.shared.sampler {

@@ -68,6 +68,9 @@ pub(super) struct Outstanding {
 pub(super) struct WalkState {
     pub(super) started: Nanos,
     pub(super) nudged: bool,
+    /// The host answered [`Sampled::Deferred`](crate::Sampled::Deferred): polled every
+    /// [`WALK_DEFERRED_POLL`](super::WALK_DEFERRED_POLL), never nudged nor abandoned.
+    pub(super) deferred: bool,
 }
 
 pub(super) struct AgentSlot {

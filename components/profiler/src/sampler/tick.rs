@@ -171,9 +171,11 @@ impl SamplerCore {
                         }
                         return;
                     }
-                    Sampled::Pending => {
-                        // The agent's thread has not run since the tick: its walk is
-                        // polled while the sampler serves the others.
+                    Sampled::Pending | Sampled::Deferred => {
+                        // The agent's thread has not run since the tick (or holds the walk
+                        // until a collection ends): its walk is polled while the sampler
+                        // serves the others.
+                        let deferred = matches!(sampled, Sampled::Deferred);
                         for id in &sessions {
                             if let Some(slot) = self.sessions.get_mut(id) {
                                 slot.waiting.push_back((now, marker));
@@ -185,6 +187,7 @@ impl SamplerCore {
                                 walk: Some(WalkState {
                                     started,
                                     nudged: false,
+                                    deferred,
                                 }),
                                 ticks: vec![(now, marker, sessions)],
                                 forced: Vec::new(),

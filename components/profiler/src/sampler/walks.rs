@@ -12,6 +12,10 @@ use super::state::SamplerCore;
 pub const WALK_NUDGE: Nanos = 50_000;
 /// How often a pending walk is looked at once nudged.
 pub const WALK_POLL: Nanos = 200_000;
+/// How often a walk the agent's thread holds until an operation ends (a collection) is
+/// looked at: its stack is the tick's whenever it is taken, so only the moment the tick's
+/// sessions get it waits, and a collection lasts from a fraction of a millisecond to tens.
+pub const WALK_DEFERRED_POLL: Nanos = 1_000_000;
 /// How long a walk may wait for the agent's thread to be scheduled before it is abandoned
 /// (its ticks get no stack). The thread cannot run meanwhile, so its stack cannot change:
 /// a late walk still has the tick's stack, and only a thread starved this long loses it.
@@ -41,7 +45,9 @@ impl SamplerCore {
                 continue;
             };
             let waited = now.saturating_sub(walk.started);
-            let step = if waited >= WALK_ABANDON {
+            let step = if walk.deferred {
+                PollStep::Look
+            } else if waited >= WALK_ABANDON {
                 PollStep::Abandon
             } else if !walk.nudged && waited >= WALK_NUDGE {
                 PollStep::Nudge
@@ -49,11 +55,17 @@ impl SamplerCore {
                 PollStep::Look
             };
             let stack = match sampler.poll(step) {
-                // Still pending, even when abandoned: the thread took the walk and will
-                // finish it (a tick inside a collection, walked at its end).
                 Sampled::Pending => {
                     if let Some(w) = agent.outstanding.as_mut().and_then(|o| o.walk.as_mut()) {
                         w.nudged |= step == PollStep::Nudge;
+                    }
+                    continue;
+                }
+                // The thread took the walk and will finish it (a tick inside a collection,
+                // walked at its end): looked at seldom, never abandoned.
+                Sampled::Deferred => {
+                    if let Some(w) = agent.outstanding.as_mut().and_then(|o| o.walk.as_mut()) {
+                        w.deferred = true;
                     }
                     continue;
                 }
@@ -87,7 +99,9 @@ impl SamplerCore {
             .values()
             .filter_map(|a| a.outstanding.as_ref()?.walk)
             .map(|w| {
-                if w.nudged {
+                if w.deferred {
+                    WALK_DEFERRED_POLL
+                } else if w.nudged {
                     WALK_POLL
                 } else {
                     (w.started + WALK_NUDGE).saturating_sub(now)

@@ -8,7 +8,6 @@ use proptest::prelude::*;
 
 use crate::agent::Sampled;
 use crate::sampler::{SessionStart, MAX_PICK_LATENESS};
-use crate::time::Nanos;
 use crate::trace::MarkerSet;
 
 use super::harness::*;
@@ -112,39 +111,6 @@ fn a_wake_slightly_past_its_block_still_takes_the_pick_and_the_next_one() {
         let stamps = times(&t);
         assert!(stamps.windows(2).all(|w| w[0] <= w[1]));
     }
-}
-
-#[test]
-fn agents_know_when_their_next_sample_is_due() {
-    let mut h = Harness::new();
-    let a = h.agent();
-    let b = h.agent();
-    let due = |h: &Harness, i: usize, horizon: Nanos| {
-        h.agents[i].0.next_sample_in().is_some_and(|d| d <= horizon)
-    };
-    assert!(!due(&h, a, Nanos::MAX / 2), "no session yet");
-    h.start(1, a, 5, 100);
-    let next = h.core.next_wake().unwrap();
-    assert!(next < 5 * MS);
-    // Due within exactly the time to the pick, not before.
-    assert!(due(&h, a, next - h.now));
-    assert!(next == h.now || !due(&h, a, next - h.now - 1));
-    assert!(
-        !due(&h, b, Nanos::MAX / 2),
-        "another agent's session is not b's"
-    );
-    // After the pick, the next one (in the next 5 ms block) is announced.
-    h.run_to(next, |_| {});
-    let later = h.core.next_wake().unwrap();
-    assert!((5 * MS..10 * MS).contains(&later));
-    assert!(due(&h, a, later - h.now) && !due(&h, a, later - h.now - 1));
-    // Paused, then stopped: nothing is due.
-    h.pause(1, true);
-    assert!(!due(&h, a, Nanos::MAX / 2));
-    h.pause(1, false);
-    assert!(due(&h, a, 10 * MS));
-    h.stop(1);
-    assert!(!due(&h, a, Nanos::MAX / 2));
 }
 
 /// A session the sampler thread hears of late still gets the pick of its first block that

@@ -281,8 +281,9 @@ fn a_walk_whose_thread_never_runs_is_abandoned() {
     );
 }
 
-/// A host sampler whose agent's thread took the walk inside a collection: `Pending` to every
-/// step, the abandon included, until the collection ends (`ended`), then the stack.
+/// A host sampler whose agent's thread is inside a collection: it takes the walk when
+/// nudged (SpiderMonkey's signal handler, which defers it), then answers `Deferred` to every
+/// step until the collection ends (`ended`), then the stack.
 struct CollectingSampler {
     ended: Arc<std::sync::atomic::AtomicBool>,
     steps: Arc<Mutex<Vec<crate::PollStep>>>,
@@ -293,9 +294,12 @@ impl crate::StackSampler for CollectingSampler {
         Sampled::Pending
     }
     fn poll(&self, step: crate::PollStep) -> Sampled {
-        self.steps.lock().unwrap().push(step);
+        let mut steps = self.steps.lock().unwrap();
+        steps.push(step);
         if self.ended.load(Ordering::SeqCst) {
             Sampled::Stack(stack(&[7]))
+        } else if steps.contains(&crate::PollStep::Nudge) {
+            Sampled::Deferred
         } else {
             Sampled::Pending
         }
@@ -303,8 +307,9 @@ impl crate::StackSampler for CollectingSampler {
 }
 
 /// A walk the thread has taken and finishes later (a tick inside a collection longer than
-/// WALK_ABANDON, walked when it ends) is not abandoned: the ticks that waited for it get
-/// the stack the collection interrupted.
+/// WALK_ABANDON, walked when it ends) is not abandoned, and the sampler thread wakes for it
+/// only every WALK_DEFERRED_POLL meanwhile: the ticks that waited for it get the stack the collection
+/// interrupted.
 #[test]
 fn a_walk_taken_inside_a_long_collection_is_not_abandoned() {
     let mut h = Harness::new();
@@ -317,7 +322,22 @@ fn a_walk_taken_inside_a_long_collection_is_not_abandoned() {
     h.agents[a].0.enter();
     h.start(1, a, 1, 1000);
     h.run_to(150 * MS, |h| h.core.poll_walks(h.now));
-    assert!(steps.lock().unwrap().contains(&crate::PollStep::Abandon));
+    assert_eq!(
+        h.core.walk_poll_in(h.now),
+        Some(crate::sampler::WALK_DEFERRED_POLL)
+    );
+    {
+        let steps = steps.lock().unwrap();
+        let nudge = steps
+            .iter()
+            .position(|s| *s == crate::PollStep::Nudge)
+            .expect("nudged");
+        // After the thread took it: only looks, past WALK_ABANDON too.
+        assert!(steps.len() > nudge + 100);
+        assert!(steps[nudge + 1..]
+            .iter()
+            .all(|s| *s == crate::PollStep::Look));
+    }
     assert_eq!(h.core.stats().walks_abandoned, 0);
     ended.store(true, Ordering::SeqCst);
     h.core.poll_walks(h.now);
