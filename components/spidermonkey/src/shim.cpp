@@ -43,9 +43,11 @@
 #include "js/Proxy.h"
 #include "js/ProfilingFrameIterator.h"
 #include "js/ProfilingStack.h"
+#include "jit/BaselineFrame.h"
 #include "jit/JitRuntime.h"
 #include "jit/JitcodeMap.h"
 #include "jit/JSJitFrameIter.h"
+#include "jit/ScriptFromCalleeToken.h"
 #include "vm/Runtime.h"
 #include "vm/JSScript.h"
 
@@ -133,7 +135,8 @@ struct JsprofAgent {
   uint32_t gc_depth;  // nursery collections nest inside major slices
   uint64_t gc_deferred;  // ticks inside a collection, walked at its end
   // What walks remember between collections (see `cache_slot`): a JIT return address's
-  // code record, and a label's parsed position. An entry counts only if its `gen` is the
+  // code record, a label's parsed position, and a Baseline Interpreter frame's script's
+  // frame. An entry counts only if its `gen` is the
   // current `cache_gen`, which every collection's start and end moves on.
   uint64_t cache_gen;
   struct PcSlot {
@@ -143,10 +146,14 @@ struct JsprofAgent {
   } pc_cache[kCacheSlots];
   struct LabelSlot {
     const char* label;
-    const void* owner;
     uint64_t gen;
     uint32_t line, column, flags;
   } label_cache[kCacheSlots];
+  struct ScriptSlot {
+    const JSScript* script;
+    uint64_t gen;
+    jsprof_frame frame;
+  } script_cache[kCacheSlots];
   // Scratch for the merge: JIT frames (youngest first) and their stack addresses.
   jsprof_frame jit[kMaxFrames];
   void* jit_addr[kMaxFrames];
@@ -199,13 +206,15 @@ static jsprof_frame frame_from_label(uint32_t source_id, const char* label) {
 
 // What walks remember. A cold walk's time goes mostly to cache misses: a JitcodeGlobalTable
 // lookup per JIT frame (a tree of every JIT code record), then the frame's label, read to
-// its end for the position. Both stay put between collections: SpiderMonkey frees JIT code,
-// its records (and their labels) and the scripts' profile strings only while it collects.
-// The exception is a Baseline Interpreter frame's label, owned by the script's JitScript,
-// which discarding JIT code outside a collection (a JIT option changed, say) frees: its
-// slot is therefore keyed by the script too, whose label, wherever it is allocated, always
-// names the same position. So a slot is valid for the collection-free stretch it was filled
-// in (`cache_gen`), and a deep or recursive stack looks each code record and label up once.
+// its end for the position, and for a Baseline Interpreter frame the script's source, realm
+// and JitScript. All of it stays put between collections: SpiderMonkey frees JIT code, its
+// records (and their labels) and scripts (and the profile strings of the profiling stack)
+// only while it collects, and moves scripts only then. The exception is a Baseline
+// Interpreter frame's label, owned by the script's JitScript, which discarding JIT code
+// outside a collection (a JIT option changed, say) frees: that frame is remembered by its
+// script instead, whose label, wherever it is allocated, names the same position. So a slot
+// is valid for the collection-free stretch it was filled in (`cache_gen`), and a deep or
+// recursive stack looks each code record, label and script up once.
 static inline uint32_t cache_slot(const void* p) {
   uintptr_t v = reinterpret_cast<uintptr_t>(p);
   return uint32_t((v >> 4) ^ (v >> 12)) & (kCacheSlots - 1);
@@ -222,18 +231,36 @@ static const js::jit::JitcodeGlobalEntry* jit_entry(JsprofAgent* a,
   return entry;
 }
 
-// frame_from_label through the agent's cache: `owner` is what the label belongs to when it
-// may be freed between collections (the script of a Baseline Interpreter frame), else null.
-static jsprof_frame labelled(JsprofAgent* a, uint32_t source_id, const char* label,
-                             const void* owner = nullptr) {
+// frame_from_label through the agent's cache.
+static jsprof_frame labelled(JsprofAgent* a, uint32_t source_id, const char* label) {
   if (!label) return frame_from_label(source_id, label);
   JsprofAgent::LabelSlot& slot = a->label_cache[cache_slot(label)];
-  if (slot.label != label || slot.owner != owner || slot.gen != a->cache_gen) {
+  if (slot.label != label || slot.gen != a->cache_gen) {
     jsprof_frame f = frame_from_label(source_id, label);
-    slot = {label, owner, a->cache_gen, f.line, f.column, f.flags};
+    slot = {label, a->cache_gen, f.line, f.column, f.flags};
     return f;
   }
   return jsprof_frame{source_id, slot.line, slot.column, slot.flags};
+}
+
+// A Baseline Interpreter frame, through the agent's cache: its script's ScriptSource id and
+// label position, the id given only while the frame runs in the interpreter (as
+// `baselineInterpreterScriptPC` gives it; otherwise 0, a hidden frame).
+static jsprof_frame interpreter_frame(JsprofAgent* a,
+                                      const js::jit::JSJitProfilingFrameIterator& jit) {
+  uint8_t* fp = static_cast<uint8_t*>(jit.fp());
+  JSScript* script =
+      js::jit::ScriptFromCalleeToken(reinterpret_cast<js::jit::JitFrameLayout*>(fp)->calleeToken());
+  auto* frame = reinterpret_cast<js::jit::BaselineFrame*>(fp - js::jit::BaselineFrame::Size());
+  bool interpreted = frame->runningInInterpreter() && frame->interpreterScript() == script;
+  JsprofAgent::ScriptSlot& slot = a->script_cache[cache_slot(script)];
+  if (slot.script != script || slot.gen != a->cache_gen) {
+    slot = {script, a->cache_gen,
+            frame_from_label(script->scriptSource()->id(), jit.baselineInterpreterLabel())};
+  }
+  jsprof_frame f = slot.frame;
+  if (!interpreted) f.source_id = 0;
+  return f;
 }
 
 // The registers of the agent's thread stopped at `uc`.
@@ -286,12 +313,7 @@ static uint32_t jit_frames(JsprofAgent* a, const JS::ProfilingFrameIterator& it,
   const js::jit::JitcodeGlobalEntry* entry = jit_entry(a, table, pc);
   if (!entry || entry->isDummy()) return 0;
   if (entry->isBaselineInterpreter()) {
-    JSScript* script = nullptr;
-    jsbytecode* bytecode = nullptr;
-    uint64_t realm = 0;
-    uint32_t source_id = 0;
-    jit.baselineInterpreterScriptPC(&script, &bytecode, &realm, &source_id);
-    out[0] = labelled(a, source_id, jit.baselineInterpreterLabel(), script);
+    out[0] = interpreter_frame(a, jit);
     addr[0] = stack_address;
     return 1;
   }
