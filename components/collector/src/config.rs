@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::wal::Rotation;
 
@@ -28,6 +29,43 @@ pub struct Config {
     pub rotation: Rotation,
     /// `collector.commit_interval_ms`: the least time between two group commits (0).
     pub commit_interval: Duration,
+    /// `collector.retention_days`: day partitions older than this are removed
+    /// (retention.rs); 0 keeps everything.
+    pub retention_days: u32,
+    /// `collector.min_free_bytes`: below this free on the store's file system, what would
+    /// be logged is refused with 507 (space.rs); 0 never refuses.
+    pub min_free_bytes: u64,
+    /// The time (ms since the epoch) of `received` and of retention.
+    pub clock: Clock,
+}
+
+/// What tells the collector the time, in ms since the epoch: the system's, or a test's.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> f64 + Send + Sync>);
+
+impl Clock {
+    pub fn system() -> Clock {
+        Clock(Arc::new(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        }))
+    }
+
+    /// A clock that `now` reads.
+    pub fn from_fn(now: impl Fn() -> f64 + Send + Sync + 'static) -> Clock {
+        Clock(Arc::new(now))
+    }
+
+    pub fn now_ms(&self) -> f64 {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Clock({})", self.now_ms())
+    }
 }
 
 impl Config {
@@ -46,6 +84,9 @@ impl Config {
                 max_age: Duration::from_secs(5),
             },
             commit_interval: Duration::ZERO,
+            retention_days: 0,
+            min_free_bytes: 256 << 20,
+            clock: Clock::system(),
         }
     }
 }

@@ -45,7 +45,9 @@ enum Command {
         /// collector.allowed_origins (`*`, or origins separated by commas),
         /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
         /// collector.segment_ms (5000), collector.commit_interval_ms (0: the least time
-        /// between two fsyncs of the log)
+        /// between two fsyncs of the log), collector.retention_days (0: keep all; else UTC
+        /// days older are removed), collector.min_free_bytes (268435456: below it free on
+        /// the store's file system, uploads are refused with 507)
         #[arg(long = "pref")]
         prefs: Vec<String>,
     },
@@ -243,6 +245,11 @@ fn config(
             "collector.segment_bytes" => c.rotation.max_bytes = num()?,
             "collector.segment_ms" => c.rotation.max_age = Duration::from_millis(num()?),
             "collector.commit_interval_ms" => c.commit_interval = Duration::from_millis(num()?),
+            "collector.retention_days" => {
+                c.retention_days = u32::try_from(num()?)
+                    .map_err(|_| format!("--pref {name}: {value} days is too many"))?
+            }
+            "collector.min_free_bytes" => c.min_free_bytes = num()?,
             _ => return Err(format!("--pref {name}: no such pref")),
         }
     }

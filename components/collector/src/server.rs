@@ -16,12 +16,17 @@
 //!   answers, whatever the envelope holds;
 //! - `OPTIONS` anything: the CORS preflight ([`ALLOWED_HEADERS`]);
 //! - `GET /` and `/api/…`: the page over the store and its API (web.rs).
+//!
+//! What would be logged is refused with 507 and `Retry-After` while the store's file system
+//! has less than `collector.min_free_bytes` free (space.rs). The compactor's thread also
+//! applies `collector.retention_days` (retention.rs): at start, after each compaction, and
+//! every [`RETENTION_EVERY`] without one.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -33,19 +38,22 @@ pub use crate::config::Config;
 use crate::decode::{self, Reject, Request};
 use crate::params::{param, query_params};
 use crate::record::Batch;
-use crate::store;
+use crate::space::{Low, Space};
 use crate::wal::{self, AppendError, Wal};
+use crate::{retention, store};
 
 struct State {
     config: Config,
     wal: Wal,
+    space: Space,
 }
 
-fn now_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-}
+/// How often the compactor applies the retention when no segment comes to compact.
+pub const RETENTION_EVERY: Duration = Duration::from_secs(600);
+
+/// How long a client refused for a full disk is told to wait (`Retry-After`, seconds):
+/// space comes back when an operator or the retention frees it, not within seconds.
+pub const FULL_RETRY_AFTER: &str = "60";
 
 /// Opens the store: pending log segments are compacted (by the compactor, in order) and a
 /// new segment is started. Returns the log and the compactor's thread.
@@ -84,38 +92,87 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
     )
     .map_err(|e| format!("cannot start the log: {e}"))?;
     let store_dir = config.store.clone();
+    let (days, clock) = (config.retention_days, config.clock.clone());
     let compactor = std::thread::Builder::new()
         .name("compactor".into())
         .spawn(move || {
-            compact_in_turn(&sealed_rx, compaction_priority, |n| {
-                if let Err(e) = store::compact(&store_dir, n, &mut known) {
-                    // The segment stays: the next start compacts it again.
-                    eprintln!("jsprof-collector: compaction of segment {n} failed: {e}");
+            // The segments compaction failed on (kept, decision 0054): the only ones the
+            // retention may remove, as no one writes them or waits to compact them.
+            let mut kept = std::collections::BTreeSet::new();
+            let expire = |kept: &mut std::collections::BTreeSet<u64>| {
+                if days > 0 {
+                    apply_retention(&store_dir, days, clock.now_ms(), kept);
                 }
-            });
+            };
+            expire(&mut kept);
+            compact_in_turn(
+                &sealed_rx,
+                compaction_priority,
+                RETENTION_EVERY,
+                |segment| {
+                    if let Some(n) = segment {
+                        if let Err(e) = store::compact(&store_dir, n, &mut known) {
+                            // The segment stays: the next start compacts it again.
+                            eprintln!("jsprof-collector: compaction of segment {n} failed: {e}");
+                            kept.insert(n);
+                        }
+                    }
+                    expire(&mut kept);
+                },
+            );
         })
         .map_err(|e| e.to_string())?;
     Ok((wal, compactor))
 }
 
+/// One pass of the retention, said on stderr when it removed something or failed.
+fn apply_retention(
+    store_dir: &std::path::Path,
+    days: u32,
+    now_ms: f64,
+    kept: &mut std::collections::BTreeSet<u64>,
+) {
+    match retention::expire(store_dir, days, now_ms, kept) {
+        Ok(e) if e.is_empty() => {}
+        Ok(e) => eprintln!(
+            "jsprof-collector: retention ({days} days, first day kept {}): removed {} day \
+             partition(s) [{}] and {} log segment(s) {:?}, {} bytes",
+            retention::first_kept_day(days, now_ms),
+            e.partitions.len(),
+            e.partitions.join(", "),
+            e.segments.len(),
+            e.segments,
+            e.bytes
+        ),
+        // Tried again at the next pass.
+        Err(e) => eprintln!("jsprof-collector: retention failed: {e}"),
+    }
+}
+
 /// How many sealed segments may wait for compaction while it runs only on idle cores.
 const IDLE_BACKLOG: usize = 8;
 
-/// Compacts each sealed segment `sealed` names, in order, until the log closes; before
-/// each, `idle(true)` while at most [`IDLE_BACKLOG`] segments wait, `idle(false)` while more
-/// do (called when that changes).
+/// Compacts each sealed segment `sealed` names, in order, until the log closes
+/// (`compact(Some(n))`); before each, `idle(true)` while at most [`IDLE_BACKLOG`] segments
+/// wait, `idle(false)` while more do (called when that changes). `compact(None)` each time
+/// `quiet` passes without a segment.
 fn compact_in_turn(
     sealed: &mpsc::Receiver<u64>,
     mut idle: impl FnMut(bool),
-    mut compact: impl FnMut(u64),
+    quiet: Duration,
+    mut compact: impl FnMut(Option<u64>),
 ) {
     let mut waiting = std::collections::VecDeque::new();
     let mut was = None;
     loop {
         if waiting.is_empty() {
-            match sealed.recv() {
+            match sealed.recv_timeout(quiet) {
                 Ok(n) => waiting.push_back(n),
-                Err(_) => return,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    compact(None);
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
             }
         }
         waiting.extend(sealed.try_iter());
@@ -124,7 +181,7 @@ fn compact_in_turn(
             was = Some(now);
             idle(now);
         }
-        compact(waiting.pop_front().expect("a segment waits"));
+        compact(Some(waiting.pop_front().expect("a segment waits")));
     }
 }
 
@@ -190,7 +247,8 @@ pub async fn serve_until(
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     ready(listener.local_addr().map_err(|e| e.to_string())?);
-    let state = Arc::new(State { config, wal });
+    let space = Space::new(config.store.clone(), config.min_free_bytes);
+    let state = Arc::new(State { config, wal, space });
     let mut connections = tokio::task::JoinSet::new();
     let mut stop = std::pin::pin!(stop);
     loop {
@@ -484,7 +542,7 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
     };
     let mut request = Request {
         project: String::new(),
-        received: now_ms(),
+        received: state.config.clock.now_ms(),
         content_encoding: header(&headers, "content-encoding").map(|e| e.to_ascii_lowercase()),
         content_type: header(&headers, "content-type"),
         user_agent: header(&headers, "user-agent"),
@@ -581,6 +639,11 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
             (Batch::with(&contents.traces, &contents.observed), ok)
         }
     };
+    // Refused before it is queued: a record admitted is fsynced before it is acknowledged,
+    // and one refused never was.
+    if let Err(low) = state.space.admit((batch.payload.len() + 8) as u64) {
+        return insufficient_storage(low);
+    }
     match state.wal.append(batch).await {
         Ok(()) => ok,
         Err(AppendError::Full) => {
@@ -591,6 +654,14 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
         }
         Err(AppendError::Failed(e)) => answer(503, format!("the log failed: {e}\n")),
     }
+}
+
+/// 507 Insufficient Storage (RFC 4918), with `Retry-After` and the reason.
+fn insufficient_storage(low: Low) -> Answer {
+    let mut r = answer(507, format!("{low}; nothing was stored, retry later\n"));
+    r.headers_mut()
+        .insert("retry-after", HeaderValue::from_static(FULL_RETRY_AFTER));
+    r
 }
 
 #[cfg(test)]
@@ -689,12 +760,34 @@ mod tests {
         compact_in_turn(
             &rx,
             |idle| events.borrow_mut().push(format!("idle {idle}")),
-            |n| events.borrow_mut().push(n.to_string()),
+            Duration::from_secs(3600),
+            |n| events.borrow_mut().push(format!("{n:?}")),
         );
         let mut expected = vec!["idle false".to_owned()];
-        expected.extend((1..=4).map(|n| n.to_string()));
+        expected.extend((1..=4).map(|n| format!("Some({n})")));
         expected.push("idle true".into());
-        expected.extend((5..=IDLE_BACKLOG as u64 + 4).map(|n| n.to_string()));
+        expected.extend((5..=IDLE_BACKLOG as u64 + 4).map(|n| format!("Some({n})")));
         assert_eq!(events.into_inner(), expected);
+    }
+
+    /// Without segments, the compactor is called each `quiet` (for the retention), until
+    /// the log closes.
+    #[test]
+    fn a_quiet_log_still_calls_the_compactor() {
+        let (tx, rx) = mpsc::channel::<u64>();
+        let mut tx = Some(tx);
+        let mut calls = Vec::new();
+        compact_in_turn(
+            &rx,
+            |_| {},
+            Duration::from_millis(1),
+            |n| {
+                calls.push(n);
+                if calls.len() == 2 {
+                    tx.take();
+                }
+            },
+        );
+        assert_eq!(calls, vec![None, None]);
     }
 }
