@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::regressions;
 use crate::wal::Rotation;
 
 /// The collector's settings (prefs and options).
@@ -28,6 +29,9 @@ pub struct Config {
     pub rotation: Rotation,
     /// `collector.commit_interval_ms`: the least time between two group commits (0).
     pub commit_interval: Duration,
+    /// `collector.regressions.min_samples`, `collector.regressions.alpha`: what the page's
+    /// `/api/regressions` compares.
+    pub regressions: regressions::Settings,
 }
 
 impl Config {
@@ -46,6 +50,7 @@ impl Config {
                 max_age: Duration::from_secs(5),
             },
             commit_interval: Duration::ZERO,
+            regressions: regressions::Settings::default(),
         }
     }
 }
