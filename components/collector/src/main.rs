@@ -420,19 +420,15 @@ fn main() -> ExitCode {
                 }
                 let f = filters.filter(None, 0);
                 let mut reports = Vec::new();
-                let mut errors = Vec::new();
                 for project in &projects {
                     let ctx =
                         query::context_on(filters.engine(), &filters.store, Some(project)).await?;
-                    match regressions::report(&ctx, project, &f, settings).await {
-                        Ok(r) => reports.push(r),
-                        Err(e @ regressions::Error::TooFewReleases(_)) => errors.push(e.to_string()),
-                        Err(regressions::Error::Query(e)) => return Err(e),
-                    }
+                    reports.push(regressions::report(&ctx, project, &f, settings).await?);
                 }
                 // A project of one release is no error while another has two.
-                if reports.is_empty() {
-                    return Err(errors.join("; "));
+                if reports.iter().all(|r| r.note.is_some()) {
+                    let notes: Vec<&str> = reports.iter().filter_map(|r| r.note.as_deref()).collect();
+                    return Err(notes.join("; "));
                 }
                 if json {
                     println!("{}", serde_json::json!({ "projects": reports }));

@@ -24,12 +24,12 @@
 //! not: with few sessions a release's findings are too many.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::prelude::SessionContext;
 use jsprof_export::Frame;
-use std::sync::Arc;
 
 use crate::aggregate::{self, collect, Columns, ReleaseCounts, TopFilter};
 use crate::diff::{self, Change};
@@ -141,6 +141,8 @@ pub struct Report {
     pub pairs: Vec<Pair>,
     /// By pair (in release order), then most significant first.
     pub findings: Vec<Finding>,
+    /// Why nothing was compared: the project has fewer than two releases.
+    pub note: Option<String>,
 }
 
 /// Holm's adjusted p-values of `p`, in the same order: the smallest `alpha` at which the
@@ -187,15 +189,28 @@ pub async fn releases(
     Ok(out)
 }
 
-/// The pairs and findings of `releases` (in first-seen order) from their `counts`.
+/// The pairs and findings of `releases` (in first-seen order) from their `counts`; with
+/// fewer than two releases, none, and a [`Report::note`] that says so.
 pub fn find(
     project: &str,
     releases: Vec<Release>,
     counts: &ReleaseCounts,
     settings: Settings,
 ) -> Result<Report, String> {
+    let mut report = Report {
+        project: project.to_owned(),
+        method: METHOD,
+        alpha: settings.alpha,
+        min_samples: settings.min_samples,
+        releases: Vec::new(),
+        pairs: Vec::new(),
+        findings: Vec::new(),
+        note: None,
+    };
     if releases.len() < 2 {
-        return Err(too_few(project, &releases));
+        report.note = Some(too_few(project, &releases));
+        report.releases = releases;
+        return Ok(report);
     }
     let mut pairs = Vec::new();
     let mut findings = Vec::new();
@@ -236,15 +251,10 @@ pub fn find(
             base = Some(head);
         }
     }
-    Ok(Report {
-        project: project.to_owned(),
-        method: METHOD,
-        alpha: settings.alpha,
-        min_samples: settings.min_samples,
-        releases,
-        pairs,
-        findings,
-    })
+    report.releases = releases;
+    report.pairs = pairs;
+    report.findings = findings;
+    Ok(report)
 }
 
 /// One pair's hypotheses tested: how many, and the regressions found.
@@ -309,23 +319,6 @@ fn compare(
     Ok((m, found))
 }
 
-/// Why [`report`] has no report.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Error {
-    /// The project has fewer than two releases (the reason says which).
-    TooFewReleases(String),
-    /// The store could not be read or queried.
-    Query(String),
-}
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::TooFewReleases(s) | Error::Query(s) => f.write_str(s),
-        }
-    }
-}
-
 /// The regressions of the project `ctx` is limited to, with the filters `f` (its release
 /// and limit are not used: every release is compared).
 pub async fn report(
@@ -333,19 +326,14 @@ pub async fn report(
     project: &str,
     f: &TopFilter,
     settings: Settings,
-) -> Result<Report, Error> {
+) -> Result<Report, String> {
     let f = TopFilter {
         release: None,
         ..f.clone()
     };
-    let counts = aggregate::release_counts(ctx, &f, &[])
-        .await
-        .map_err(Error::Query)?;
-    let releases = releases(ctx, &counts).await.map_err(Error::Query)?;
-    if releases.len() < 2 {
-        return Err(Error::TooFewReleases(too_few(project, &releases)));
-    }
-    find(project, releases, &counts, settings).map_err(Error::Query)
+    let counts = aggregate::release_counts(ctx, &f, &[]).await?;
+    let releases = releases(ctx, &counts).await?;
+    find(project, releases, &counts, settings)
 }
 
 fn too_few(project: &str, releases: &[Release]) -> String {
@@ -379,6 +367,9 @@ fn pct(v: f64) -> String {
 
 /// The report as text: a line per pair, then the findings as a table.
 pub fn text(r: &Report) -> Result<String, String> {
+    if let Some(note) = &r.note {
+        return Ok(format!("{note}\n"));
+    }
     let mut out = format!(
         "project {}: releases by first seen: {}\n",
         r.project,
@@ -629,8 +620,13 @@ mod tests {
         );
         assert!(r.pairs[1].skipped.as_ref().unwrap().contains("20 samples"));
         let one = vec![release("2.0", 1.0, &counts)];
-        let err = find("web", one, &counts, Settings::default()).unwrap_err();
-        assert!(err.contains("project web has 1 release(s) (2.0)"), "{err}");
+        let r = find("web", one, &counts, Settings::default()).unwrap();
+        assert!(r.pairs.is_empty() && r.findings.is_empty());
+        let note = r.note.unwrap();
+        assert!(
+            note.contains("project web has 1 release(s) (2.0)"),
+            "{note}"
+        );
         let mut s = Settings::default();
         assert_eq!(s.set("collector.regressions.min_samples", "50"), Ok(true));
         assert_eq!(s.min_samples, 50);

@@ -14,8 +14,8 @@
 //!   (`{"kind", "name", "start_ms", "duration_ms"}`), which the page marks on its timeline;
 //! - `/api/regressions?…`: each release compared with the one before it
 //!   (regressions.rs): `{"project", "method", "alpha", "min_samples", "releases": [],
-//!   "pairs": [], "findings": []}`; no `release` filter (every release is compared); a 404
-//!   with the reason when the project has fewer than two releases.
+//!   "pairs": [], "findings": [], "note"}`; no `release` filter (every release is
+//!   compared); with fewer than two releases, no pairs and a `note` that says so.
 //!
 //! Filters (`…`): `release`, `url` and `user_agent` (substrings), `since` and `until` (ms
 //! since the epoch), `during` (`long-task`, `loaf` or `interaction`: only samples inside
@@ -254,13 +254,9 @@ async fn api(
         "/api/timeline" => aggregate::timeline(&ctx, &f, number.unwrap_or(100))
             .await
             .map(|t| json(serde_json::json!(t))),
-        "/api/regressions" => {
-            match regressions::report(&ctx, &project, &f, config.regressions).await {
-                Ok(r) => Ok(json(serde_json::json!(r))),
-                Err(regressions::Error::TooFewReleases(reason)) => Ok(text(404, reason)),
-                Err(regressions::Error::Query(e)) => Err(e),
-            }
-        }
+        "/api/regressions" => regressions::report(&ctx, &project, &f, config.regressions)
+            .await
+            .map(|r| json(serde_json::json!(r))),
         _ => aggregate::profile(&ctx, &f, false).await.map(|p| {
             let mut r = respond(
                 200,

@@ -86,7 +86,8 @@
       });
     });
     var tested = report.pairs.filter(function (p) { return !p.skipped; });
-    note.textContent = report.findings.length + " regression(s) in " + tested.length +
+    // With fewer than two releases, the note says why nothing is compared.
+    note.textContent = report.note ? report.note : report.findings.length + " regression(s) in " + tested.length +
       " release pair(s); Holm–Bonferroni, family-wise error rate " + report.alpha +
       " per pair; intervals simultaneous, in percentage points.";
     var first = report.findings[0];
@@ -108,14 +109,6 @@
       .then(function (r) {
         return r.text().then(function (text) {
           if (mine !== generation) {
-            return null;
-          }
-          if (r.status === 404) {
-            // Fewer than two releases: the reason, and nothing to show.
-            body.textContent = "";
-            note.textContent = text.trim();
-            section.setAttribute("data-pair", "");
-            section.setAttribute("data-state", "ready");
             return null;
           }
           if (!r.ok) {
