@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::regressions;
 use crate::wal::Rotation;
 
 /// The collector's settings (prefs and options).
@@ -37,6 +38,9 @@ pub struct Config {
     pub min_free_bytes: u64,
     /// The time (ms since the epoch) of `received` and of retention.
     pub clock: Clock,
+    /// `collector.regressions.min_samples`, `collector.regressions.alpha`: what the page's
+    /// `/api/regressions` compares.
+    pub regressions: regressions::Settings,
 }
 
 /// What tells the collector the time, in ms since the epoch: the system's, or a test's.
@@ -87,6 +91,7 @@ impl Config {
             retention_days: 0,
             min_free_bytes: 256 << 20,
             clock: Clock::system(),
+            regressions: regressions::Settings::default(),
         }
     }
 }

@@ -82,6 +82,48 @@ impl Change {
     pub fn significant(&self) -> bool {
         self.low > 0.0 || self.high < 0.0
     }
+
+    /// The two-sided p-value of the pooled z statistic: the chance, were both shares the
+    /// same, of a |z| at least this large.
+    pub fn p(&self) -> f64 {
+        erfc(self.z.abs() / std::f64::consts::SQRT_2).min(1.0)
+    }
+}
+
+/// The complementary error function, to a relative error below 1.2e-7 everywhere
+/// (the Chebyshev fit `erfcc` of Press et al., Numerical Recipes in C, 2nd ed., 6.2).
+pub fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let r = t * poly.exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
+/// The standard normal quantile: the `z` with P(Z > z) = `upper` (0 < `upper` < 1), by
+/// bisection on [`erfc`].
+pub fn upper_quantile(upper: f64) -> f64 {
+    let (mut lo, mut hi) = (-40.0_f64, 40.0_f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if 0.5 * erfc(mid / std::f64::consts::SQRT_2) > upper {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// One function's changes.
@@ -98,8 +140,17 @@ impl Row {
     }
 }
 
-/// Every function of either release, most significant change first.
-pub fn rows(counts: &ReleaseCounts, base: &str, head: &str) -> Result<Vec<Row>, String> {
+/// Two releases' counts side by side: each release's samples with a stack, and each
+/// function of either release's `[base self, base total, head self, head total]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paired<'a> {
+    pub base_samples: u64,
+    pub head_samples: u64,
+    pub by_frame: BTreeMap<&'a Frame, [u64; 4]>,
+}
+
+/// `base`'s and `head`'s counts of `counts`, paired by function.
+pub fn paired<'a>(counts: &'a ReleaseCounts, base: &str, head: &str) -> Result<Paired<'a>, String> {
     if base == head {
         return Err(format!("--base and --head are both {base}"));
     }
@@ -112,14 +163,33 @@ pub fn rows(counts: &ReleaseCounts, base: &str, head: &str) -> Result<Vec<Row>, 
             .ok_or_else(|| format!("release {r} has no samples with a stack (with these filters)"))
     };
     let (n1, n2) = (n(base)?, n(head)?);
-    // frame → (base self, base total, head self, head total)
     let mut by_frame: BTreeMap<&Frame, [u64; 4]> = BTreeMap::new();
     for ((release, frame), (own, total)) in &counts.functions {
-        let at = if release == base { 0 } else { 2 };
+        let at = if release == base {
+            0
+        } else if release == head {
+            2
+        } else {
+            continue;
+        };
         let e = by_frame.entry(frame).or_default();
         e[at] += own;
         e[at + 1] += total;
     }
+    Ok(Paired {
+        base_samples: n1,
+        head_samples: n2,
+        by_frame,
+    })
+}
+
+/// Every function of either release, most significant change first.
+pub fn rows(counts: &ReleaseCounts, base: &str, head: &str) -> Result<Vec<Row>, String> {
+    let Paired {
+        base_samples: n1,
+        head_samples: n2,
+        by_frame,
+    } = paired(counts, base, head)?;
     let mut rows: Vec<Row> = by_frame
         .into_iter()
         .map(|(frame, [bs, bt, hs, ht])| Row {
@@ -231,6 +301,39 @@ mod tests {
         // The other way round, the interval is mirrored.
         let m = Change::of(9, 10, 3, 10, Z95);
         assert!(close(m.low, -c.high) && close(m.high, -c.low), "{m:?}");
+    }
+
+    /// erfc against its exact values (Abramowitz and Stegun, table 7.1), p-values against
+    /// the normal table, and the quantile back.
+    #[test]
+    fn normal_tail() {
+        for (x, want) in [
+            (0.0, 1.0),
+            (0.5, 0.479_500_122_2),
+            (1.0, 0.157_299_207_1),
+            (2.0, 4.677_734_981e-3),
+            (3.0, 2.209_049_700e-5),
+            (5.0, 1.537_459_794e-12),
+            (-1.0, 1.842_700_792_9),
+        ] {
+            let got = erfc(x);
+            assert!(
+                (got - want).abs() <= 1.2e-7 * want,
+                "erfc({x}) = {got}, not {want}"
+            );
+        }
+        let c = Change {
+            base: 0.0,
+            head: 0.0,
+            delta: 0.0,
+            low: 0.0,
+            high: 0.0,
+            z: -Z95,
+        };
+        assert!((c.p() - 0.05).abs() < 1e-8, "{}", c.p());
+        assert!((upper_quantile(0.025) - Z95).abs() < 1e-6);
+        assert!(upper_quantile(0.5).abs() < 1e-6);
+        assert!((upper_quantile(1e-6) - 4.753_424_3).abs() < 1e-5);
     }
 
     /// Wilson's interval for 0 of 10 and 10 of 10 stays in [0, 1]; equal shares are no

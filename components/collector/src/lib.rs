@@ -11,6 +11,7 @@
 //! - [`query`]: `jsprof query` and `jsprof top`;
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
+//! - [`regressions`]: `jsprof regressions`, each release against the one before it;
 //! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API;
 //! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy;
 //! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
@@ -26,6 +27,7 @@ pub mod diff;
 pub mod flame;
 pub mod params;
 pub mod query;
+pub mod regressions;
 pub mod retention;
 pub mod server;
 pub mod sourcemaps;

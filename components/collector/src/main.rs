@@ -1,4 +1,4 @@
-//! `jsprof-collector collect|query|top|flame|diff`, which `jsprof collect|query|top|flame|diff`
+//! `jsprof-collector collect|query|top|flame|diff|regressions`, which `jsprof collect|query|top|flame|diff|regressions`
 //! runs (the shell finds this binary beside itself).
 
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use jsprof_collector::ballista::{self, ExecutorOptions, Scheduler};
 use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
-use jsprof_collector::{aggregate, diff, sourcemaps};
+use jsprof_collector::{aggregate, diff, regressions, sourcemaps};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -47,7 +47,8 @@ enum Command {
         /// collector.segment_ms (5000), collector.commit_interval_ms (0: the least time
         /// between two fsyncs of the log), collector.retention_days (0: keep all; else UTC
         /// days older are removed), collector.min_free_bytes (268435456: below it free on
-        /// the store's file system, uploads are refused with 507)
+        /// the store's file system, uploads are refused with 507), and regressions' prefs
+        /// for the page's /api/regressions (see `regressions --help`)
         #[arg(long = "pref")]
         prefs: Vec<String>,
     },
@@ -104,6 +105,21 @@ enum Command {
         head: String,
         #[arg(long, default_value_t = 20)]
         limit: usize,
+    },
+    /// Each release compared with the one before it (by first seen): the functions whose
+    /// share of samples went up, Holm-Bonferroni corrected
+    Regressions {
+        #[command(flatten)]
+        filters: Filters,
+        /// NAME=VALUE: collector.regressions.min_samples (1000: samples with a stack a
+        /// release needs to be compared), collector.regressions.alpha (0.05: the
+        /// family-wise error rate of each pair's tests)
+        #[arg(long = "pref")]
+        prefs: Vec<String>,
+        /// Print `{"projects": [...]}`, each project's report as the page's /api/regressions
+        /// gives it
+        #[arg(long)]
+        json: bool,
     },
     /// A Ballista scheduler (gRPC and REST on one port) for `--ballista`
     BallistaScheduler {
@@ -250,6 +266,7 @@ fn config(
                     .map_err(|_| format!("--pref {name}: {value} days is too many"))?
             }
             "collector.min_free_bytes" => c.min_free_bytes = num()?,
+            _ if c.regressions.set(name, value)? => {}
             _ => return Err(format!("--pref {name}: no such pref")),
         }
     }
@@ -379,6 +396,54 @@ fn main() -> ExitCode {
                     counts.samples.get(&head).copied().unwrap_or(0)
                 );
                 println!("{}", diff::table(&rows, limit)?);
+                Ok(())
+            }
+            Command::Regressions {
+                filters,
+                prefs,
+                json,
+            } => {
+                let mut settings = regressions::Settings::default();
+                for p in &prefs {
+                    let (name, value) = p
+                        .split_once('=')
+                        .ok_or_else(|| format!("--pref {p}: expected NAME=VALUE"))?;
+                    if !settings.set(name, value)? {
+                        return Err(format!("--pref {name}: no such pref"));
+                    }
+                }
+                let projects = match &filters.project {
+                    Some(p) => vec![p.clone()],
+                    None => {
+                        let ctx = query::context_on(filters.engine(), &filters.store, None).await?;
+                        regressions::projects(&ctx).await?
+                    }
+                };
+                if projects.is_empty() {
+                    return Err(format!(
+                        "{}: no traces: regressions compare a release with the one before it, and need two",
+                        filters.store.display()
+                    ));
+                }
+                let f = filters.filter(None, 0);
+                let mut reports = Vec::new();
+                for project in &projects {
+                    let ctx =
+                        query::context_on(filters.engine(), &filters.store, Some(project)).await?;
+                    reports.push(regressions::report(&ctx, project, &f, settings).await?);
+                }
+                // A project of one release is no error while another has two.
+                if reports.iter().all(|r| r.note.is_some()) {
+                    let notes: Vec<&str> = reports.iter().filter_map(|r| r.note.as_deref()).collect();
+                    return Err(notes.join("; "));
+                }
+                if json {
+                    println!("{}", serde_json::json!({ "projects": reports }));
+                } else {
+                    for r in &reports {
+                        print!("{}", regressions::text(r)?);
+                    }
+                }
                 Ok(())
             }
             Command::BallistaScheduler {

@@ -5,13 +5,17 @@
 //! (`web/`), and it loads nothing from elsewhere (its Content-Security-Policy says so).
 //!
 //! Routes (GET or HEAD):
-//! - `/`, `/page.js`, `/page.css` (and `/favicon.ico`, empty): the page;
+//! - `/`, `/page.js`, `/regressions.js`, `/page.css` (and `/favicon.ico`, empty): the page;
 //! - `/api/top?…&limit=N`: `{"functions": [top's rows]}`;
 //! - `/api/flame?…`: the flame graph, the SVG `jsprof flame -o out.svg` writes;
 //! - `/api/timeline?…&buckets=N`: `{"from_ms", "bucket_ms", "with_stack": [], "empty": [],
 //!   "marks": []}`, samples per bucket of a round width, at most about N buckets, and the
 //!   long tasks, long animation frames and slow interactions of their traces
-//!   (`{"kind", "name", "start_ms", "duration_ms"}`), which the page marks on its timeline.
+//!   (`{"kind", "name", "start_ms", "duration_ms"}`), which the page marks on its timeline;
+//! - `/api/regressions?…`: each release compared with the one before it
+//!   (regressions.rs): `{"project", "method", "alpha", "min_samples", "releases": [],
+//!   "pairs": [], "findings": [], "note"}`; no `release` filter (every release is
+//!   compared); with fewer than two releases, no pairs and a `note` that says so.
 //!
 //! Filters (`…`): `release`, `url` and `user_agent` (substrings), `since` and `until` (ms
 //! since the epoch), `during` (`long-task`, `loaf` or `interaction`: only samples inside
@@ -37,9 +41,12 @@ use crate::aggregate::{self, During};
 use crate::config::Config;
 use crate::params::percent_decode;
 use crate::query::{self, TopFilter};
+use crate::regressions;
 
 const INDEX: &str = include_str!("web/index.html");
 const SCRIPT: &str = include_str!("web/page.js");
+/// The regressions section's script, apart from page.js.
+const REGRESSIONS_SCRIPT: &str = include_str!("web/regressions.js");
 const STYLE: &str = include_str!("web/page.css");
 
 /// The page's policy: its own script, style and API, nothing else.
@@ -58,11 +65,13 @@ pub fn is_page_route(path: &str) -> bool {
     matches!(
         path,
         "/" | "/page.js"
+            | "/regressions.js"
             | "/page.css"
             | "/favicon.ico"
             | "/api/top"
             | "/api/flame"
             | "/api/timeline"
+            | "/api/regressions"
     )
 }
 
@@ -192,6 +201,7 @@ pub async fn route(
     let mut page = match path {
         "/" => respond(200, "text/html; charset=utf-8", INDEX),
         "/page.js" => respond(200, "text/javascript; charset=utf-8", SCRIPT),
+        "/regressions.js" => respond(200, "text/javascript; charset=utf-8", REGRESSIONS_SCRIPT),
         "/page.css" => respond(200, "text/css; charset=utf-8", STYLE),
         // No icon: an empty answer rather than a 404 in the console.
         "/favicon.ico" => respond(204, "image/x-icon", Bytes::new()),
@@ -223,6 +233,12 @@ async fn api(
         Ok(v) => v,
         Err(reason) => return text(400, reason),
     };
+    if path == "/api/regressions" && f.release.is_some() {
+        return text(
+            400,
+            "release: regressions compare every release with the one before it; no release filter",
+        );
+    }
     let ctx = match query::context(&config.store, Some(&project)).await {
         Ok(c) => c,
         Err(e) => return text(500, format!("the store cannot be read: {e}")),
@@ -238,6 +254,9 @@ async fn api(
         "/api/timeline" => aggregate::timeline(&ctx, &f, number.unwrap_or(100))
             .await
             .map(|t| json(serde_json::json!(t))),
+        "/api/regressions" => regressions::report(&ctx, &project, &f, config.regressions)
+            .await
+            .map(|r| json(serde_json::json!(r))),
         _ => aggregate::profile(&ctx, &f, false).await.map(|p| {
             let mut r = respond(
                 200,

@@ -160,8 +160,9 @@ fn main() -> ExitCode {
             },
         );
     }
-    // `jsprof collect|query|top|flame|diff`: field profiles, by jsprof-collector (collector.rs).
-    if let Some(sub @ ("collect" | "query" | "top" | "flame" | "diff")) = sub {
+    // `jsprof collect|query|top|flame|diff|regressions`: field profiles, by jsprof-collector
+    // (collector.rs).
+    if let Some(sub @ ("collect" | "query" | "top" | "flame" | "diff" | "regressions")) = sub {
         return collector::exec(sub, &argv[2..]);
     }
     // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.

@@ -236,3 +236,33 @@ pub fn post_envelope(addr: SocketAddr, envelope: &serde_json::Value) {
     );
     assert_eq!(status, 202, "{answer}");
 }
+
+/// Debian's chromium for the page tests (`CHROMIUM` overrides it), which must be there.
+pub fn chromium() -> String {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        Path::new(&chromium).exists(),
+        "{chromium} is needed (./mach test installs Debian's chromium)"
+    );
+    chromium
+}
+
+/// Where playwright-core is installed for the page tests (`JSPROF_PAGE_TOOLS`), which
+/// must be there.
+pub fn page_tools() -> std::path::PathBuf {
+    let tools = std::env::var_os("JSPROF_PAGE_TOOLS").map_or_else(
+        || {
+            std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/jsprof/collector-page-tools")
+        },
+        std::path::PathBuf::from,
+    );
+    assert!(
+        tools
+            .join("node_modules/playwright-core/package.json")
+            .exists(),
+        "playwright-core is needed in {} (./mach test installs it)",
+        tools.display()
+    );
+    tools
+}
