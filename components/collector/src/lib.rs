@@ -10,7 +10,8 @@
 //! - [`query`]: `jsprof query` and `jsprof top`;
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
-//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API;
+//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API; [`browse`]: its label
+//!   values, groups, trace list and one trace;
 //! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy;
 //! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
 //!   scheduler and executor processes of one.
@@ -20,6 +21,7 @@
 pub use jsprof_intake::{decode, model, record};
 pub mod aggregate;
 pub mod ballista;
+pub mod browse;
 pub mod config;
 pub mod diff;
 pub mod flame;

@@ -188,6 +188,7 @@ impl Filters {
             until_ms: self.until,
             during: self.during,
             limit,
+            ..TopFilter::default()
         }
     }
 }
