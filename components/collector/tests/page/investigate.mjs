@@ -6,7 +6,7 @@
 // label suggestions, the samples by view, the traces and the diff (the last two releases);
 // compares them the other way round and back; groups by browser; applies the group
 // "Firefox" as a filter (its button) and reads the top table, the traces, the groups and
-// the diff's answer again; goes back (no filter) and opens the trace that has events, and
+// the diff's answer again; clears the filter and opens the trace that has events, and
 // reads its stack chart. Prints what it read as JSON, with the page's errors and requests
 // elsewhere (browser.mjs).
 import { withPage } from "./browser.mjs";
@@ -93,7 +93,8 @@ await withPage(url, async (page) => {
     diff: await diff(),
   };
 
-  await page.goBack();
+  await page.fill('#filters input[name="browser"]', "");
+  await page.click('#filters button[type="submit"]');
   await page.waitForSelector('body[data-state="ready"][data-query=""]');
   await page.click('#traces tbody tr:not([data-events="0"]) button');
   await page.waitForSelector('#trace-section[data-state="ready"]');
