@@ -27,7 +27,73 @@ pub struct TopFilter {
     pub until_ms: Option<f64>,
     /// Only samples inside an event of this kind of the same trace.
     pub during: Option<During>,
+    /// Only traces whose label has this value, each ([`Label`]).
+    pub labels: Vec<(Label, String)>,
+    /// Only this trace's samples.
+    pub trace_id: Option<i64>,
     pub limit: usize,
+}
+
+/// A label of a trace the page filters and groups by: each is one SQL expression over the
+/// `traces` view (alias `t`), NULL where the trace does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label {
+    /// The `view` label (Datadog's view names, the snippet's own), else the page's name from
+    /// the SDK's view or transaction (`page_name`).
+    View,
+    /// The `environment` label (Sentry, the snippet), else `env` (Datadog's tag).
+    Environment,
+    /// The browser's family from the user agent: Edge, Opera, Firefox, Chrome, Safari or
+    /// other.
+    Browser,
+}
+
+impl Label {
+    pub const ALL: [Label; 3] = [Label::View, Label::Environment, Label::Browser];
+    pub const NAMES: &'static str = "view, environment or browser";
+
+    pub fn parse(s: &str) -> Result<Label, String> {
+        Label::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| format!("{s}: expected {}", Label::NAMES))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Label::View => "view",
+            Label::Environment => "environment",
+            Label::Browser => "browser",
+        }
+    }
+
+    /// The label's value for the trace `t` (a row of the `traces` view).
+    pub fn sql(self) -> String {
+        match self {
+            Label::View => format!("coalesce({}, t.page_name)", label_value("view")),
+            Label::Environment => format!(
+                "coalesce({}, {})",
+                label_value("environment"),
+                label_value("env")
+            ),
+            Label::Browser => "CASE WHEN t.user_agent IS NULL OR t.user_agent = '' THEN NULL
+                 WHEN strpos(t.user_agent, 'Edg/') > 0 THEN 'Edge'
+                 WHEN strpos(t.user_agent, 'OPR/') > 0 THEN 'Opera'
+                 WHEN strpos(t.user_agent, 'Firefox/') > 0 THEN 'Firefox'
+                 WHEN strpos(t.user_agent, 'Chrome/') > 0 OR strpos(t.user_agent, 'Chromium/') > 0 THEN 'Chrome'
+                 WHEN strpos(t.user_agent, 'Safari/') > 0 THEN 'Safari'
+                 ELSE 'other' END"
+                .into(),
+        }
+    }
+}
+
+/// The value of `key` in the trace's labels (a JSON object of strings, as the store keeps
+/// them), its JSON escapes undone (`\"` is `"`; `\n` and `\uXXXX` keep only their letters).
+fn label_value(key: &str) -> String {
+    format!(
+        r#"regexp_replace(regexp_match(t.labels, '"{key}":"((?:[^"\\]|\\.)*)"')[1], '\\(.)', '${{1}}', 'g')"#
+    )
 }
 
 /// `--during`: the kind of event a sample's time must fall inside.
@@ -116,6 +182,12 @@ pub fn picked_cte(f: &TopFilter, releases: &[&str]) -> String {
     }
     if let Some(u) = &f.user_agent {
         trace_where.push(format!("strpos(t.user_agent, {}) > 0", quote(u)));
+    }
+    for (label, value) in &f.labels {
+        trace_where.push(format!("{} = {}", label.sql(), quote(value)));
+    }
+    if let Some(id) = f.trace_id {
+        sample_where.push(format!("s.trace_id = {id}"));
     }
     if !trace_where.is_empty() {
         sample_where.push(format!(
@@ -342,7 +414,7 @@ pub async fn profile(
     f: &TopFilter,
     summary: bool,
 ) -> Result<Profile, String> {
-    use DataType::{Int64 as I, Utf8 as S};
+    use DataType::Int64 as I;
     let picked = picked_cte(f, &[]);
     // Samples by stack: one row per distinct stack.
     let sampled = collect(
@@ -382,35 +454,23 @@ pub async fn profile(
     let mem = MemTable::try_new(schema, vec![sampled]).map_err(|e| e.to_string())?;
     ctx.register_table("sampled", Arc::new(mem))
         .map_err(|e| e.to_string())?;
-    // Every stack on the way from a sampled stack to its root, parents first.
-    let paths = collect(
+    let paths = call_paths(
         ctx,
-        "WITH RECURSIVE anc AS (
-           SELECT stack_id FROM sampled WHERE stack_id IS NOT NULL
-           UNION
-           SELECT st.parent_id AS stack_id FROM anc JOIN stacks st ON st.stack_id = anc.stack_id
-           WHERE st.parent_id IS NOT NULL)
-         SELECT st.stack_id, st.parent_id, fr.name, fr.resource, fr.line, fr.\"column\"
-         FROM anc JOIN stacks st ON st.stack_id = anc.stack_id
-         JOIN frames fr ON fr.frame_id = st.frame_id
-         ORDER BY st.depth, st.stack_id",
+        "",
+        "SELECT stack_id FROM sampled WHERE stack_id IS NOT NULL",
     )
     .await;
     let _ = ctx.deregister_table("sampled");
     let mut nodes: HashMap<i64, NodeId> = HashMap::new();
-    for batch in paths? {
-        let c = Columns::of(&batch, &[I, I, S, S, I, I])?;
-        for r in 0..batch.num_rows() {
-            let stack = c.int(0, r).ok_or("a stack without id")?;
-            let parent = match c.int(1, r) {
-                None => None,
-                Some(p) => Some(*nodes.get(&p).ok_or_else(|| {
-                    format!("stack {stack}: its parent {p} is not in the store before it")
-                })?),
-            };
-            let node = profile.call_path(parent, frame_of(&c, 2, r));
-            nodes.insert(stack, node);
-        }
+    for (stack, parent, frame) in paths? {
+        let parent = match parent {
+            None => None,
+            Some(p) => Some(*nodes.get(&p).ok_or_else(|| {
+                format!("stack {stack}: its parent {p} is not in the store before it")
+            })?),
+        };
+        let node = profile.call_path(parent, frame);
+        nodes.insert(stack, node);
     }
     for (stack, n) in counts {
         let node = nodes
@@ -422,6 +482,41 @@ pub async fn profile(
         add_summary(ctx, &picked, &mut profile).await?;
     }
     Ok(profile)
+}
+
+/// Every stack on the way from each stack `seed` selects (a query of one column,
+/// `stack_id`, after the CTEs `ctes`, each followed by a comma) to its root, parents first:
+/// (stack, parent, frame).
+pub(crate) async fn call_paths(
+    ctx: &SessionContext,
+    ctes: &str,
+    seed: &str,
+) -> Result<Vec<(i64, Option<i64>, Frame)>, String> {
+    use DataType::{Int64 as I, Utf8 as S};
+    let paths = collect(
+        ctx,
+        &format!(
+            "WITH RECURSIVE {ctes}anc AS (
+               {seed}
+               UNION
+               SELECT st.parent_id AS stack_id FROM anc JOIN stacks st ON st.stack_id = anc.stack_id
+               WHERE st.parent_id IS NOT NULL)
+             SELECT st.stack_id, st.parent_id, fr.name, fr.resource, fr.line, fr.\"column\"
+             FROM anc JOIN stacks st ON st.stack_id = anc.stack_id
+             JOIN frames fr ON fr.frame_id = st.frame_id
+             ORDER BY st.depth, st.stack_id"
+        ),
+    )
+    .await?;
+    let mut out = Vec::new();
+    for batch in &paths {
+        let c = Columns::of(batch, &[I, I, S, S, I, I])?;
+        for r in 0..batch.num_rows() {
+            let stack = c.int(0, r).ok_or("a stack without id")?;
+            out.push((stack, c.int(1, r), frame_of(&c, 2, r)));
+        }
+    }
+    Ok(out)
 }
 
 /// The report's facts of the picked samples: traces, the sum of their spans, the median of
@@ -586,7 +681,7 @@ pub async fn timeline(
 /// The long tasks, long animation frames and slow interactions of the traces `picked`
 /// has samples of, within `[from, to]`: each once (an event both a trace and its RUM
 /// batch carry, by its id), the longest first.
-async fn marks(
+pub(crate) async fn marks(
     ctx: &SessionContext,
     picked: &str,
     from: f64,

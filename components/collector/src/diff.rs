@@ -43,7 +43,7 @@ pub fn wilson(x: u64, n: u64, z: f64) -> (f64, f64) {
 }
 
 /// One proportion's change: `x1` of `n1` (base) to `x2` of `n2` (head).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Change {
     pub base: f64,
     pub head: f64,

@@ -12,7 +12,8 @@
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
 //! - [`regressions`]: `jsprof regressions`, each release against the one before it;
-//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API;
+//! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API; [`browse`]: its label
+//!   values, groups, trace list and one trace;
 //! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy;
 //! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
 //!   scheduler and executor processes of one.
@@ -22,6 +23,7 @@
 pub use jsprof_intake::{decode, model, record};
 pub mod aggregate;
 pub mod ballista;
+pub mod browse;
 pub mod config;
 pub mod diff;
 pub mod flame;

@@ -206,6 +206,7 @@ impl Filters {
             until_ms: self.until,
             during: self.during,
             limit,
+            ..TopFilter::default()
         }
     }
 }

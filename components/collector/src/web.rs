@@ -12,6 +12,17 @@
 //!   "marks": []}`, samples per bucket of a round width, at most about N buckets, and the
 //!   long tasks, long animation frames and slow interactions of their traces
 //!   (`{"kind", "name", "start_ms", "duration_ms"}`), which the page marks on its timeline;
+//! - `/api/labels`: each label's values and the releases, `{"release": [], "view": [], …}`;
+//! - `/api/groups?…&by=LABEL`: `{"by", "groups": [{"value", "traces", "samples",
+//!   "with_stack", "top_function", "top_self"}]}`, the samples by the label's value;
+//! - `/api/traces?…&limit=N`: `{"traces": [{"id", "release", "page_url", "view", …,
+//!   "samples", "start_ms", "end_ms", "events"}]}`, the latest first;
+//! - `/api/trace?…&id=ID`: one trace in time order, `{"trace", "samples": [{"t", "w",
+//!   "stack"}], "stacks": [{"id", "parent", "function", …}], "marks"}` (404: no such trace);
+//! - `/api/diff?…&base=R1&head=R2`: the diff flame graph, `{"base", "head", "root"}`, each
+//!   call path with both releases' samples and the change of its share (flame.rs,
+//!   [`crate::flame::diff_tree`]); `"root": null` and `"empty": reason` where a release
+//!   has no samples with a stack;
 //! - `/api/regressions?…`: each release compared with the one before it
 //!   (regressions.rs): `{"project", "method", "alpha", "min_samples", "releases": [],
 //!   "pairs": [], "findings": [], "note"}`; no `release` filter (every release is
@@ -19,7 +30,8 @@
 //!
 //! Filters (`…`): `release`, `url` and `user_agent` (substrings), `since` and `until` (ms
 //! since the epoch), `during` (`long-task`, `loaf` or `interaction`: only samples inside
-//! such an event of their trace); an empty value is no filter. A parameter that is not one of these, a
+//! such an event of their trace), `view`, `environment` and `browser` (the trace's label
+//! equals it, [`Label`]); an empty value is no filter. A parameter that is not one of these, a
 //! repeated one, or a bad number is a 400 with the reason.
 //!
 //! Reading is per project, with a *read* key: `--read-key PROJECT=KEY` (repeatable), sent as
@@ -37,7 +49,8 @@ use http_body_util::Full;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 
-use crate::aggregate::{self, During};
+use crate::aggregate::{self, During, Label};
+use crate::browse;
 use crate::config::Config;
 use crate::params::percent_decode;
 use crate::query::{self, TopFilter};
@@ -71,6 +84,11 @@ pub fn is_page_route(path: &str) -> bool {
             | "/api/top"
             | "/api/flame"
             | "/api/timeline"
+            | "/api/labels"
+            | "/api/groups"
+            | "/api/traces"
+            | "/api/trace"
+            | "/api/diff"
             | "/api/regressions"
     )
 }
@@ -125,24 +143,34 @@ fn reader(config: &Config, headers: &HeaderMap) -> Result<String, &'static str> 
     }
 }
 
-/// The filter and the route's own numbers from the query's parameters.
+/// The filter parameters every API route takes.
+const FILTERS: [&str; 9] = [
+    "release",
+    "url",
+    "user_agent",
+    "since",
+    "until",
+    "during",
+    "view",
+    "environment",
+    "browser",
+];
+
+/// The filter from the query's parameters, and the values of the route's own parameters
+/// (`extra`; an empty value is none).
 fn filter(
     params: &[(String, String)],
-    extra: Option<&str>,
-) -> Result<(TopFilter, Option<usize>), String> {
+    extra: &[&str],
+) -> Result<(TopFilter, HashMap<String, String>), String> {
     let mut seen: HashMap<&str, &str> = HashMap::new();
     for (k, v) in params {
-        let known = matches!(
-            k.as_str(),
-            "release" | "url" | "user_agent" | "since" | "until" | "during"
-        ) || Some(k.as_str()) == extra;
+        let known = FILTERS.contains(&k.as_str()) || extra.contains(&k.as_str());
         if !known {
-            let mut names = "release, url, user_agent, since, until, during".to_owned();
-            if let Some(e) = extra {
-                names.push_str(", ");
-                names.push_str(e);
-            }
-            return Err(format!("unknown parameter {k:?} (parameters: {names})"));
+            let names: Vec<&str> = FILTERS.iter().chain(extra).copied().collect();
+            return Err(format!(
+                "unknown parameter {k:?} (parameters: {})",
+                names.join(", ")
+            ));
         }
         if seen.insert(k, v).is_some() {
             return Err(format!("parameter {k} given twice"));
@@ -157,15 +185,6 @@ fn filter(
             })
             .transpose()
     };
-    let number = extra
-        .and_then(|e| value(e).map(|v| (e, v)))
-        .map(|(e, v)| match v.parse::<usize>() {
-            Ok(n) if (1..=MAX_ROWS).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "{e}={v}: expected a whole number from 1 to {MAX_ROWS}"
-            )),
-        })
-        .transpose()?;
     let during = value("during")
         .map(|v| During::parse(&v).map_err(|e| format!("during={e}")))
         .transpose()?;
@@ -176,9 +195,32 @@ fn filter(
         since_ms: time("since")?,
         until_ms: time("until")?,
         during,
+        labels: Label::ALL
+            .into_iter()
+            .filter_map(|l| value(l.name()).map(|v| (l, v)))
+            .collect(),
+        trace_id: None,
         limit: 0,
     };
-    Ok((f, number))
+    let extras = extra
+        .iter()
+        .filter_map(|e| value(e).map(|v| (e.to_string(), v)))
+        .collect();
+    Ok((f, extras))
+}
+
+/// A route's count parameter `name` (`limit`, `buckets`): 1 to [`MAX_ROWS`], `default` if
+/// not given.
+fn rows(extras: &HashMap<String, String>, name: &str, default: usize) -> Result<usize, String> {
+    match extras.get(name) {
+        None => Ok(default),
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=MAX_ROWS).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "{name}={v}: expected a whole number from 1 to {MAX_ROWS}"
+            )),
+        },
+    }
 }
 
 /// Answers the page's routes; `None` for any other path.
@@ -224,12 +266,15 @@ async fn api(
         Ok(p) => p,
         Err(reason) => return text(401, reason),
     };
-    let extra = match path {
-        "/api/top" => Some("limit"),
-        "/api/timeline" => Some("buckets"),
-        _ => None,
+    let extra: &[&str] = match path {
+        "/api/top" | "/api/traces" => &["limit"],
+        "/api/timeline" => &["buckets"],
+        "/api/groups" => &["by"],
+        "/api/trace" => &["id"],
+        "/api/diff" => &["base", "head"],
+        _ => &[],
     };
-    let (mut f, number) = match filter(params, extra) {
+    let (f, extras) = match filter(params, extra) {
         Ok(v) => v,
         Err(reason) => return text(400, reason),
     };
@@ -243,21 +288,94 @@ async fn api(
         Ok(c) => c,
         Err(e) => return text(500, format!("the store cannot be read: {e}")),
     };
-    let json = |v: serde_json::Value| respond(200, "application/json", v.to_string());
-    let result = match path {
+    match answer(&ctx, &project, path, f, &extras, config.regressions).await {
+        Ok(a) => a,
+        Err(Failure::Input(reason)) => text(400, reason),
+        Err(Failure::NotFound(reason)) => text(404, reason),
+        Err(Failure::Query(e)) => text(500, format!("the query failed: {e}")),
+    }
+}
+
+/// Why an API request got no answer: its input (400), nothing there (404), or the query.
+enum Failure {
+    Input(String),
+    NotFound(String),
+    Query(String),
+}
+
+fn json(v: impl serde::Serialize) -> Answer {
+    match serde_json::to_string(&v) {
+        Ok(body) => respond(200, "application/json", body),
+        Err(e) => text(500, format!("the answer does not serialise: {e}")),
+    }
+}
+
+async fn answer(
+    ctx: &datafusion::prelude::SessionContext,
+    project: &str,
+    path: &str,
+    mut f: TopFilter,
+    extras: &HashMap<String, String>,
+    settings: regressions::Settings,
+) -> Result<Answer, Failure> {
+    use serde_json::json as j;
+    let input = |r: Result<usize, String>| r.map_err(Failure::Input);
+    Ok(match path {
         "/api/top" => {
-            f.limit = number.unwrap_or(50);
-            aggregate::top_rows(&ctx, &f)
-                .await
-                .map(|rows| json(serde_json::json!({ "functions": rows })))
+            f.limit = input(rows(extras, "limit", 50))?;
+            let rows = aggregate::top_rows(ctx, &f).await.map_err(Failure::Query)?;
+            json(j!({ "functions": rows }))
         }
-        "/api/timeline" => aggregate::timeline(&ctx, &f, number.unwrap_or(100))
-            .await
-            .map(|t| json(serde_json::json!(t))),
-        "/api/regressions" => regressions::report(&ctx, &project, &f, config.regressions)
-            .await
-            .map(|r| json(serde_json::json!(r))),
-        _ => aggregate::profile(&ctx, &f, false).await.map(|p| {
+        "/api/timeline" => {
+            let n = input(rows(extras, "buckets", 100))?;
+            json(
+                aggregate::timeline(ctx, &f, n)
+                    .await
+                    .map_err(Failure::Query)?,
+            )
+        }
+        "/api/regressions" => json(
+            regressions::report(ctx, project, &f, settings)
+                .await
+                .map_err(Failure::Query)?,
+        ),
+        "/api/labels" => json(browse::label_values(ctx).await.map_err(Failure::Query)?),
+        "/api/groups" => {
+            let by = extras
+                .get("by")
+                .ok_or_else(|| Failure::Input(format!("by: missing (one of {})", Label::NAMES)))?;
+            let label = Label::parse(by).map_err(|e| Failure::Input(format!("by={e}")))?;
+            let groups = browse::groups(ctx, &f, label)
+                .await
+                .map_err(Failure::Query)?;
+            json(j!({ "by": label.name(), "groups": groups }))
+        }
+        "/api/traces" => {
+            let n = input(rows(extras, "limit", 100))?;
+            let traces = browse::traces(ctx, &f, n).await.map_err(Failure::Query)?;
+            json(j!({ "traces": traces }))
+        }
+        "/api/trace" => {
+            let id = extras
+                .get("id")
+                .ok_or_else(|| Failure::Input("id: missing".into()))?;
+            let id: i64 = id
+                .parse()
+                .map_err(|_| Failure::Input(format!("id={id}: expected a trace's id")))?;
+            match browse::trace(ctx, &f, id).await.map_err(Failure::Query)? {
+                Some(t) => json(t),
+                None => {
+                    return Err(Failure::NotFound(format!(
+                        "no trace {id} with samples (with these filters)"
+                    )))
+                }
+            }
+        }
+        "/api/diff" => json(diff_flame(ctx, f, extras).await?),
+        _ => {
+            let p = aggregate::profile(ctx, &f, false)
+                .await
+                .map_err(Failure::Query)?;
             let mut r = respond(
                 200,
                 "image/svg+xml",
@@ -266,9 +384,62 @@ async fn api(
             r.headers_mut()
                 .insert("content-security-policy", HeaderValue::from_static(SVG_CSP));
             r
-        }),
+        }
+    })
+}
+
+/// A path of the diff flame graph below this share in both releases is left out.
+const DIFF_MIN_SHARE: f64 = 0.001;
+
+/// `/api/diff`: the flame graphs of releases `base` and `head` (with the other filters)
+/// merged by call path, each path with both counts and the change of its share.
+async fn diff_flame(
+    ctx: &datafusion::prelude::SessionContext,
+    f: TopFilter,
+    extras: &HashMap<String, String>,
+) -> Result<serde_json::Value, Failure> {
+    let release = |k: &str| {
+        extras
+            .get(k)
+            .cloned()
+            .ok_or_else(|| Failure::Input(format!("{k}: missing (a release)")))
     };
-    result.unwrap_or_else(|e| text(500, format!("the query failed: {e}")))
+    let (base, head) = (release("base")?, release("head")?);
+    if f.release.is_some() {
+        return Err(Failure::Input(
+            "release: not with base and head (they are the releases)".into(),
+        ));
+    }
+    if base == head {
+        return Err(Failure::Input(format!("base and head are both {base}")));
+    }
+    let mut profiles = Vec::new();
+    for r in [&base, &head] {
+        let one = TopFilter {
+            release: Some(r.clone()),
+            ..f.clone()
+        };
+        let p = aggregate::profile(ctx, &one, false)
+            .await
+            .map_err(Failure::Query)?;
+        if p.sample_count() == p.empty_total() {
+            // An answer, not an error: the page asks for the last two releases by itself.
+            return Ok(serde_json::json!({
+                "base": base,
+                "head": head,
+                "root": null,
+                "empty": format!("release {r} has no samples with a stack (with these filters)"),
+            }));
+        }
+        profiles.push(p);
+    }
+    let root = crate::flame::diff_tree(&profiles[0], &profiles[1], DIFF_MIN_SHARE);
+    Ok(serde_json::json!({
+        "base": base,
+        "head": head,
+        "min_share": DIFF_MIN_SHARE,
+        "root": root,
+    }))
 }
 
 #[cfg(test)]
@@ -284,25 +455,33 @@ mod tests {
 
     #[test]
     fn filters_from_parameters() {
-        let (f, n) = filter(
+        let (f, extras) = filter(
             &p(&[
                 ("release", "2.0"),
                 ("url", ""),
                 ("since", "5"),
                 ("limit", "7"),
+                ("browser", "Firefox"),
+                ("view", "/cart"),
             ]),
-            Some("limit"),
+            &["limit"],
         )
         .unwrap();
         assert_eq!(f.release.as_deref(), Some("2.0"));
         assert_eq!(f.url, None);
         assert_eq!(f.since_ms, Some(5.0));
-        assert_eq!(n, Some(7));
+        assert_eq!(
+            f.labels,
+            [
+                (Label::View, "/cart".to_owned()),
+                (Label::Browser, "Firefox".to_owned())
+            ]
+        );
+        assert_eq!(rows(&extras, "limit", 50), Ok(7));
+        assert_eq!(rows(&HashMap::new(), "limit", 50), Ok(50));
         for (bad, why) in [
             (p(&[("since", "soon")]), "since=soon"),
             (p(&[("until", "inf")]), "until=inf"),
-            (p(&[("limit", "0")]), "limit=0"),
-            (p(&[("limit", "1001")]), "limit=1001"),
             (p(&[("buckets", "3")]), "unknown parameter \"buckets\""),
             (p(&[("release", "1"), ("release", "2")]), "given twice"),
             (
@@ -310,8 +489,13 @@ mod tests {
                 "during=frame: expected long-task",
             ),
         ] {
-            let err = filter(&bad, Some("limit")).unwrap_err();
+            let err = filter(&bad, &["limit"]).unwrap_err();
             assert!(err.contains(why), "{err}");
+        }
+        for bad in ["0", "1001", "many"] {
+            let extras = HashMap::from([("limit".to_owned(), bad.to_owned())]);
+            let err = rows(&extras, "limit", 50).unwrap_err();
+            assert!(err.starts_with(&format!("limit={bad}: expected")), "{err}");
         }
     }
 }

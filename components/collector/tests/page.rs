@@ -6,36 +6,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-
-use common::{field_trace, function_samples, post_envelope, post_trace, Collector, DAY};
-
-fn tools() -> PathBuf {
-    std::env::var_os("JSPROF_PAGE_TOOLS").map_or_else(
-        || {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME"))
-                .join(".cache/jsprof/collector-page-tools")
-        },
-        PathBuf::from,
-    )
-}
+use common::{
+    drive_page, field_trace, function_samples, post_envelope, post_trace, Collector, DAY,
+};
 
 #[test]
 fn the_page_shows_the_store_and_filters_it() {
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(
-        std::path::Path::new(&chromium).exists(),
-        "{chromium} is needed (./mach test installs Debian's chromium)"
-    );
-    let tools = tools();
-    assert!(
-        tools
-            .join("node_modules/playwright-core/package.json")
-            .exists(),
-        "playwright-core is needed in {} (./mach test installs it)",
-        tools.display()
-    );
     let dir = tempfile::tempdir().unwrap();
     let c = Collector::start(dir.path(), &[]);
     // 1.0: layout 30, paint 10, 5 idle, a long animation frame over its 20 last samples
@@ -61,22 +37,8 @@ fn the_page_shows_the_store_and_filters_it() {
         "C",
         DAY + 60_000.0,
     );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/page/page.mjs");
-    let out = Command::new("node")
-        .arg(script)
-        .arg(format!("http://{}/", c.addr))
-        .arg("2.0")
-        .arg("loaf")
-        .env("JSPROF_PAGE_TOOLS", &tools)
-        .env("CHROMIUM", &chromium)
-        .output()
-        .expect("node (./mach test installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let url = format!("http://{}/", c.addr);
+    let read = drive_page("page.mjs", &[&url, "2.0", "loaf"]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read}");
     assert_eq!(read["outside"], serde_json::json!([]), "{read}");
     let top = |at: &str| function_samples(&read[at]["top"]);

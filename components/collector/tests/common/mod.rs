@@ -237,6 +237,29 @@ pub fn post_envelope(addr: SocketAddr, envelope: &serde_json::Value) {
     assert_eq!(status, 202, "{answer}");
 }
 
+/// Runs `node tests/page/SCRIPT ARGS` (headless Chromium on the page at `/`, through
+/// playwright-core): what it printed, as JSON. Debian's chromium (or `$CHROMIUM`) and
+/// playwright-core in `$JSPROF_PAGE_TOOLS` are needed (`./mach test` installs both).
+pub fn drive_page(script: &str, args: &[&str]) -> serde_json::Value {
+    let (chromium, tools) = (chromium(), page_tools());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/page")
+        .join(script);
+    let out = Command::new("node")
+        .arg(script)
+        .args(args)
+        .env("JSPROF_PAGE_TOOLS", &tools)
+        .env("CHROMIUM", &chromium)
+        .output()
+        .expect("node (./mach test installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Debian's chromium for the page tests (`CHROMIUM` overrides it), which must be there.
 pub fn chromium() -> String {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());

@@ -7,36 +7,12 @@
 // frames, the timeline's bars and its marks (long tasks, frames, interactions), then types
 // RELEASE in the filter, applies it and reads them again; then clears the release, picks
 // DURING and reads them a third time. Prints {"before", "after", "during", "errors"} as
-// JSON. playwright-core comes from
-// JSPROF_PAGE_TOOLS (./mach test npm-installs it into ~/.cache/jsprof/collector-page-tools).
-import { createRequire } from "node:module";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
+// JSON, with the page's errors and requests elsewhere (browser.mjs).
+import { withPage } from "./browser.mjs";
 
-const TOOLS = process.env.JSPROF_PAGE_TOOLS || path.join(os.homedir(), ".cache/jsprof/collector-page-tools");
-const need = createRequire(path.join(TOOLS, "package.json"));
-const { chromium } = need("playwright-core");
 const [url, release, during] = process.argv.slice(2);
-// Every wait is on a state, bounded generously for a loaded machine.
-const WAIT_MS = 120000;
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "jsprof-collector-page-"));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
-context.setDefaultTimeout(WAIT_MS);
-const errors = [];
-const outside = [];
-try {
-  const page = await context.newPage();
-  page.on("pageerror", (e) => errors.push(String(e && e.message || e)));
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  page.on("request", (r) => { if (!r.url().startsWith(new URL(url).origin)) outside.push(r.url()); });
-
+await withPage(url, async (page) => {
   async function read() {
     const top = await page.$$eval("#top tbody tr", (rows) => rows.map((r) => ({
       function: r.getAttribute("data-function"),
@@ -80,8 +56,5 @@ try {
   await page.click('#filters button[type="submit"]');
   await page.waitForSelector(`body[data-state="ready"][data-query="during=${encodeURIComponent(during)}"]`);
   const scoped = await read();
-  console.log(JSON.stringify({ before, after, during: scoped, location, errors, outside }));
-} finally {
-  await context.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
-}
+  return { before, after, during: scoped, location };
+});
