@@ -264,6 +264,12 @@ pub fn table(rows: &[Row], limit: usize) -> Result<String, String> {
             column.push(cell);
         }
     }
+    text_table(&names, columns)
+}
+
+/// Columns of text cells under their names, as the bordered table the CLI prints (`diff`'s,
+/// `regressions`').
+pub fn text_table(names: &[&str], columns: Vec<Vec<String>>) -> Result<String, String> {
     let schema = Arc::new(Schema::new(
         names
             .iter()

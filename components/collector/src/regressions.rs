@@ -24,10 +24,8 @@
 //! not: with few sessions a release's findings are too many.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::DataType;
 use datafusion::prelude::SessionContext;
 use jsprof_export::Frame;
 
@@ -443,19 +441,7 @@ pub fn text(r: &Report) -> Result<String, String> {
             column.push(cell);
         }
     }
-    let schema = Arc::new(Schema::new(
-        names
-            .iter()
-            .map(|n| Field::new(*n, DataType::Utf8, false))
-            .collect::<Vec<_>>(),
-    ));
-    let arrays: Vec<ArrayRef> = columns
-        .into_iter()
-        .map(|c| Arc::new(StringArray::from(c)) as ArrayRef)
-        .collect();
-    let batch = RecordBatch::try_new(schema, arrays).map_err(|e| e.to_string())?;
-    let table = arrow::util::pretty::pretty_format_batches(&[batch]).map_err(|e| e.to_string())?;
-    out.push_str(&table.to_string());
+    out.push_str(&diff::text_table(&names, columns)?);
     out.push('\n');
     Ok(out)
 }

@@ -318,8 +318,6 @@ fn a_store_without_two_releases_is_a_clear_error() {
 /// release in its table, and the base's and head's flame graphs drawn beside it.
 #[test]
 fn the_page_shows_a_regression_with_its_base_and_head_flame_graphs() {
-    let chromium = common::chromium();
-    let tools = common::page_tools();
     let dir = tempfile::tempdir().unwrap();
     let c = Collector::start(
         dir.path(),
@@ -331,20 +329,7 @@ fn the_page_shows_a_regression_with_its_base_and_head_flame_graphs() {
     planted[PLANTED] *= 3.0;
     post_release(&c, "1.0", &base, 2, &mut rng, DAY);
     post_release(&c, "2.0", &planted, 2, &mut rng, DAY + 3_600_000.0);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/page/regressions.mjs");
-    let out = Command::new("node")
-        .arg(script)
-        .arg(format!("http://{}/", c.addr))
-        .env("JSPROF_PAGE_TOOLS", &tools)
-        .env("CHROMIUM", &chromium)
-        .output()
-        .expect("node (./mach test installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = common::drive_page("regressions.mjs", &[&format!("http://{}/", c.addr)]);
     assert_eq!(read["errors"], serde_json::json!([]), "{read}");
     assert_eq!(read["outside"], serde_json::json!([]), "{read}");
     assert_eq!(read["pair"], "1.0 2.0", "{read}");
