@@ -254,6 +254,7 @@ pub async fn trace(ctx: &SessionContext, f: &TopFilter, id: i64) -> Result<Optio
         ctx,
         &format!("{picked}, "),
         "SELECT DISTINCT stack_id FROM picked WHERE stack_id IS NOT NULL",
+        row.release.as_deref(),
     )
     .await?
     .into_iter()

@@ -53,7 +53,11 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     if !store_dir.is_dir() {
         return Err(format!("{}: no such store", store_dir.display()));
     }
-    let ctx = SessionContext::new_with_config(session_config(SessionConfig::new()));
+    // The store's uploaded source maps, for the aggregations to map frames with.
+    let symbols = Arc::new(crate::symbols::Symbols::new(store_dir, project));
+    let ctx = SessionContext::new_with_config(session_config(
+        SessionConfig::new().with_extension(symbols),
+    ));
     // What is still only in the log.
     let mut known = Known::default();
     let mut rows = Rows::default();
@@ -111,8 +115,17 @@ pub async fn batches_on(
     sql: &str,
 ) -> Result<Vec<arrow::array::RecordBatch>, String> {
     let ctx = context_on(engine, store_dir, project).await?;
+    if mentions_frames_mapped(sql) {
+        crate::symbols::register_frames_mapped(&ctx).await?;
+    }
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())
+}
+
+/// Whether `sql` reads `frames_mapped` (the frames through the uploaded source maps,
+/// [`crate::symbols::register_frames_mapped`]), made only for a query that does.
+fn mentions_frames_mapped(sql: &str) -> bool {
+    sql.to_ascii_lowercase().contains("frames_mapped")
 }
 
 /// Runs `sql` on `engine` and renders the result as a table.
