@@ -368,31 +368,20 @@ fn main() -> ExitCode {
                     policy.set(name, value)?;
                 }
                 let f = filters.filter(release, limit);
-                let sql = query::top_sql(&f);
-                let ctx =
-                    query::context_on(filters.engine(), &filters.store, filters.project.as_deref())
-                        .await?;
-                let mut batches = ctx
-                    .sql(&sql)
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .collect()
-                    .await
-                    .map_err(|e| e.to_string())?;
                 // Uploaded maps first (symbols.rs), then, with --source-maps, the fetch.
-                let uploaded = symbols::resolver(&ctx).await?;
-                let release = f.release.as_deref();
-                if source_maps {
-                    let mut maps = sourcemaps::SourceMaps::new(policy)?;
-                    let with = uploaded.as_deref().map(|u| (u, release));
-                    batches = sourcemaps::map_rows(batches, &mut maps, with).await?;
-                    for w in maps.warnings() {
-                        eprintln!("jsprof: {w}");
-                    }
-                } else if let Some(u) = &uploaded {
-                    batches = symbols::map_batches(batches, |frame| u.map(release, frame))?;
-                }
-                for w in uploaded.iter().flat_map(|u| u.warnings()) {
+                let mut fetch = match source_maps {
+                    true => Some(sourcemaps::SourceMaps::new(policy)?),
+                    false => None,
+                };
+                let (batches, warnings) = query::top_mapped(
+                    filters.engine(),
+                    &filters.store,
+                    filters.project.as_deref(),
+                    &f,
+                    fetch.as_mut(),
+                )
+                .await?;
+                for w in warnings {
                     eprintln!("jsprof: {w}");
                 }
                 println!("{}", query::render(&batches)?);

@@ -147,12 +147,40 @@ pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
 /// `jsprof top`'s SQL: one aggregation with `flame`, `diff` and the page (aggregate.rs).
 pub use crate::aggregate::{top_sql, TopFilter};
 
-/// `jsprof top` on `engine`.
+/// `jsprof top` on `engine`, its frames mapped through the store's uploaded source maps.
 pub async fn top_on(
     engine: Engine<'_>,
     store_dir: &Path,
     project: Option<&str>,
     f: &TopFilter,
 ) -> Result<String, String> {
-    run_on(engine, store_dir, project, &top_sql(f)).await
+    let (batches, _) = top_mapped(engine, store_dir, project, f, None).await?;
+    render(&batches)
+}
+
+/// `jsprof top`'s rows on `engine`, each frame mapped through the store's uploaded source
+/// maps (symbols.rs), else, with `fetch` (`--source-maps`), through a map fetched under its
+/// policy; and what could not be used, a line each.
+pub async fn top_mapped(
+    engine: Engine<'_>,
+    store_dir: &Path,
+    project: Option<&str>,
+    f: &TopFilter,
+    fetch: Option<&mut crate::sourcemaps::SourceMaps>,
+) -> Result<(Vec<arrow::array::RecordBatch>, Vec<String>), String> {
+    let ctx = context_on(engine, store_dir, project).await?;
+    let df = ctx.sql(&top_sql(f)).await.map_err(|e| e.to_string())?;
+    let mut batches = df.collect().await.map_err(|e| e.to_string())?;
+    let uploaded = crate::symbols::resolver(&ctx).await?;
+    let release = f.release.as_deref();
+    let mut warnings = Vec::new();
+    if let Some(maps) = fetch {
+        let with = uploaded.as_deref().map(|u| (u, release));
+        batches = crate::sourcemaps::map_rows(batches, maps, with).await?;
+        warnings.extend(maps.warnings().iter().cloned());
+    } else if let Some(u) = &uploaded {
+        batches = crate::symbols::map_batches(batches, |frame| u.map(release, frame))?;
+    }
+    warnings.extend(uploaded.iter().flat_map(|u| u.warnings()));
+    Ok((batches, warnings))
 }

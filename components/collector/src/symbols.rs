@@ -288,6 +288,9 @@ struct Known {
     entry: Entry,
 }
 
+/// Parsed maps by (map, script URL); `None` for one that failed.
+type Parsed = HashMap<(usize, String), Option<Arc<Mapped>>>;
+
 /// The uploaded maps of a store (one project's, or every project's), with the debug ids
 /// its traces gave: what maps frames when read.
 #[derive(Debug)]
@@ -296,7 +299,7 @@ pub struct Resolver {
     /// (release, script URL) → the debug ids the traces of that release gave it.
     ids: HashMap<(String, String), Vec<String>>,
     /// Parsed maps, by (map, script URL): `None` for one that failed (warned once).
-    parsed: Mutex<HashMap<(usize, String), Option<Arc<Mapped>>>>,
+    parsed: Mutex<Parsed>,
     warnings: Mutex<Vec<String>>,
 }
 
@@ -872,14 +875,17 @@ mod tests {
         let e =
             check_map(br#"{"version":3,"sources":[],"names":[],"mappings":"A","debugId":"x y"}"#)
                 .unwrap_err();
-        assert!(e.contains("debugId"), "{e}");
+        assert!(e.to_ascii_lowercase().contains("debugid"), "{e}");
         let (file, id) = check_map(
-            br#"{"version":3,"file":"app.min.js","sources":["a.js"],"names":[],"mappings":"AAAA","debugId":"AB-12"}"#,
+            br#"{"version":3,"file":"app.min.js","sources":["a.js"],"names":[],"mappings":"AAAA","debugId":"85314830-023F-4CF1-A267-535F4E37BB17"}"#,
         )
         .unwrap();
         assert_eq!(
             (file.as_deref(), id.as_deref()),
-            (Some("app.min.js"), Some("ab-12"))
+            (
+                Some("app.min.js"),
+                Some("85314830-023f-4cf1-a267-535f4e37bb17")
+            )
         );
     }
 }

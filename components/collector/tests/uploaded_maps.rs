@@ -378,6 +378,18 @@ fn uploaded_maps_name_the_original_functions_in_every_view() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("formatPrice"), "{body}");
 
+    let (status, _, body) = http(
+        c.addr,
+        "GET",
+        "/api/groups?release=1.0&by=browser",
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["groups"][0]["top_function"], "formatPrice", "{body}");
+    assert_eq!(v["groups"][0]["top_self"], 6, "{body}");
+
     // A restart keeps the maps: the page maps as before.
     drop(c);
     let c = Collector::start(store, &["--read-key", &format!("default={READ_KEY}")]);
