@@ -15,6 +15,8 @@
 //! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API; [`browse`]: its label
 //!   values, groups, trace list and one trace;
 //! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy;
+//! - [`symbols`]: uploaded source maps (`jsprof sourcemaps upload`), kept with the store,
+//!   and frames mapped through them when read, in every view;
 //! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
 //!   scheduler and executor processes of one.
 
@@ -35,6 +37,7 @@ pub mod server;
 pub mod sourcemaps;
 pub mod space;
 pub mod store;
+pub mod symbols;
 pub mod tables;
 pub mod wal;
 pub mod web;

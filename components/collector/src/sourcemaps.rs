@@ -350,10 +350,12 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// `top`'s rows with their frames mapped: the `function`, `resource`, `line` and `column`
-/// columns replaced by the original's.
+/// columns replaced by the original's. A frame an uploaded map (`uploaded`: the store's,
+/// and the release asked for) maps is not fetched for.
 pub async fn map_rows(
     batches: Vec<RecordBatch>,
     maps: &mut SourceMaps,
+    uploaded: Option<(&crate::symbols::Resolver, Option<&str>)>,
 ) -> Result<Vec<RecordBatch>, String> {
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
@@ -403,7 +405,10 @@ pub async fn map_rows(
                 line: get_int(&lines),
                 column: get_int(&columns),
             };
-            let mapped = maps.map(frame).await;
+            let mapped = match uploaded.and_then(|(u, release)| u.original(release, &frame)) {
+                Some(m) => m,
+                None => maps.map(frame).await,
+            };
             n.push(Some(mapped.name));
             r.push(mapped.resource);
             l.push(mapped.line.and_then(|v| i64::try_from(v).ok()));
