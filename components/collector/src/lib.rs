@@ -10,6 +10,7 @@
 //!   [`retention`]: `collector.retention_days`; [`space`]: `collector.min_free_bytes`);
 //! - [`query`]: `jsprof query` and `jsprof top`;
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
+//! - [`batches`]: typed access to query results (a leaf every reader of DataFusion's answers uses);
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
 //! - [`regressions`]: `jsprof regressions`, each release against the one before it;
 //! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API; [`browse`]: its label
@@ -25,6 +26,7 @@
 pub use jsprof_intake::{decode, model, record};
 pub mod aggregate;
 pub mod ballista;
+pub mod batches;
 pub mod browse;
 pub mod config;
 pub mod diff;

@@ -358,13 +358,13 @@ impl Resolver {
 
     /// Reads the debug ids the traces of `ctx` gave (`traces.debug_ids`).
     pub async fn load_debug_ids(&mut self, ctx: &SessionContext) -> Result<(), String> {
-        let batches = crate::aggregate::collect(
+        let batches = crate::batches::collect(
             ctx,
             "SELECT DISTINCT release, debug_ids FROM traces_base WHERE debug_ids IS NOT NULL",
         )
         .await?;
         for batch in &batches {
-            let c = crate::aggregate::Columns::of(batch, &[DataType::Utf8, DataType::Utf8])?;
+            let c = crate::batches::Columns::of(batch, &[DataType::Utf8, DataType::Utf8])?;
             for r in 0..batch.num_rows() {
                 let release = c.str(0, r).unwrap_or_default();
                 let Some(json) = c.str(1, r) else { continue };
@@ -620,7 +620,7 @@ pub async fn register_frames_mapped(ctx: &SessionContext) -> Result<(), String> 
             .map(|_| ())
             .map_err(|e| e.to_string());
     };
-    let batches = crate::aggregate::collect(
+    let batches = crate::batches::collect(
         ctx,
         "SELECT frame_id, name, resource, line, \"column\" FROM frames",
     )
