@@ -146,21 +146,36 @@ def sync_tree(src, dest):
                 os.utime(b)
 
 
+def crate_sources(tree):
+    """{crate: its registry directory} for every crate of the tree, fetched first if any is
+    missing; None (said) if they cannot be had."""
+    sources = registry_sources(tree.src_root, tree.crates)
+    if len(sources) < len(tree.crates):
+        if fetch_crates(tree):
+            return None
+        sources = registry_sources(tree.src_root, tree.crates)
+        missing = [c for c in tree.crates if c not in sources]
+        if missing:
+            log(f"{', '.join(missing)} not in {tree.src_root} after cargo fetch")
+            return None
+    return sources
+
+
+def apply_patch(tree, name, cwd, *options):
+    """patch(1) applies the tree's patch `name` in `cwd` (its output and status captured)."""
+    return subprocess.run(["patch", "-p1", "--forward", "--batch", *options, "--no-backup-if-mismatch",
+                           "-i", os.path.join(tree.patches_dir, name)], cwd=cwd, capture_output=True, text=True)
+
+
 def servo_layout(tree=None):
     """Fresh copies of the registry's servo-script and servo-script-bindings, patched, under
     $JSPROF_SERVO_DIR/crates, and integrations/servo/patched linked to them. Skipped while the
     patches (and the sources) are the ones the copies were made with (a stamp of their hashes)."""
     tree = tree or Tree.default()
     patches = tree.patches()
-    sources = registry_sources(tree.src_root, tree.crates)
-    if len(sources) < len(tree.crates):
-        if fetch_crates(tree):
-            return 1
-        sources = registry_sources(tree.src_root, tree.crates)
-        missing = [c for c in tree.crates if c not in sources]
-        if missing:
-            log(f"{', '.join(missing)} not in {tree.src_root} after cargo fetch")
-            return 1
+    sources = crate_sources(tree)
+    if sources is None:
+        return 1
     stamp_value = layout_stamp(tree.patches_dir, patches, sources, tree.crates)
     crates_dir = tree.crates_dir
     stamp = os.path.join(crates_dir, "patches.sha256")
@@ -180,9 +195,7 @@ def servo_layout(tree=None):
             shutil.rmtree(fresh, ignore_errors=True)
             shutil.copytree(sources[crate], fresh)
             for name in crate_patches(crate, patches):
-                r = subprocess.run(["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                                    "-i", os.path.join(tree.patches_dir, name)], cwd=fresh, capture_output=True,
-                                   text=True)
+                r = apply_patch(tree, name, fresh)
                 if r.returncode != 0:
                     log(f"patch {name} does not apply to {crate}:\n{r.stdout}{r.stderr}")
                     return 1
@@ -405,23 +418,15 @@ def servo_check_patches(tree=None):
             problems.append(problem)
         for rel, line in reformatted_lines(text):
             problems.append(f"{name}: {rel}: rewrites a line only to change its spacing: {line.strip()[:80]}")
-    sources = registry_sources(tree.src_root, tree.crates)
-    if len(sources) < len(tree.crates):
-        if fetch_crates(tree):
-            return 1
-        sources = registry_sources(tree.src_root, tree.crates)
-    missing = [c for c in tree.crates if c not in sources]
-    if missing:
-        log(f"{', '.join(missing)} not in {tree.src_root}")
+    sources = crate_sources(tree)
+    if sources is None:
         return 1
     with tempfile.TemporaryDirectory(prefix="jsprof-check-patches-") as tmp:
         for crate in tree.crates:
             copy = os.path.join(tmp, "exact", crate)
             shutil.copytree(sources[crate], copy)
             for name in crate_patches(crate, patches):
-                r = subprocess.run(["patch", "-p1", "--forward", "--batch", "--fuzz=0", "--no-backup-if-mismatch",
-                                    "-i", os.path.join(tree.patches_dir, name)], cwd=copy, capture_output=True,
-                                   text=True)
+                r = apply_patch(tree, name, copy, "--fuzz=0")
                 inexact = [line for line in r.stdout.splitlines() if "offset" in line or "fuzz" in line]
                 if r.returncode != 0:
                     problems.append(f"{name} does not apply to {crate}:\n{r.stdout}{r.stderr}")
