@@ -33,13 +33,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::RecordBatch;
 use arrow::datatypes::DataType;
 use datafusion::prelude::SessionContext;
 use jsprof_export::model::Frame;
 use jsprof_export::sourcemap::Mapped;
 use serde::{Deserialize, Serialize};
 use url::Url;
+
+use crate::batches::FrameColumns;
 
 /// The uploaded maps of a store.
 pub fn maps_dir(store: &Path) -> PathBuf {
@@ -536,74 +538,13 @@ pub fn map_batches(
     batches: Vec<RecordBatch>,
     mut map: impl FnMut(Frame) -> Frame,
 ) -> Result<Vec<RecordBatch>, String> {
-    let mut out = Vec::with_capacity(batches.len());
-    for batch in batches {
-        let schema = batch.schema();
-        let column = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|n| schema.index_of(n).ok())
-                .ok_or_else(|| format!("no {} column to map", names[0]))
-        };
-        let (ni, ri, li, ci) = (
-            column(&["function", "name"])?,
-            column(&["resource"])?,
-            column(&["line"])?,
-            column(&["column"])?,
-        );
-        let cast = |i: usize, t: &DataType| {
-            arrow::compute::cast(batch.column(i), t).map_err(|e| e.to_string())
-        };
-        let (names, resources, lines, columns) = (
-            cast(ni, &DataType::Utf8)?,
-            cast(ri, &DataType::Utf8)?,
-            cast(li, &DataType::Int64)?,
-            cast(ci, &DataType::Int64)?,
-        );
-        let strings = |a: &ArrayRef| a.as_any().downcast_ref::<StringArray>().cloned();
-        let ints = |a: &ArrayRef| a.as_any().downcast_ref::<Int64Array>().cloned();
-        let (Some(names), Some(resources), Some(lines), Some(columns)) = (
-            strings(&names),
-            strings(&resources),
-            ints(&lines),
-            ints(&columns),
-        ) else {
-            return Err("frame columns of unexpected types".into());
-        };
-        let (mut n, mut r, mut l, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for row in 0..batch.num_rows() {
-            let int = |a: &Int64Array| {
-                (!a.is_null(row))
-                    .then(|| a.value(row))
-                    .and_then(|v| u64::try_from(v).ok())
-            };
-            let frame = Frame {
-                name: if names.is_null(row) {
-                    String::new()
-                } else {
-                    names.value(row).to_owned()
-                },
-                resource: (!resources.is_null(row)).then(|| resources.value(row).to_owned()),
-                line: int(&lines),
-                column: int(&columns),
-            };
-            let mapped = map(frame);
-            n.push(Some(mapped.name));
-            r.push(mapped.resource);
-            l.push(mapped.line.and_then(|v| i64::try_from(v).ok()));
-            c.push(mapped.column.and_then(|v| i64::try_from(v).ok()));
-        }
-        let mut arrays: Vec<ArrayRef> = batch.columns().to_vec();
-        let replace = |a: ArrayRef, i: usize| {
-            arrow::compute::cast(&a, schema.field(i).data_type()).map_err(|e| e.to_string())
-        };
-        arrays[ni] = replace(Arc::new(StringArray::from(n)), ni)?;
-        arrays[ri] = replace(Arc::new(StringArray::from(r)), ri)?;
-        arrays[li] = replace(Arc::new(Int64Array::from(l)), li)?;
-        arrays[ci] = replace(Arc::new(Int64Array::from(c)), ci)?;
-        out.push(RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?);
-    }
-    Ok(out)
+    batches
+        .iter()
+        .map(|batch| {
+            let (columns, frames) = FrameColumns::read(batch)?;
+            columns.replace(batch, frames.into_iter().map(&mut map).collect())
+        })
+        .collect()
 }
 
 /// Registers `frames_mapped` on `ctx`: the `frames` table (`frame_id`, `name`,
