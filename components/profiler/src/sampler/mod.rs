@@ -125,4 +125,4 @@ pub(crate) use state::SamplerCore;
 pub use state::{max_served_per_tick, DEFAULT_MAX_BUFFERED, MAX_SERVED_PER_SECOND};
 pub use stats::SamplerStats;
 pub use tick::MAX_ANSWER_DELAY;
-pub use walks::{WALK_ABANDON, WALK_DEFERRED_POLL, WALK_NUDGE, WALK_POLL};
+pub use walks::{WALK_ABANDON, WALK_LOOK, WALK_NUDGE};

@@ -68,8 +68,8 @@ pub(super) struct Outstanding {
 pub(super) struct WalkState {
     pub(super) started: Nanos,
     pub(super) nudged: bool,
-    /// The host answered [`Sampled::Deferred`](crate::Sampled::Deferred): polled every
-    /// [`WALK_DEFERRED_POLL`](super::WALK_DEFERRED_POLL), never nudged nor abandoned.
+    /// The host answered [`Sampled::Deferred`](crate::Sampled::Deferred): looked at each
+    /// tick or every [`WALK_LOOK`](super::WALK_LOOK), never nudged nor abandoned.
     pub(super) deferred: bool,
 }
 

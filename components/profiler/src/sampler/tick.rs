@@ -40,6 +40,9 @@ impl SamplerCore {
             return;
         }
         self.stats.ticks += 1;
+        // A walk the agent's thread has taken since the last look serves the ticks that
+        // waited for it, and not this one: the thread has run since (walks.rs, WALK_LOOK).
+        self.poll_walks(now);
         // Whether the due agents' threads have run since the sampler last looked.
         let mut looked = Vec::new();
         for &((_, agent, _), _) in &due {

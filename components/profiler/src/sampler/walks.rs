@@ -10,12 +10,15 @@ use super::state::SamplerCore;
 /// How long a pending walk may wait for the agent's thread to take it the gentle way (the
 /// interrupt) before the sampler nudges it (a signal).
 pub const WALK_NUDGE: Nanos = 50_000;
-/// How often a pending walk is looked at once nudged.
-pub const WALK_POLL: Nanos = 200_000;
-/// How often a walk the agent's thread holds until an operation ends (a collection) is
-/// looked at: its stack is the tick's whenever it is taken, so only the moment the tick's
-/// sessions get it waits, and a collection lasts from a fraction of a millisecond to tens.
-pub const WALK_DEFERRED_POLL: Nanos = 1_000_000;
+/// How often a walk is looked at, once the agent's thread has been made to take it (nudged)
+/// or holds it until an operation ends (deferred), when no tick comes sooner. Each tick
+/// looks at the pending walks before it samples (`on_wake`), so a walk taken since is never
+/// mistaken for the tick's, and at bases of 20 ms and under this never wakes the sampler
+/// thread on its own: a nudged walk is taken within microseconds of its thread running,
+/// and looking at it 200 µs later, as before, was a third wake-up of the sampler thread
+/// for a third of the ticks, for a stack that nothing needs before the next tick or a stop
+/// (which looks too). A walk's stack is the tick's whenever it is taken.
+pub const WALK_LOOK: Nanos = 20_000_000;
 /// How long a walk may wait for the agent's thread to be scheduled before it is abandoned
 /// (its ticks get no stack). The thread cannot run meanwhile, so its stack cannot change:
 /// a late walk still has the tick's stack, and only a thread starved this long loses it.
@@ -100,9 +103,9 @@ impl SamplerCore {
             .filter_map(|a| a.outstanding.as_ref()?.walk)
             .map(|w| {
                 if w.deferred {
-                    WALK_DEFERRED_POLL
+                    WALK_LOOK
                 } else if w.nudged {
-                    WALK_POLL
+                    WALK_LOOK.min((w.started + WALK_ABANDON).saturating_sub(now))
                 } else {
                     (w.started + WALK_NUDGE).saturating_sub(now)
                 }

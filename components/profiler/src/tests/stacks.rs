@@ -239,11 +239,18 @@ fn a_walk_waiting_for_its_thread_holds_up_no_other_agent() {
         5,
         "the other agent is sampled at each tick"
     );
-    // Its nudge is overdue (the harness did not poll): due at once, then every WALK_POLL.
-    assert_eq!(h.core.walk_poll_in(h.now), Some(0));
-    h.core.poll_walks(h.now);
-    assert_eq!(*steps.lock().unwrap(), [crate::PollStep::Nudge]);
-    assert_eq!(h.core.walk_poll_in(h.now), Some(crate::sampler::WALK_POLL));
+    // Each tick looked at the walk first: nudged at the second (past WALK_NUDGE), looked
+    // at since; between ticks, the next look is the next tick's, or WALK_LOOK's.
+    assert_eq!(
+        *steps.lock().unwrap(),
+        [
+            crate::PollStep::Nudge,
+            crate::PollStep::Look,
+            crate::PollStep::Look,
+            crate::PollStep::Look
+        ]
+    );
+    assert_eq!(h.core.walk_poll_in(h.now), Some(crate::sampler::WALK_LOOK));
     // The thread runs: its walk serves every waiting tick.
     ran.store(true, Ordering::SeqCst);
     h.core.poll_walks(h.now);
@@ -257,6 +264,61 @@ fn a_walk_waiting_for_its_thread_holds_up_no_other_agent() {
     assert_eq!(h.stop(2).samples.len(), 5);
     let stats = h.core.stats();
     assert_eq!((stats.walks_waited, stats.walks_abandoned), (1, 0));
+}
+
+/// A host sampler whose every walk is pending until the test lets the agent's thread walk
+/// (`walked`), with the stack of that line.
+struct StepSampler {
+    walked: Arc<Mutex<Option<u32>>>,
+}
+
+impl crate::StackSampler for StepSampler {
+    fn sample(&self) -> Sampled {
+        Sampled::Pending
+    }
+    fn poll(&self, _: crate::PollStep) -> Sampled {
+        match self.walked.lock().unwrap().take() {
+            Some(line) => Sampled::Stack(stack(&[line])),
+            None => Sampled::Pending,
+        }
+    }
+}
+
+/// A walk the agent's thread took after the sampler last looked serves the ticks that
+/// waited for it, and not the next tick: the thread has run since, so the next tick is
+/// walked anew. (The sampler looks at a nudged walk only at the next tick, WALK_LOOK.)
+#[test]
+fn a_walk_taken_between_looks_does_not_serve_the_next_tick() {
+    let mut h = Harness::new();
+    let walked = Arc::new(Mutex::new(None));
+    let a = h.agent_with(Some(Box::new(StepSampler {
+        walked: walked.clone(),
+    })));
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.run_to(MS, |_| {});
+    assert!(h.core.walk_poll_in(h.now).is_some(), "a walk is pending");
+    // The thread walks, at f1, and runs on; the sampler does not look until its next tick.
+    *walked.lock().unwrap() = Some(1);
+    h.run_to(2 * MS, |_| {});
+    // That tick's own walk is pending, and taken at f2.
+    assert!(
+        h.core.walk_poll_in(h.now).is_some(),
+        "the next tick is walked anew"
+    );
+    *walked.lock().unwrap() = Some(2);
+    h.core.poll_walks(h.now);
+    let t = h.stop(1);
+    let lines: Vec<Vec<String>> = (0..t.samples.len()).map(|i| names(&t, i)).collect();
+    assert_eq!(
+        lines.last().map(|l| l.as_slice()),
+        Some(&["f2".to_owned()][..])
+    );
+    assert!(
+        lines[..lines.len() - 1].iter().all(|l| l == &["f1"]),
+        "{lines:?}"
+    );
+    assert_eq!(h.core.stats().walks_waited, 2);
 }
 
 /// A walk whose thread never runs is abandoned after WALK_ABANDON: its ticks get no stack.
@@ -308,8 +370,8 @@ impl crate::StackSampler for CollectingSampler {
 
 /// A walk the thread has taken and finishes later (a tick inside a collection longer than
 /// WALK_ABANDON, walked when it ends) is not abandoned, and the sampler thread wakes for it
-/// only every WALK_DEFERRED_POLL meanwhile: the ticks that waited for it get the stack the collection
-/// interrupted.
+/// only at its ticks or every WALK_LOOK meanwhile: the ticks that waited for it get the stack
+/// the collection interrupted.
 #[test]
 fn a_walk_taken_inside_a_long_collection_is_not_abandoned() {
     let mut h = Harness::new();
@@ -322,10 +384,7 @@ fn a_walk_taken_inside_a_long_collection_is_not_abandoned() {
     h.agents[a].0.enter();
     h.start(1, a, 1, 1000);
     h.run_to(150 * MS, |h| h.core.poll_walks(h.now));
-    assert_eq!(
-        h.core.walk_poll_in(h.now),
-        Some(crate::sampler::WALK_DEFERRED_POLL)
-    );
+    assert_eq!(h.core.walk_poll_in(h.now), Some(crate::sampler::WALK_LOOK));
     {
         let steps = steps.lock().unwrap();
         let nudge = steps
