@@ -252,7 +252,7 @@ fn store_of(dir: &Path, traces: u64) -> Duration {
     }
     let t = Instant::now();
     for n in 1..=segments {
-        store::compact(dir, n, &mut known).unwrap();
+        store::compact(&dir.into(), n, &mut known).unwrap();
     }
     t.elapsed()
 }
@@ -276,7 +276,7 @@ fn bench_top(c: &mut Criterion) {
         ..TopFilter::default()
     };
     let out = rt
-        .block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+        .block_on(query::top_on(query::Engine::Embedded, &dir.path().into(), None, &f))
         .unwrap();
     println!("{out}");
     let mut g = c.benchmark_group("collector");
@@ -284,13 +284,13 @@ fn bench_top(c: &mut Criterion) {
     g.throughput(Throughput::Elements(traces as u64 * 500));
     g.bench_function("top over 10M samples", |b| {
         b.iter(|| {
-            rt.block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+            rt.block_on(query::top_on(query::Engine::Embedded, &dir.path().into(), None, &f))
                 .unwrap()
         })
     });
     if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {
         let engine = Engine::Ballista(&url);
-        let distributed = rt.block_on(query::top_on(engine, dir.path(), None, &f));
+        let distributed = rt.block_on(query::top_on(engine, &dir.path().into(), None, &f));
         assert_eq!(
             distributed.as_deref(),
             Ok(out.as_str()),
@@ -298,7 +298,7 @@ fn bench_top(c: &mut Criterion) {
         );
         g.bench_function("top over 10M samples, Ballista", |b| {
             b.iter(|| {
-                rt.block_on(query::top_on(engine, dir.path(), None, &f))
+                rt.block_on(query::top_on(engine, &dir.path().into(), None, &f))
                     .unwrap()
             })
         });

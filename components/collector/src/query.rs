@@ -11,7 +11,6 @@
 //! cluster over the Parquet files only (see [`crate::ballista`]).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::datasource::MemTable;
@@ -19,7 +18,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use crate::tables::{project_filter, session_config, stored_segments, stored_table};
 
-use crate::store::{self, Known, Rows, TABLES};
+use crate::store::{self, Known, Rows, Store, TABLES};
 
 /// Where a query runs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,12 +35,12 @@ pub enum Engine<'a> {
 /// `stack_frames`, `frames`, `events`), limited to `project` if given.
 pub async fn context_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
 ) -> Result<SessionContext, String> {
     match engine {
-        Engine::Embedded => context(store_dir, project).await,
-        Engine::Ballista(url) => crate::ballista::context(url, store_dir, project).await,
+        Engine::Embedded => context(store, project).await,
+        Engine::Ballista(url) => crate::ballista::context(url, store, project).await,
     }
 }
 
@@ -49,16 +48,15 @@ pub async fn context_on(
 /// `stack_frames`, `frames`, `events`), limited to `project` if given. `traces` is a view
 /// that resolves each trace's page ([`crate::tables::TRACES_VIEW`]); its stored rows are
 /// `traces_base`.
-pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionContext, String> {
-    if !store_dir.is_dir() {
-        return Err(format!("{}: no such store", store_dir.display()));
-    }
+pub async fn context(store: &Store, project: Option<&str>) -> Result<SessionContext, String> {
+    store.check()?;
     let ctx = SessionContext::new_with_config(session_config(SessionConfig::new()));
+    crate::tables::register_objects(&ctx, store);
     // What is still only in the log.
     let mut known = Known::default();
     let mut rows = Rows::default();
     let mut from_log = BTreeSet::new();
-    crate::tables::for_each_log_segment(store_dir, |n, records| {
+    crate::tables::for_each_log_segment(store, |n, records| {
         from_log.insert(n);
         let mut index = 0;
         for r in &records {
@@ -66,7 +64,7 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
         }
     })?;
     // Then the Parquet files, of the segments not read above.
-    let segments = stored_segments(store_dir, &from_log)?;
+    let segments = stored_segments(store, &from_log)?;
     let mut log: std::collections::HashMap<&str, Vec<arrow::array::RecordBatch>> =
         std::collections::HashMap::new();
     for (table, _, batch) in rows.batches() {
@@ -75,7 +73,7 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     for table in TABLES {
         ctx.register_table(
             format!("{table}_stored"),
-            stored_table(store_dir, table, &segments)?,
+            stored_table(store, table, &segments)?,
         )
         .map_err(|e| e.to_string())?;
         let mem = MemTable::try_new(
@@ -106,11 +104,11 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
 /// Runs `sql` on `engine`: its result's batches.
 pub async fn batches_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     sql: &str,
 ) -> Result<Vec<arrow::array::RecordBatch>, String> {
-    let ctx = context_on(engine, store_dir, project).await?;
+    let ctx = context_on(engine, store, project).await?;
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())
 }
@@ -118,11 +116,11 @@ pub async fn batches_on(
 /// Runs `sql` on `engine` and renders the result as a table.
 pub async fn run_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     sql: &str,
 ) -> Result<String, String> {
-    render(&batches_on(engine, store_dir, project, sql).await?)
+    render(&batches_on(engine, store, project, sql).await?)
 }
 
 pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
@@ -137,9 +135,9 @@ pub use crate::aggregate::{top_sql, TopFilter};
 /// `jsprof top` on `engine`.
 pub async fn top_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     f: &TopFilter,
 ) -> Result<String, String> {
-    run_on(engine, store_dir, project, &top_sql(f)).await
+    run_on(engine, store, project, &top_sql(f)).await
 }
