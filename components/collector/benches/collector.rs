@@ -276,7 +276,12 @@ fn bench_top(c: &mut Criterion) {
         ..TopFilter::default()
     };
     let out = rt
-        .block_on(query::top_on(query::Engine::Embedded, &dir.path().into(), None, &f))
+        .block_on(query::top_on(
+            query::Engine::Embedded,
+            &dir.path().into(),
+            None,
+            &f,
+        ))
         .unwrap();
     println!("{out}");
     let mut g = c.benchmark_group("collector");
@@ -284,8 +289,13 @@ fn bench_top(c: &mut Criterion) {
     g.throughput(Throughput::Elements(traces as u64 * 500));
     g.bench_function("top over 10M samples", |b| {
         b.iter(|| {
-            rt.block_on(query::top_on(query::Engine::Embedded, &dir.path().into(), None, &f))
-                .unwrap()
+            rt.block_on(query::top_on(
+                query::Engine::Embedded,
+                &dir.path().into(),
+                None,
+                &f,
+            ))
+            .unwrap()
         })
     });
     if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {

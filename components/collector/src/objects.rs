@@ -70,7 +70,7 @@ impl Objects {
             .map_err(|e| bad(&e))?;
         Ok(Objects {
             root,
-            tables: prefix.child("tables"),
+            tables: prefix.join("tables"),
             store: Arc::new(store),
             name: url.trim_end_matches('/').to_owned(),
         })
@@ -94,12 +94,13 @@ impl Objects {
     /// `tables/`, as they are (a partition's `%XX` included).
     pub fn key(&self, rel: &std::path::Path) -> Result<Key, String> {
         let rel = rel.to_string_lossy();
-        Key::parse(format!("{}/{rel}", self.tables)).map_err(|e| format!("{}: {rel}: {e}", self.name))
+        Key::parse(format!("{}/{rel}", self.tables))
+            .map_err(|e| format!("{}: {rel}: {e}", self.name))
     }
 
     /// The directory of `table`'s objects.
     pub fn table_dir(&self, table: &str) -> Key {
-        self.tables.child(table)
+        self.tables.clone().join(table)
     }
 
     /// The URL DataFusion reads `key` at: `s3://BUCKET/KEY`, each part percent-encoded
@@ -144,7 +145,8 @@ impl Objects {
     /// The objects directly under `dir` and the names of the "directories" there (the
     /// common prefixes of the keys below it).
     pub fn list_dir(&self, dir: &Key) -> Result<(Vec<ObjectMeta>, Vec<Key>), String> {
-        let list = block(self.store.list_with_delimiter(Some(dir))).map_err(|e| self.error(dir, e))?;
+        let list =
+            block(self.store.list_with_delimiter(Some(dir))).map_err(|e| self.error(dir, e))?;
         Ok((list.objects, list.common_prefixes))
     }
 

@@ -922,7 +922,7 @@ pub fn load_known(store: &Store, pending: &[u64]) -> Result<Known, String> {
         if let Some(o) = &store.objects {
             for n in &read {
                 // Every compaction writes both tables' files, rows or none.
-                let key = o.table_dir(table).child(seg_file(*n).as_str());
+                let key = o.table_dir(table).join(seg_file(*n).as_str());
                 read_ids(o.get(&key)?, column, set).map_err(|e| format!("{key}: {e}"))?;
             }
             continue;

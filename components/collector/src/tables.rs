@@ -42,7 +42,7 @@ pub fn for_each_log_segment(
     }
     let numbers = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
     for n in numbers {
-        if store::compacted(&store.into(), n).unwrap()? {
+        if store::compacted(store, n)? {
             continue;
         }
         match wal::read_segment(&wal::segment_path(&wal_dir, n)) {

@@ -64,8 +64,12 @@ async fn a_segment_compacted_after_the_context_is_made_counts_once() {
     store::compact(&store_dir.into(), 1, &mut known).unwrap();
     write_segment(store_dir, 2, 2, 20);
     let ctx = query::context(&store_dir.into(), None).await.unwrap();
-    let project = query::context(&store_dir.into(), Some("default")).await.unwrap();
-    let elsewhere = query::context(&store_dir.into(), Some("elsewhere")).await.unwrap();
+    let project = query::context(&store_dir.into(), Some("default"))
+        .await
+        .unwrap();
+    let elsewhere = query::context(&store_dir.into(), Some("elsewhere"))
+        .await
+        .unwrap();
 
     // Then segment 2 is compacted: its files and commit mark are written, its log deleted.
     store::compact(&store_dir.into(), 2, &mut known).unwrap();

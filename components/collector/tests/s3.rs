@@ -102,7 +102,8 @@ fn the_tables_on_s3_are_read_back_embedded_and_on_ballista() {
     ] {
         assert!(
             keys.iter()
-                .any(|k| k.starts_with(&format!("field/eu/tables/{table}")) && k.ends_with(".parquet")),
+                .any(|k| k.starts_with(&format!("field/eu/tables/{table}"))
+                    && k.ends_with(".parquet")),
             "no {table} object in {keys:?}"
         );
     }
@@ -113,7 +114,10 @@ fn the_tables_on_s3_are_read_back_embedded_and_on_ballista() {
     // Read back from the server alone (no --data-dir): what the local store gives.
     let local_dir = local.path().to_str().unwrap();
     let count_sql = "SELECT count(*) AS n FROM traces";
-    assert_eq!(count(&run(&["query", "--store", url, count_sql], &env)), traces);
+    assert_eq!(
+        count(&run(&["query", "--store", url, count_sql], &env)),
+        traces
+    );
     let reads: &[&[&str]] = &[
         &["top"],
         &["top", "--release", "1.1.0", "--project", "shop"],
@@ -192,10 +196,20 @@ fn a_collector_killed_before_compaction_loses_no_acknowledged_trace() {
     c.kill9();
     assert!(s3.keys("killed").is_empty(), "{:?}", s3.keys("killed"));
     let count_sql = "SELECT count(*) AS n FROM traces";
-    assert_eq!(count(&run(&["query", "--store", url.as_str(), count_sql], &env)), 0);
+    assert_eq!(
+        count(&run(&["query", "--store", url.as_str(), count_sql], &env)),
+        0
+    );
     assert_eq!(
         count(&run(
-            &["query", "--store", url.as_str(), "--data-dir", data_dir, count_sql],
+            &[
+                "query",
+                "--store",
+                url.as_str(),
+                "--data-dir",
+                data_dir,
+                count_sql
+            ],
             &env
         )),
         traces
@@ -203,8 +217,14 @@ fn a_collector_killed_before_compaction_loses_no_acknowledged_trace() {
     let fast = ["--pref", "collector.segment_ms=50"];
     let _c = Collector::start_with(&[&store[..], &KEYS[..], &fast[..]].concat(), &env);
     wait_compacted(data.path());
-    assert!(s3.keys("killed").iter().any(|k| k.starts_with("killed/tables/frames/")));
-    assert_eq!(count(&run(&["query", "--store", url.as_str(), count_sql], &env)), traces);
+    assert!(s3
+        .keys("killed")
+        .iter()
+        .any(|k| k.starts_with("killed/tables/frames/")));
+    assert_eq!(
+        count(&run(&["query", "--store", url.as_str(), count_sql], &env)),
+        traces
+    );
 }
 
 fn envelope(session: &str, time_origin: f64) -> Vec<u8> {
@@ -273,7 +293,12 @@ fn the_retention_deletes_old_days_from_s3() {
         "{keys:?}"
     );
     let out = run(
-        &["query", "--store", url.as_str(), "SELECT session FROM traces"],
+        &[
+            "query",
+            "--store",
+            url.as_str(),
+            "SELECT session FROM traces",
+        ],
         &env,
     );
     assert!(out.contains("| today "), "{out}");

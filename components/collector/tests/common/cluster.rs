@@ -264,4 +264,3 @@ pub fn wait_compacted(store: &Path) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
-
