@@ -21,14 +21,15 @@ from .wpt import WPT_TOOLS, bootstrap_wpt, wpt_python
 
 # What `./mach test` needs beyond the build, from Debian: Chromium (the profiler service's page
 # test, the export readers, the collector's live SDK and page tests) and openssl (the WPT
-# server's test certificates). Node and npm come with the machine; installed if missing.
-TEST_APT_PACKAGES = ["chromium", "openssl"]
+# server's test certificates) and patch (./mach servo check-patches, and mach's tests of the
+# Servo lay-out). Node and npm come with the machine; installed if missing.
+TEST_APT_PACKAGES = ["chromium", "openssl", "patch"]
 
 
 def bootstrap():
     """./mach bootstrap: everything `./mach run` and `./mach test` need, installed where missing
     and said as it is installed: the build's Debian packages (clang-19, libclang-19-dev,
-    lld-19), the tests' (chromium, openssl, node and npm), the WPT runner's pieces (wptserve from
+    lld-19), the tests' (chromium, openssl, patch, node and npm), the WPT runner's pieces (wptserve from
     PyPI, wpt-runner from npm), Selenium, pytest and WebdriverIO (tools/webdriver-tests),
     speedscope, pprof-format and playwright-core (tools/export-readers) and the collector's
     browser tests' npm packages (the real Sentry and Datadog SDKs) and its S3 tests' server

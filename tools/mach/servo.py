@@ -7,7 +7,7 @@ import subprocess
 
 from . import cli
 from .common import build_shell, log, release_exe
-from .servo_tree import SERVO_ROOT, servo_build, servo_env, servo_exe, servo_refresh_patches
+from .servo_tree import SERVO_ROOT, servo_build, servo_check_patches, servo_env, servo_exe, servo_refresh_patches
 from .wpt import test_wpt
 
 
@@ -47,7 +47,7 @@ def test_servo_if_built():
 
 def register(commands):
     parser = cli.command(
-        commands, "servo", "jsprof in Servo 0.7.0 (integrations/servo): build, run, test, refresh-patches",
+        commands, "servo", "jsprof in Servo 0.7.0 (integrations/servo): build, run, test, refresh-patches, check-patches",
         description="jsprof in Servo 0.7.0 (integrations/servo, issue 25): the registry's servo-script and "
                     "servo-script-bindings laid out under $JSPROF_SERVO_DIR/crates (default "
                     "~/.cache/jsprof/servo) with integrations/servo/patches applied, and jsprof-servo built "
@@ -71,3 +71,5 @@ def register(commands):
                             "jsprof-servo (./mach test-wpt --engine servo).")
     cli.command(sub, "refresh-patches", "rewrite integrations/servo/patches from the edited laid-out copies",
                 lambda ns: servo_refresh_patches(), description=servo_refresh_patches.__doc__)
+    cli.command(sub, "check-patches", "check the patches' headers, that they apply exactly, and that refresh reproduces them",
+                lambda ns: servo_check_patches(), description=servo_check_patches.__doc__)

@@ -146,21 +146,36 @@ def sync_tree(src, dest):
                 os.utime(b)
 
 
+def crate_sources(tree):
+    """{crate: its registry directory} for every crate of the tree, fetched first if any is
+    missing; None (said) if they cannot be had."""
+    sources = registry_sources(tree.src_root, tree.crates)
+    if len(sources) < len(tree.crates):
+        if fetch_crates(tree):
+            return None
+        sources = registry_sources(tree.src_root, tree.crates)
+        missing = [c for c in tree.crates if c not in sources]
+        if missing:
+            log(f"{', '.join(missing)} not in {tree.src_root} after cargo fetch")
+            return None
+    return sources
+
+
+def apply_patch(tree, name, cwd, *options):
+    """patch(1) applies the tree's patch `name` in `cwd` (its output and status captured)."""
+    return subprocess.run(["patch", "-p1", "--forward", "--batch", *options, "--no-backup-if-mismatch",
+                           "-i", os.path.join(tree.patches_dir, name)], cwd=cwd, capture_output=True, text=True)
+
+
 def servo_layout(tree=None):
     """Fresh copies of the registry's servo-script and servo-script-bindings, patched, under
     $JSPROF_SERVO_DIR/crates, and integrations/servo/patched linked to them. Skipped while the
     patches (and the sources) are the ones the copies were made with (a stamp of their hashes)."""
     tree = tree or Tree.default()
     patches = tree.patches()
-    sources = registry_sources(tree.src_root, tree.crates)
-    if len(sources) < len(tree.crates):
-        if fetch_crates(tree):
-            return 1
-        sources = registry_sources(tree.src_root, tree.crates)
-        missing = [c for c in tree.crates if c not in sources]
-        if missing:
-            log(f"{', '.join(missing)} not in {tree.src_root} after cargo fetch")
-            return 1
+    sources = crate_sources(tree)
+    if sources is None:
+        return 1
     stamp_value = layout_stamp(tree.patches_dir, patches, sources, tree.crates)
     crates_dir = tree.crates_dir
     stamp = os.path.join(crates_dir, "patches.sha256")
@@ -180,9 +195,7 @@ def servo_layout(tree=None):
             shutil.rmtree(fresh, ignore_errors=True)
             shutil.copytree(sources[crate], fresh)
             for name in crate_patches(crate, patches):
-                r = subprocess.run(["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch",
-                                    "-i", os.path.join(tree.patches_dir, name)], cwd=fresh, capture_output=True,
-                                   text=True)
+                r = apply_patch(tree, name, fresh)
                 if r.returncode != 0:
                     log(f"patch {name} does not apply to {crate}:\n{r.stdout}{r.stderr}")
                     return 1
@@ -333,6 +346,115 @@ def servo_layout_check(tree=None):
         return 1
     shutil.rmtree(saved, ignore_errors=True)
     log("patches rewritten; they reproduce the edited copies")
+    return 0
+
+
+def header_problem(name, text):
+    """What a patch's header lacks, or None: a maintainer reading the patch first reads what it
+    changes (its first comment line) and why (a comment paragraph after it)."""
+    comments = [line[1:].strip() for line in patch_header(text).splitlines() if line.startswith("#")]
+    paragraphs = [p for p in "\n".join(comments).split("\n\n") if p.strip()]
+    if not comments or not comments[0]:
+        return f"{name}: no header (a first `# ` line saying what the patch changes)"
+    if len(paragraphs) < 2:
+        return f"{name}: its header says what it changes but not why (a `#` paragraph after the first line)"
+    return None
+
+
+def reformatted_lines(text):
+    """The lines a patch rewrites without changing them: in one hunk, a removed line and an added
+    line that differ only in whitespace after their indentation (spacing inside the line,
+    trailing blanks). Re-indenting (code moved into or out of a block) is a change and is not
+    counted. [(file, removed line)]."""
+    found = []
+    rel = None
+    removed, added = [], []
+
+    def flush():
+        norm = lambda line: " ".join(line.split())  # noqa: E731
+        indent = lambda line: line[:len(line) - len(line.lstrip())]  # noqa: E731
+        for r in removed:
+            for a in added:
+                if r != a and norm(r) == norm(a) and indent(r) == indent(a):
+                    found.append((rel, r))
+                    break
+        removed.clear()
+        added.clear()
+
+    for line in text.splitlines():
+        if line.startswith("diff --git "):
+            flush()
+            rel = line.split(" b/", 1)[-1]
+        elif line.startswith("@@"):
+            flush()
+        elif line.startswith("---") or line.startswith("+++"):
+            continue
+        elif line.startswith("-"):
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
+    flush()
+    return found
+
+
+def servo_check_patches(tree=None):
+    """./mach servo check-patches: the patches a Servo maintainer reviews, checked without a
+    build.
+
+    - every patch's header says what it changes and why;
+    - no patch rewrites a line only to change its spacing;
+    - in order, every patch applies to the pinned crates from the registry exactly: no fuzz, no
+      offset (`patch` would apply an inexact one silently);
+    - refresh-patches, run on copies laid out from the patches, gives them back byte for byte.
+    All of it in a temporary directory: the lay-out under $JSPROF_SERVO_DIR is not touched."""
+    tree = tree or Tree.default()
+    patches = tree.patches()
+    problems = []
+    for name in patches:
+        with open(os.path.join(tree.patches_dir, name)) as f:
+            text = f.read()
+        problem = header_problem(name, text)
+        if problem:
+            problems.append(problem)
+        for rel, line in reformatted_lines(text):
+            problems.append(f"{name}: {rel}: rewrites a line only to change its spacing: {line.strip()[:80]}")
+    sources = crate_sources(tree)
+    if sources is None:
+        return 1
+    with tempfile.TemporaryDirectory(prefix="jsprof-check-patches-") as tmp:
+        for crate in tree.crates:
+            copy = os.path.join(tmp, "exact", crate)
+            shutil.copytree(sources[crate], copy)
+            for name in crate_patches(crate, patches):
+                r = apply_patch(tree, name, copy, "--fuzz=0")
+                inexact = [line for line in r.stdout.splitlines() if "offset" in line or "fuzz" in line]
+                if r.returncode != 0:
+                    problems.append(f"{name} does not apply to {crate}:\n{r.stdout}{r.stderr}")
+                    break
+                if inexact:
+                    problems.append(f"{name} applies to {crate} only inexactly (refresh it):\n" + "\n".join(inexact))
+        # Refresh on a lay-out of our own, then compare bytes.
+        j = lambda *p: os.path.join(tmp, *p)  # noqa: E731
+        shutil.copytree(tree.patches_dir, j("patches"))
+        mine = Tree(patches_dir=j("patches"), crates_dir=j("crates"), src_root=tree.src_root,
+                    link=j("patched"), fetch_dir=j("fetch"), crates=tree.crates)
+        rc = servo_layout(mine) or servo_refresh_patches(mine)
+        if rc:
+            problems.append("refresh-patches failed on a fresh lay-out (above)")
+        else:
+            for name in patches:
+                if not filecmp.cmp(os.path.join(tree.patches_dir, name), j("patches", name), shallow=False):
+                    d = subprocess.run(["diff", "-u", os.path.join(tree.patches_dir, name), j("patches", name)],
+                                       capture_output=True, text=True)
+                    problems.append(f"{name}: refresh-patches does not give it back byte for byte:\n"
+                                    + "\n".join(d.stdout.splitlines()[:20]))
+    for problem in problems:
+        log(problem)
+    if problems:
+        log(f"check-patches: {len(problems)} problem(s) in {len(patches)} patches")
+        return 1
+    log(f"check-patches: {len(patches)} patches: headers, no spacing-only lines, exact application to "
+        f"{', '.join(tree.crates)}, refresh-patches reproduces them byte for byte")
     return 0
 
 

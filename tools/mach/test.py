@@ -17,6 +17,7 @@ from . import verified
 from .common import (SHELL_FROM_TESTS, BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_shell, cargo, env, log,
                      release_exe, toolboot)
 from .servo import test_servo_if_built
+from .servo_tree import servo_check_patches
 from .wpt import WPT_TOOLS, test_wpt
 
 MACH_TESTS = os.path.join(ROOT, "tools", "mach", "tests")
@@ -34,7 +35,8 @@ def mach_tests():
 
 
 def test(args=(), repeat=1, load=0):
-    """The Rust tests, the exports read by others' readers (tools/export-readers), jsprof
+    """The Servo patches' check (./mach servo check-patches, no build), the Rust tests, the
+    exports read by others' readers (tools/export-readers), jsprof
     driven by Selenium and WebdriverIO (tools/webdriver-tests), our WPT tests (tests/wpt),
     then the docs check (tools/docs_check.py: every path the docs name exists, and the
     commands marked runnable run).
@@ -44,7 +46,7 @@ def test(args=(), repeat=1, load=0):
     work) running meanwhile, to check that the tests pass on a loaded machine. Other
     arguments go to `cargo test`."""
     args = list(args)
-    rc = mach_tests() or bootstrap()
+    rc = mach_tests() or bootstrap() or servo_check_patches()
     if rc:
         return rc
     with busy_processes(load):

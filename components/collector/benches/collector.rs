@@ -5,7 +5,10 @@
 //! - `top` over 10 million samples (20,000 traces of 500) compacted into Parquet, embedded
 //!   (target: ≤ 2 s); with `JSPROF_BENCH_BALLISTA=df://HOST:PORT` (a cluster on this
 //!   machine, e.g. `./mach ballista up`), the same `top` on that cluster too, after checking
-//!   that both print the same table.
+//!   that both print the same table;
+//! - the same `top` with an uploaded source map for every frame (each of the 6 scripts'
+//!   300 functions mapped, in each release), paired with the case without (issue 37, item
+//!   2; target: ≤ 20% more).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -257,6 +260,72 @@ fn store_of(dir: &Path, traces: u64) -> Duration {
     t.elapsed()
 }
 
+/// Base64 VLQ (ECMA-426, "mappings"): `v` appended to `out`.
+fn vlq(out: &mut String, v: i64) {
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut n = if v < 0 { ((-v) << 1) | 1 } else { v << 1 } as u64;
+    loop {
+        let mut digit = n & 31;
+        n >>= 5;
+        if n > 0 {
+            digit |= 32;
+        }
+        out.push(B64[digit as usize] as char);
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+/// A map of [`trace`]'s script `chunk{c}.js`: each of its functions `fn{f}` (at line
+/// `10 + 3f`, column `5 + f % 40`) is `original_fn{f}` at line `f + 1` of `src/chunk{c}.ts`.
+fn chunk_map(c: u64) -> Vec<u8> {
+    let fns: Vec<u64> = (0..300).filter(|f| f % 6 == c).collect();
+    let last_line = 10 + 3 * 299;
+    let mut mappings = String::new();
+    let (mut src_line, mut src_col, mut name) = (0i64, 0i64, 0i64);
+    for (i, line) in (1..=last_line).enumerate() {
+        if i > 0 {
+            mappings.push(';');
+        }
+        if let Some(k) = fns.iter().position(|f| 10 + 3 * f == line) {
+            let f = fns[k] as i64;
+            vlq(&mut mappings, 5 + f % 40 - 1);
+            vlq(&mut mappings, 0);
+            vlq(&mut mappings, f - src_line);
+            vlq(&mut mappings, 9 - src_col);
+            vlq(&mut mappings, k as i64 - name);
+            (src_line, src_col, name) = (f, 9, k as i64);
+        }
+    }
+    let names: Vec<String> = fns.iter().map(|f| format!("original_fn{f}")).collect();
+    serde_json::to_vec(&serde_json::json!({
+        "version": 3,
+        "sources": [format!("src/chunk{c}.ts")],
+        "names": names,
+        "mappings": mappings,
+    }))
+    .unwrap()
+}
+
+/// Uploads [`chunk_map`] of each script for each release of [`store_of`]'s store.
+fn upload_maps(dir: &Path) {
+    use jsprof_collector::symbols;
+    for r in 0..3 {
+        for c in 0..6 {
+            let body = chunk_map(c);
+            let checked = symbols::check_map(&body).unwrap();
+            let up = symbols::Upload {
+                project: "default".into(),
+                release: format!("1.{r}.0"),
+                name: format!("static/chunk{c}.js.map"),
+                ..symbols::Upload::default()
+            };
+            symbols::store_upload(dir, &up, &body, checked, 0.0).unwrap();
+        }
+    }
+}
+
 fn bench_top(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let traces = scale(20_000);
@@ -275,13 +344,9 @@ fn bench_top(c: &mut Criterion) {
         limit: 20,
         ..TopFilter::default()
     };
+    let store: jsprof_collector::store::Store = dir.path().into();
     let out = rt
-        .block_on(query::top_on(
-            query::Engine::Embedded,
-            &dir.path().into(),
-            None,
-            &f,
-        ))
+        .block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
         .unwrap();
     println!("{out}");
     let mut g = c.benchmark_group("collector");
@@ -289,18 +354,30 @@ fn bench_top(c: &mut Criterion) {
     g.throughput(Throughput::Elements(traces as u64 * 500));
     g.bench_function("top over 10M samples", |b| {
         b.iter(|| {
-            rt.block_on(query::top_on(
-                query::Engine::Embedded,
-                &dir.path().into(),
-                None,
-                &f,
-            ))
-            .unwrap()
+            rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
+                .unwrap()
         })
     });
+    // The same store with a map for every frame, uploaded for each release.
+    upload_maps(dir.path());
+    let mapped = rt
+        .block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
+        .unwrap();
+    assert!(
+        mapped.contains("original_fn") && !mapped.contains("| fn"),
+        "{mapped}"
+    );
+    println!("{mapped}");
+    g.bench_function("top over 10M samples, every frame mapped", |b| {
+        b.iter(|| {
+            rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
+                .unwrap()
+        })
+    });
+    let _ = std::fs::remove_dir_all(jsprof_collector::symbols::maps_dir(dir.path()));
     if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {
         let engine = Engine::Ballista(&url);
-        let distributed = rt.block_on(query::top_on(engine, &dir.path().into(), None, &f));
+        let distributed = rt.block_on(query::top_on(engine, &store, None, &f));
         assert_eq!(
             distributed.as_deref(),
             Ok(out.as_str()),
@@ -308,7 +385,7 @@ fn bench_top(c: &mut Criterion) {
         );
         g.bench_function("top over 10M samples, Ballista", |b| {
             b.iter(|| {
-                rt.block_on(query::top_on(engine, &dir.path().into(), None, &f))
+                rt.block_on(query::top_on(engine, &store, None, &f))
                     .unwrap()
             })
         });

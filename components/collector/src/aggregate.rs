@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::DataType;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -260,48 +259,7 @@ pub fn top_sql(f: &TopFilter) -> String {
     )
 }
 
-pub(crate) async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, String> {
-    let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-    df.collect().await.map_err(|e| e.to_string())
-}
-
-/// Column `i` of `batch`, cast to `to` (DataFusion may hand strings as views, sums as
-/// other widths).
-fn column(batch: &RecordBatch, i: usize, to: &DataType) -> Result<ArrayRef, String> {
-    arrow::compute::cast(batch.column(i), to).map_err(|e| e.to_string())
-}
-
-/// Typed access to the columns of one result batch.
-pub(crate) struct Columns {
-    columns: Vec<ArrayRef>,
-}
-
-impl Columns {
-    /// `types`: what each column is read as, in order.
-    pub fn of(batch: &RecordBatch, types: &[DataType]) -> Result<Columns, String> {
-        let columns = types
-            .iter()
-            .enumerate()
-            .map(|(i, t)| column(batch, i, t))
-            .collect::<Result<_, _>>()?;
-        Ok(Columns { columns })
-    }
-
-    pub fn str(&self, c: usize, row: usize) -> Option<String> {
-        let a = self.columns[c].as_any().downcast_ref::<StringArray>()?;
-        (!a.is_null(row)).then(|| a.value(row).to_owned())
-    }
-
-    pub fn int(&self, c: usize, row: usize) -> Option<i64> {
-        let a = self.columns[c].as_any().downcast_ref::<Int64Array>()?;
-        (!a.is_null(row)).then(|| a.value(row))
-    }
-
-    pub fn float(&self, c: usize, row: usize) -> Option<f64> {
-        let a = self.columns[c].as_any().downcast_ref::<Float64Array>()?;
-        (!a.is_null(row)).then(|| a.value(row))
-    }
-}
+pub(crate) use crate::batches::{collect, Columns};
 
 /// One function's row of `top`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -317,18 +275,25 @@ pub struct TopRow {
     pub samples: i64,
 }
 
-/// `top`'s rows, typed (for the page's `/api/top`).
+/// `top`'s rows, typed (for the page's `/api/top`), their frames mapped through the
+/// uploaded source maps (symbols.rs).
 pub async fn top_rows(ctx: &SessionContext, f: &TopFilter) -> Result<Vec<TopRow>, String> {
     use DataType::{Float64 as F, Int64 as I, Utf8 as S};
+    let symbols = crate::symbols::resolver(ctx).await?;
     let mut out = Vec::new();
     for batch in collect(ctx, &top_sql(f)).await? {
         let c = Columns::of(&batch, &[S, S, I, I, F, F, F, F, I])?;
         for r in 0..batch.num_rows() {
+            let mut frame = frame_of(&c, 0, r);
+            if let Some(s) = &symbols {
+                frame = s.map(f.release.as_deref(), frame);
+            }
+            let position = |v: Option<u64>| v.and_then(|v| i64::try_from(v).ok());
             out.push(TopRow {
-                function: c.str(0, r).unwrap_or_default(),
-                resource: c.str(1, r),
-                line: c.int(2, r),
-                column: c.int(3, r),
+                function: frame.name,
+                resource: frame.resource,
+                line: position(frame.line),
+                column: position(frame.column),
                 self_ms: c.float(4, r).unwrap_or(0.0),
                 self_pct: c.float(5, r).unwrap_or(0.0),
                 total_ms: c.float(6, r).unwrap_or(0.0),
@@ -348,12 +313,15 @@ pub struct ReleaseCounts {
     pub samples: HashMap<String, u64>,
 }
 
+/// Frames are mapped through the uploaded source maps of their release (symbols.rs); two
+/// frames that map to one original function are summed.
 pub async fn release_counts(
     ctx: &SessionContext,
     f: &TopFilter,
     releases: &[&str],
 ) -> Result<ReleaseCounts, String> {
     use DataType::{Int64 as I, Utf8 as S};
+    let symbols = crate::symbols::resolver(ctx).await?;
     let head = format!("WITH {}, {}", picked_cte(f, releases), function_ctes(true));
     let mut out = ReleaseCounts::default();
     let sql = format!(
@@ -366,10 +334,15 @@ pub async fn release_counts(
     for batch in collect(ctx, &sql).await? {
         let c = Columns::of(&batch, &[S, S, S, I, I, I, I])?;
         for r in 0..batch.num_rows() {
-            let frame = frame_of(&c, 1, r);
-            let counts = (count(c.int(5, r)), count(c.int(6, r)));
-            out.functions
-                .insert((c.str(0, r).unwrap_or_default(), frame), counts);
+            let release = c.str(0, r).unwrap_or_default();
+            let mut frame = frame_of(&c, 1, r);
+            if let Some(s) = &symbols {
+                frame = s.map(Some(&release), frame);
+            }
+            let (self_n, total_n) = (count(c.int(5, r)), count(c.int(6, r)));
+            let sum = out.functions.entry((release, frame)).or_insert((0, 0));
+            sum.0 += self_n;
+            sum.1 += total_n;
         }
     }
     let sql = format!(
@@ -458,6 +431,7 @@ pub async fn profile(
         ctx,
         "",
         "SELECT stack_id FROM sampled WHERE stack_id IS NOT NULL",
+        f.release.as_deref(),
     )
     .await;
     let _ = ctx.deregister_table("sampled");
@@ -486,13 +460,16 @@ pub async fn profile(
 
 /// Every stack on the way from each stack `seed` selects (a query of one column,
 /// `stack_id`, after the CTEs `ctes`, each followed by a comma) to its root, parents first:
-/// (stack, parent, frame).
+/// (stack, parent, frame), the frame mapped through the uploaded source maps of `release`
+/// (any release's: `None`; symbols.rs).
 pub(crate) async fn call_paths(
     ctx: &SessionContext,
     ctes: &str,
     seed: &str,
+    release: Option<&str>,
 ) -> Result<Vec<(i64, Option<i64>, Frame)>, String> {
     use DataType::{Int64 as I, Utf8 as S};
+    let symbols = crate::symbols::resolver(ctx).await?;
     let paths = collect(
         ctx,
         &format!(
@@ -513,7 +490,11 @@ pub(crate) async fn call_paths(
         let c = Columns::of(batch, &[I, I, S, S, I, I])?;
         for r in 0..batch.num_rows() {
             let stack = c.int(0, r).ok_or("a stack without id")?;
-            out.push((stack, c.int(1, r), frame_of(&c, 2, r)));
+            let mut frame = frame_of(&c, 2, r);
+            if let Some(s) = &symbols {
+                frame = s.map(release, frame);
+            }
+            out.push((stack, c.int(1, r), frame));
         }
     }
     Ok(out)

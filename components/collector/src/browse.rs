@@ -68,12 +68,18 @@ pub async fn groups(
             "WITH {picked},
              g AS (SELECT {value} AS value, p.trace_id, p.stack_id
                    FROM picked p JOIN traces t ON t.trace_id = p.trace_id),
-             leaves AS (SELECT g.value, fr.name, count(*) AS n
+             leaves AS (SELECT g.value, fr.name, fr.resource, fr.line, fr.\"column\",
+                               count(*) AS n
                         FROM g JOIN stacks st ON st.stack_id = g.stack_id
-                        JOIN frames fr ON fr.frame_id = st.frame_id GROUP BY g.value, fr.name),
-             best AS (SELECT value, first_value(name ORDER BY n DESC, name) AS name, max(n) AS n
-                      FROM leaves GROUP BY value)
-             SELECT s.value, s.traces, s.samples, s.with_stack, best.name, best.n FROM (
+                        JOIN frames fr ON fr.frame_id = st.frame_id
+                        GROUP BY g.value, fr.name, fr.resource, fr.line, fr.\"column\"),
+             ranked AS (SELECT value, name, resource, line, \"column\", n,
+                               row_number() OVER (PARTITION BY value
+                                 ORDER BY n DESC, name, resource, line, \"column\") AS rank
+                        FROM leaves),
+             best AS (SELECT * FROM ranked WHERE rank = 1)
+             SELECT s.value, s.traces, s.samples, s.with_stack, best.n,
+                    best.name, best.resource, best.line, best.\"column\" FROM (
                SELECT value, count(DISTINCT trace_id) AS traces, count(*) AS samples,
                       count(stack_id) AS with_stack FROM g GROUP BY value) s
              LEFT JOIN best ON best.value IS NOT DISTINCT FROM s.value
@@ -83,17 +89,32 @@ pub async fn groups(
         ),
     )
     .await?;
+    let symbols = crate::symbols::resolver(ctx).await?;
     let mut out = Vec::new();
     for batch in &rows {
-        let c = Columns::of(batch, &[S, I, I, I, S, I])?;
+        let c = Columns::of(batch, &[S, I, I, I, I, S, S, I, I])?;
         for r in 0..batch.num_rows() {
+            // The top function through the uploaded source maps (symbols.rs).
+            let top_function = c.str(5, r).map(|name| {
+                let position = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+                let frame = jsprof_export::Frame {
+                    name,
+                    resource: c.str(6, r),
+                    line: position(c.int(7, r)),
+                    column: position(c.int(8, r)),
+                };
+                match &symbols {
+                    Some(s) => s.map(f.release.as_deref(), frame).name,
+                    None => frame.name,
+                }
+            });
             out.push(Group {
                 value: c.str(0, r),
                 traces: count(c.int(1, r)),
                 samples: count(c.int(2, r)),
                 with_stack: count(c.int(3, r)),
-                top_function: c.str(4, r),
-                top_self: count(c.int(5, r)),
+                top_function,
+                top_self: count(c.int(4, r)),
             });
         }
     }
@@ -254,6 +275,7 @@ pub async fn trace(ctx: &SessionContext, f: &TopFilter, id: i64) -> Result<Optio
         ctx,
         &format!("{picked}, "),
         "SELECT DISTINCT stack_id FROM picked WHERE stack_id IS NOT NULL",
+        row.release.as_deref(),
     )
     .await?
     .into_iter()

@@ -31,6 +31,11 @@ pub struct Config {
     pub keys: HashMap<String, String>,
     /// Read keys (`--read-key`): key → project, for the page at `/` and its API (web.rs).
     pub read_keys: HashMap<String, String>,
+    /// Upload keys (`--upload-key`): key → project, for `POST /v1/sourcemaps` (symbols.rs).
+    /// Secret, unlike ingest keys (which pages carry); none: uploads are refused.
+    pub upload_keys: HashMap<String, String>,
+    /// `collector.max_map_bytes`: the largest source map upload (64 MiB).
+    pub max_map_bytes: usize,
     /// `collector.body_timeout_ms`: how long a client may take to send its body.
     pub body_timeout: Duration,
     pub rotation: Rotation,
@@ -97,6 +102,8 @@ impl Config {
             allowed_origins: vec!["*".into()],
             keys: HashMap::new(),
             read_keys: HashMap::new(),
+            upload_keys: HashMap::new(),
+            max_map_bytes: 64 << 20,
             body_timeout: Duration::from_secs(10),
             rotation: Rotation {
                 max_bytes: 64 << 20,

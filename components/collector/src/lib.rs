@@ -11,11 +11,14 @@
 //!   [`retention`]: `collector.retention_days`; [`space`]: `collector.min_free_bytes`);
 //! - [`query`]: `jsprof query` and `jsprof top`;
 //! - [`aggregate`]: the one aggregation of `top`, `flame`, `diff` and the page;
+//! - [`batches`]: typed access to query results (a leaf every reader of DataFusion's answers uses);
 //! - [`flame`], [`diff`]: `jsprof flame` and `jsprof diff`;
 //! - [`regressions`]: `jsprof regressions`, each release against the one before it;
 //! - [`web`]: the page at `/` of `jsprof collect`, and its JSON API; [`browse`]: its label
 //!   values, groups, trace list and one trace;
 //! - [`sourcemaps`]: `--source-maps`, frames mapped back under a fetch policy;
+//! - [`symbols`]: uploaded source maps (`jsprof sourcemaps upload`), kept with the store,
+//!   and frames mapped through them when read, in every view;
 //! - [`ballista`]: the same queries on an Apache Ballista cluster (`--ballista`), and the
 //!   scheduler and executor processes of one.
 
@@ -24,6 +27,7 @@
 pub use jsprof_intake::{decode, model, record};
 pub mod aggregate;
 pub mod ballista;
+pub mod batches;
 pub mod browse;
 pub mod config;
 pub mod diff;
@@ -37,6 +41,7 @@ pub mod server;
 pub mod sourcemaps;
 pub mod space;
 pub mod store;
+pub mod symbols;
 pub mod tables;
 pub mod wal;
 pub mod web;

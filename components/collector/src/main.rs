@@ -1,5 +1,6 @@
-//! `jsprof-collector collect|query|top|flame|diff|regressions`, which `jsprof collect|query|top|flame|diff|regressions`
-//! runs (the shell finds this binary beside itself).
+//! `jsprof-collector collect|query|top|flame|diff|regressions|sourcemaps`, which `jsprof
+//! collect|query|top|flame|diff|regressions|sourcemaps` runs (the shell finds this binary
+//! beside itself).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
 use jsprof_collector::store::Store;
-use jsprof_collector::{aggregate, diff, regressions, sourcemaps};
+use jsprof_collector::{aggregate, diff, regressions, sourcemaps, symbols};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,10 +50,15 @@ enum Command {
         /// shows its project only
         #[arg(long = "read-key")]
         read_keys: Vec<String>,
+        /// PROJECT=KEY: a key for `jsprof sourcemaps upload` (POST /v1/sourcemaps) to the
+        /// project (repeatable; secret, unlike ingest keys). None: uploads are refused
+        #[arg(long = "upload-key")]
+        upload_keys: Vec<String>,
         /// NAME=VALUE: collector.max_body_bytes (10485760), collector.queue (4096),
         /// collector.queue_bytes (268435456: of log records waiting for their fsync),
         /// collector.allowed_origins (`*`, or origins separated by commas),
-        /// collector.body_timeout_ms (10000), collector.segment_bytes (67108864),
+        /// collector.body_timeout_ms (10000), collector.max_map_bytes (67108864: the largest
+        /// source map upload), collector.segment_bytes (67108864),
         /// collector.segment_ms (5000), collector.commit_interval_ms (0: the least time
         /// between two fsyncs of the log), collector.retention_days (0: keep all; else UTC
         /// days older are removed), collector.min_free_bytes (268435456: below it free on
@@ -138,6 +144,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Source maps of a release, for the frames of every view (`upload`)
+    Sourcemaps {
+        #[command(subcommand)]
+        command: SourcemapsCommand,
+    },
     /// A Ballista scheduler (gRPC and REST on one port) for `--ballista`
     BallistaScheduler {
         #[arg(long, default_value = "127.0.0.1:50050")]
@@ -176,6 +187,23 @@ enum Command {
         /// Seconds to wait at most
         #[arg(long, default_value_t = 120)]
         timeout: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SourcemapsCommand {
+    /// Upload each map (*.map) of DIR, with the scripts that name it and their debug ids,
+    /// to a running `jsprof collect` for release R
+    Upload {
+        #[arg(long)]
+        release: String,
+        /// The collector: http://HOST:PORT
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        collector: String,
+        /// An upload key of the collector (its --upload-key PROJECT=KEY): the project
+        #[arg(long)]
+        key: String,
+        dir: PathBuf,
     },
 }
 
@@ -263,6 +291,7 @@ fn config(
     data_dir: Option<PathBuf>,
     keys: &[String],
     read_keys: &[String],
+    upload_keys: &[String],
     prefs: &[String],
 ) -> Result<Config, String> {
     let store = Store::open(store, data_dir)?;
@@ -278,6 +307,9 @@ fn config(
     }
     for (project, key) in pairs("--read-key", read_keys)? {
         c.read_keys.insert(key, project);
+    }
+    for (project, key) in pairs("--upload-key", upload_keys)? {
+        c.upload_keys.insert(key, project);
     }
     for p in prefs {
         let (name, value) = p
@@ -304,6 +336,7 @@ fn config(
                     .map_err(|_| format!("--pref {name}: {value} days is too many"))?
             }
             "collector.min_free_bytes" => c.min_free_bytes = num()?,
+            "collector.max_map_bytes" => c.max_map_bytes = num()? as usize,
             _ if c.regressions.set(name, value)? => {}
             _ => return Err(format!("--pref {name}: no such pref")),
         }
@@ -338,9 +371,10 @@ fn main() -> ExitCode {
                 data_dir,
                 keys,
                 read_keys,
+                upload_keys,
                 prefs,
             } => {
-                let config = config(&store, data_dir, &keys, &read_keys, &prefs)?;
+                let config = config(&store, data_dir, &keys, &read_keys, &upload_keys, &prefs)?;
                 server::serve(config, listen, |addr| {
                     println!("jsprof: collecting on http://{addr}");
                 })
@@ -374,20 +408,21 @@ fn main() -> ExitCode {
                     policy.set(name, value)?;
                 }
                 let f = filters.filter(release, limit);
-                let sql = query::top_sql(&f);
-                let mut batches = query::batches_on(
+                // Uploaded maps first (symbols.rs), then, with --source-maps, the fetch.
+                let mut fetch = match source_maps {
+                    true => Some(sourcemaps::SourceMaps::new(policy)?),
+                    false => None,
+                };
+                let (batches, warnings) = query::top_mapped(
                     filters.engine(),
                     &filters.store()?,
                     filters.project.as_deref(),
-                    &sql,
+                    &f,
+                    fetch.as_mut(),
                 )
                 .await?;
-                if source_maps {
-                    let mut maps = sourcemaps::SourceMaps::new(policy)?;
-                    batches = sourcemaps::map_rows(batches, &mut maps).await?;
-                    for w in maps.warnings() {
-                        eprintln!("jsprof: {w}");
-                    }
+                for w in warnings {
+                    eprintln!("jsprof: {w}");
                 }
                 println!("{}", query::render(&batches)?);
                 Ok(())
@@ -484,6 +519,20 @@ fn main() -> ExitCode {
                     for r in &reports {
                         print!("{}", regressions::text(r)?);
                     }
+                }
+                Ok(())
+            }
+            Command::Sourcemaps {
+                command:
+                    SourcemapsCommand::Upload {
+                        release,
+                        collector,
+                        key,
+                        dir,
+                    },
+            } => {
+                for line in symbols::upload_dir(&collector, &key, &release, &dir).await? {
+                    println!("jsprof: uploaded {line}");
                 }
                 Ok(())
             }

@@ -50,7 +50,14 @@ pub async fn context_on(
 /// `traces_base`.
 pub async fn context(store: &Store, project: Option<&str>) -> Result<SessionContext, String> {
     store.check()?;
-    let ctx = SessionContext::new_with_config(session_config(SessionConfig::new()));
+    // The store's uploaded source maps, for the aggregations to map frames with. They are
+    // kept beside the log (decision 0060): a store read from S3 without `--data-dir` has
+    // none, and its frames stay as they were recorded.
+    let mut config = SessionConfig::new();
+    if let Some(dir) = &store.dir {
+        config = config.with_extension(Arc::new(crate::symbols::Symbols::new(dir, project)));
+    }
+    let ctx = SessionContext::new_with_config(session_config(config));
     crate::tables::register_objects(&ctx, store);
     // What is still only in the log.
     let mut known = Known::default();
@@ -109,8 +116,17 @@ pub async fn batches_on(
     sql: &str,
 ) -> Result<Vec<arrow::array::RecordBatch>, String> {
     let ctx = context_on(engine, store, project).await?;
+    if mentions_frames_mapped(sql) {
+        crate::symbols::register_frames_mapped(&ctx).await?;
+    }
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())
+}
+
+/// Whether `sql` reads `frames_mapped` (the frames through the uploaded source maps,
+/// [`crate::symbols::register_frames_mapped`]), made only for a query that does.
+fn mentions_frames_mapped(sql: &str) -> bool {
+    sql.to_ascii_lowercase().contains("frames_mapped")
 }
 
 /// Runs `sql` on `engine` and renders the result as a table.
@@ -132,12 +148,40 @@ pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
 /// `jsprof top`'s SQL: one aggregation with `flame`, `diff` and the page (aggregate.rs).
 pub use crate::aggregate::{top_sql, TopFilter};
 
-/// `jsprof top` on `engine`.
+/// `jsprof top` on `engine`, its frames mapped through the store's uploaded source maps.
 pub async fn top_on(
     engine: Engine<'_>,
     store: &Store,
     project: Option<&str>,
     f: &TopFilter,
 ) -> Result<String, String> {
-    run_on(engine, store, project, &top_sql(f)).await
+    let (batches, _) = top_mapped(engine, store, project, f, None).await?;
+    render(&batches)
+}
+
+/// `jsprof top`'s rows on `engine`, each frame mapped through the store's uploaded source
+/// maps (symbols.rs), else, with `fetch` (`--source-maps`), through a map fetched under its
+/// policy; and what could not be used, a line each.
+pub async fn top_mapped(
+    engine: Engine<'_>,
+    store: &Store,
+    project: Option<&str>,
+    f: &TopFilter,
+    fetch: Option<&mut crate::sourcemaps::SourceMaps>,
+) -> Result<(Vec<arrow::array::RecordBatch>, Vec<String>), String> {
+    let ctx = context_on(engine, store, project).await?;
+    let df = ctx.sql(&top_sql(f)).await.map_err(|e| e.to_string())?;
+    let mut batches = df.collect().await.map_err(|e| e.to_string())?;
+    let uploaded = crate::symbols::resolver(&ctx).await?;
+    let release = f.release.as_deref();
+    let mut warnings = Vec::new();
+    if let Some(maps) = fetch {
+        let with = uploaded.as_deref().map(|u| (u, release));
+        batches = crate::sourcemaps::map_rows(batches, maps, with).await?;
+        warnings.extend(maps.warnings().iter().cloned());
+    } else if let Some(u) = &uploaded {
+        batches = crate::symbols::map_batches(batches, |frame| u.map(release, frame))?;
+    }
+    warnings.extend(uploaded.iter().flat_map(|u| u.warnings()));
+    Ok((batches, warnings))
 }

@@ -14,6 +14,8 @@
 //!   `?sentry_key=`, `X-Sentry-Auth` or the envelope header's `dsn`): profile chunks, and
 //!   transactions and spans with a `profiler_id`, kept; 200 `{"id": EVENT_ID}` as Relay
 //!   answers, whatever the envelope holds;
+//! - `POST /v1/sourcemaps?release=R&name=N`: a release's source map (key: an upload key,
+//!   `Authorization: Bearer KEY`; symbols.rs); 200 once it is kept;
 //! - `OPTIONS` anything: the CORS preflight ([`ALLOWED_HEADERS`]);
 //! - `GET /` and `/api/…`: the page over the store and its API (web.rs).
 //!
@@ -472,6 +474,9 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
     {
         return page;
     }
+    if path == "/v1/sourcemaps" {
+        return upload_map(state, req, &params).await;
+    }
     // Datadog's `proxy` option: the intake's path and query in `ddforward`.
     let forwarded = param(&params, "ddforward").map(|f| match f.split_once('?') {
         Some((p, q)) => (p.to_owned(), query_params(q)),
@@ -660,6 +665,135 @@ async fn route(state: &State, req: HttpRequest<Incoming>) -> Answer {
             r
         }
         Err(AppendError::Failed(e)) => answer(503, format!("the log failed: {e}\n")),
+    }
+}
+
+/// `POST /v1/sourcemaps?release=R&name=N[&script=S…][&debug_id=ID]`: one source map of a
+/// release (the body), kept with the store (symbols.rs). The key is an upload key
+/// (`Authorization: Bearer KEY`), which names the project; without upload keys configured
+/// the route is off (403). A body that is no source map is a 400 with the parser's reason,
+/// one over `collector.max_map_bytes` a 413; nothing is kept of either. 200
+/// `{"release", "name", "scripts", "debug_ids", "bytes"}` once the map and the index are
+/// fsynced.
+async fn upload_map(
+    state: &State,
+    req: HttpRequest<Incoming>,
+    params: &[(String, String)],
+) -> Answer {
+    if req.method() != Method::POST {
+        let mut r = answer(405, "POST only\n");
+        r.headers_mut()
+            .insert("allow", HeaderValue::from_static("POST, OPTIONS"));
+        return r;
+    }
+    let config = &state.config;
+    if config.upload_keys.is_empty() {
+        return answer(
+            403,
+            "source map uploads are off: start `jsprof collect` with --upload-key PROJECT=KEY\n",
+        );
+    }
+    let key = header(req.headers(), "authorization")
+        .and_then(|a| a.strip_prefix("Bearer ").map(|k| k.trim().to_owned()));
+    let project = match key {
+        None => return answer(401, "missing upload key (Authorization: Bearer KEY)\n"),
+        Some(k) => match config.upload_keys.get(&k) {
+            Some(p) => p.clone(),
+            None => return answer(401, "unknown upload key\n"),
+        },
+    };
+    let release = match param(params, "release") {
+        Some(r) if !r.is_empty() && r.len() <= 200 && !r.chars().any(char::is_control) => r,
+        _ => return answer(400, "release: expected ?release=R (1 to 200 characters)\n"),
+    };
+    let Some(name) = param(params, "name") else {
+        return answer(
+            400,
+            "name: expected ?name=PATH (the map's path in its directory)\n",
+        );
+    };
+    let scripts: Vec<String> = params
+        .iter()
+        .filter(|(k, _)| k == "script")
+        .map(|(_, v)| v.clone())
+        .collect();
+    let checked = std::iter::once(("name", name))
+        .chain(scripts.iter().map(|s| ("script", s.as_str())))
+        .try_for_each(|(what, n)| crate::symbols::check_name(what, n));
+    if let Err(reason) = checked {
+        return answer(400, format!("{reason}\n"));
+    }
+    let debug_id = match param(params, "debug_id") {
+        None => None,
+        Some(d) => match crate::symbols::debug_id(d) {
+            Some(d) => Some(d),
+            None => {
+                return answer(
+                    400,
+                    format!("debug_id {d:?}: expected a UUID (hexadecimal digits and dashes)\n"),
+                )
+            }
+        },
+    };
+    let max = config.max_map_bytes;
+    let too_large = || {
+        answer(
+            413,
+            format!("source map over {max} bytes (pref collector.max_map_bytes)\n"),
+        )
+    };
+    if let Some(len) = header(req.headers(), "content-length").and_then(|l| l.parse::<u64>().ok()) {
+        if len > max as u64 {
+            return too_large();
+        }
+    }
+    let body = Limited::new(req.into_body(), max);
+    let body = match tokio::time::timeout(config.body_timeout, body.collect()).await {
+        Err(_) => return answer(408, "the body took too long\n"),
+        Ok(Err(e)) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                return too_large();
+            }
+            return answer(400, format!("cannot read the body: {e}\n"));
+        }
+        Ok(Ok(c)) => c.to_bytes(),
+    };
+    let checked = match crate::symbols::check_map(&body) {
+        Ok(c) => c,
+        Err(reason) => return answer(400, format!("not kept: {reason}\n")),
+    };
+    if let Err(low) = state.space.admit(body.len() as u64 + 4096) {
+        return insufficient_storage(low);
+    }
+    let up = crate::symbols::Upload {
+        project,
+        release: release.to_owned(),
+        name: name.to_owned(),
+        scripts,
+        debug_id,
+    };
+    let store = config.store.clone();
+    let now = config.clock.now_ms();
+    let kept = tokio::task::spawn_blocking(move || {
+        crate::symbols::store_upload(&store, &up, &body, checked, now).map(|e| (up, e))
+    })
+    .await;
+    match kept {
+        Ok(Ok((up, e))) => json_answer(
+            200,
+            serde_json::json!({
+                "release": up.release,
+                "name": e.name,
+                "scripts": e.scripts,
+                "debug_ids": e.debug_ids,
+                "bytes": e.bytes,
+            })
+            .to_string(),
+        ),
+        Ok(Err(e)) => answer(500, format!("the map was not kept: {e}\n")),
+        Err(e) => answer(500, format!("the map was not kept: {e}\n")),
     }
 }
 

@@ -29,10 +29,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::RecordBatch;
 use jsprof_export::model::Frame;
 use jsprof_export::sourcemap::{map_reference_of, Mapped};
 use url::Url;
+
+use crate::batches::FrameColumns;
 
 /// What may be fetched, and how much.
 #[derive(Debug, Clone)]
@@ -350,71 +352,26 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// `top`'s rows with their frames mapped: the `function`, `resource`, `line` and `column`
-/// columns replaced by the original's.
+/// columns replaced by the original's. A frame an uploaded map (`uploaded`: the store's,
+/// and the release asked for) maps is not fetched for.
 pub async fn map_rows(
     batches: Vec<RecordBatch>,
     maps: &mut SourceMaps,
+    uploaded: Option<(&crate::symbols::Resolver, Option<&str>)>,
 ) -> Result<Vec<RecordBatch>, String> {
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
-        let schema = batch.schema();
-        let column = |name: &str| {
-            schema
-                .index_of(name)
-                .map_err(|e| format!("no {name} column to map: {e}"))
-        };
-        let (ni, ri, li, ci) = (
-            column("function")?,
-            column("resource")?,
-            column("line")?,
-            column("column")?,
-        );
-        let strings = |i: usize| {
-            batch
-                .column(i)
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .cloned()
-                .ok_or_else(|| format!("column {i} is not text"))
-        };
-        let ints = |i: usize| {
-            batch
-                .column(i)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .cloned()
-                .ok_or_else(|| format!("column {i} is not a whole number"))
-        };
-        let (names, resources, lines, columns) = (strings(ni)?, strings(ri)?, ints(li)?, ints(ci)?);
-        let (mut n, mut r, mut l, mut c) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for row in 0..batch.num_rows() {
-            let get_int = |a: &Int64Array| {
-                (!a.is_null(row))
-                    .then(|| a.value(row))
-                    .and_then(|v| u64::try_from(v).ok())
-            };
-            let frame = Frame {
-                name: if names.is_null(row) {
-                    String::new()
-                } else {
-                    names.value(row).to_owned()
+        let (columns, frames) = FrameColumns::read(&batch)?;
+        let mut mapped = Vec::with_capacity(frames.len());
+        for frame in frames {
+            mapped.push(
+                match uploaded.and_then(|(u, release)| u.original(release, &frame)) {
+                    Some(m) => m,
+                    None => maps.map(frame).await,
                 },
-                resource: (!resources.is_null(row)).then(|| resources.value(row).to_owned()),
-                line: get_int(&lines),
-                column: get_int(&columns),
-            };
-            let mapped = maps.map(frame).await;
-            n.push(Some(mapped.name));
-            r.push(mapped.resource);
-            l.push(mapped.line.and_then(|v| i64::try_from(v).ok()));
-            c.push(mapped.column.and_then(|v| i64::try_from(v).ok()));
+            );
         }
-        let mut arrays: Vec<ArrayRef> = batch.columns().to_vec();
-        arrays[ni] = Arc::new(StringArray::from(n));
-        arrays[ri] = Arc::new(StringArray::from(r));
-        arrays[li] = Arc::new(Int64Array::from(l));
-        arrays[ci] = Arc::new(Int64Array::from(c));
-        out.push(RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?);
+        out.push(columns.replace(&batch, mapped)?);
     }
     Ok(out)
 }

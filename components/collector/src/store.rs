@@ -154,6 +154,9 @@ pub fn schema(table: &str) -> SchemaRef {
             s("view_id"),
             f("start_ms", true),
             f("end_ms", true),
+            // Added with uploaded source maps (issue 37, item 2): the trace's scripts' debug
+            // ids, a JSON object of script URL to id (NULL: none, or a file written before).
+            s("debug_ids"),
         ],
         "samples" => vec![
             i("trace_id", false),
@@ -337,6 +340,7 @@ pub struct TraceRows {
     view_id: Vec<Option<String>>,
     start: Vec<Option<f64>>,
     end: Vec<Option<f64>>,
+    debug_ids: Vec<Option<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -492,6 +496,11 @@ impl Rows {
             tr.sample_count.push(trace.samples.len() as i64);
             tr.day.push(d.clone());
             tr.view_id.push(t.meta.view_id.clone());
+            tr.debug_ids.push(
+                (!t.meta.debug_ids.is_empty()).then(|| {
+                    serde_json::to_string(&t.meta.debug_ids).expect("debug ids serialise")
+                }),
+            );
             let origin = t.meta.origin_ms();
             let times = trace.samples.iter().map(|s| origin + s.timestamp);
             tr.start.push(times.clone().reduce(f64::min));
@@ -662,6 +671,7 @@ impl TraceRows {
                 strings(&self.view_id),
                 floats(&self.start),
                 floats(&self.end),
+                strings(&self.debug_ids),
             ],
         )
     }

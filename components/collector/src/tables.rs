@@ -193,7 +193,7 @@ pub fn base_name(table: &str) -> String {
 pub const TRACES_VIEW: &str = "
 SELECT t.trace_id, t.project, t.source, t.received_ms, t.time_origin_ms,
        coalesce(r.url, t.page_url) AS page_url, t.release, t.user_agent, t.session, t.labels,
-       t.sample_count, t.day, t.view_id, t.start_ms, t.end_ms, r.name AS page_name
+       t.sample_count, t.day, t.view_id, t.start_ms, t.end_ms, t.debug_ids, r.name AS page_name
 FROM traces_base t LEFT JOIN (
   SELECT c.trace_id, first_value(c.url ORDER BY c.rank, c.key) AS url,
          first_value(c.name ORDER BY c.rank, c.key) AS name FROM (

@@ -1,6 +1,7 @@
-//! `jsprof collect|query|top|flame|diff|regressions`: field profiles (issue 27). They are served and queried by
-//! `jsprof-collector` (components/collector, a workspace of its own so that DataFusion never
-//! enters the engine's build), which `./mach build` puts beside `jsprof` in the target dir.
+//! `jsprof collect|query|top|flame|diff|regressions|sourcemaps`: field profiles (issue 27).
+//! They are served and queried by `jsprof-collector` (components/collector, a workspace of
+//! its own so that DataFusion never enters the engine's build), which `./mach build` puts
+//! beside `jsprof` in the target dir.
 //! This process becomes it (`exec`): its signals, exit code and output are the command's.
 
 use std::ffi::OsString;

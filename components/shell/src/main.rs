@@ -160,9 +160,12 @@ fn main() -> ExitCode {
             },
         );
     }
-    // `jsprof collect|query|top|flame|diff|regressions`: field profiles, by jsprof-collector
-    // (collector.rs).
-    if let Some(sub @ ("collect" | "query" | "top" | "flame" | "diff" | "regressions")) = sub {
+    // `jsprof collect|query|top|flame|diff|regressions|sourcemaps`: field profiles, by
+    // jsprof-collector (collector.rs).
+    if let Some(
+        sub @ ("collect" | "query" | "top" | "flame" | "diff" | "regressions" | "sourcemaps"),
+    ) = sub
+    {
         return collector::exec(sub, &argv[2..]);
     }
     // `jsprof convert …` and `jsprof report …` work on trace files, without the engine.

@@ -350,9 +350,9 @@ unsafe extern "C" fn on_gc_slice(
         match progress {
             // SAFETY: on the context's own thread, inside the GC slice; the walk reads the
             // JIT stack, which a slice does not change.
-            GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true) },
+            GC_SLICE_BEGIN => unsafe { sampling::gc_slice(true, true) },
             // SAFETY: as above.
-            GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false) },
+            GC_SLICE_END | GC_CYCLE_END => unsafe { sampling::gc_slice(false, true) },
             _ => {}
         }
         if let Some(previous) = PREVIOUS_GC_SLICE.with(Cell::get) {
@@ -378,7 +378,7 @@ unsafe extern "C" fn on_nursery_collection(
             AgentHandle::gc_ended
         });
         // SAFETY: on the context's own thread, inside the collection.
-        unsafe { sampling::gc_slice(begin) }
+        unsafe { sampling::gc_slice(begin, false) }
     })
 }
 

@@ -61,7 +61,7 @@ extern "C" {
     fn jsprof_agent_cost(agent: *const c_void, depth: u32, handler_ns: *mut u64, walks: *mut u64);
     fn jsprof_agent_free(agent: *mut c_void);
     fn jsprof_agent_cpu_ns(agent: *const c_void) -> u64;
-    fn jsprof_agent_gc_slice(begin: bool);
+    fn jsprof_agent_gc_slice(begin: bool, major: bool);
     fn jsprof_agent_gc_deferred(agent: *const c_void) -> u64;
     fn jsprof_agent_on_interrupt();
     fn jsprof_agent_signalled(agent: *const c_void, signal_ns: *mut u64) -> u64;
@@ -92,14 +92,15 @@ pub(crate) unsafe fn on_interrupt() {
     unsafe { jsprof_agent_on_interrupt() }
 }
 
-/// A collection of this thread's context (a GC slice or a nursery collection) begins or
-/// ends (see `jsprof_agent_gc_slice`): a tick inside it is walked at its end.
+/// A collection of this thread's context (a major GC slice, or a nursery collection when
+/// `major` is false) begins or ends (see `jsprof_agent_gc_slice`): a tick inside it is
+/// walked at its end.
 ///
 /// # Safety
 /// On the thread of a context, from its GC callbacks.
-pub(crate) unsafe fn gc_slice(begin: bool) {
+pub(crate) unsafe fn gc_slice(begin: bool, major: bool) {
     // SAFETY: per the contract; without an agent on this thread it does nothing.
-    unsafe { jsprof_agent_gc_slice(begin) }
+    unsafe { jsprof_agent_gc_slice(begin, major) }
 }
 
 /// The C++ agent, while its runtime lives.

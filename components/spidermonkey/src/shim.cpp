@@ -47,7 +47,9 @@
 #include "jit/JitRuntime.h"
 #include "jit/JitcodeMap.h"
 #include "jit/JSJitFrameIter.h"
+#include "jit/ProcessExecutableMemory.h"
 #include "jit/ScriptFromCalleeToken.h"
+#include "vm/JitActivation.h"
 #include "vm/Runtime.h"
 #include "vm/JSScript.h"
 
@@ -88,6 +90,7 @@ static const uint32_t JSPROF_FRAME_TOP_LEVEL = 2;   // top-level code of its scr
 
 static const uint32_t kMaxFrames = 256;
 static const uint32_t kCacheSlots = 256;  // a power of two
+static const uint32_t kPcFrames = 3;      // the frames one return address is remembered with
 
 // A request's life: the sampler sets kRequested; the interrupt callback or the handler
 // takes it (kWalking) and publishes the frames (kDone), or, inside a collection whose stack
@@ -129,20 +132,26 @@ struct JsprofAgent {
   jsprof_frame frames[kMaxFrames];
   // Inside a collection (a major GC slice or a nursery collection) nothing is walkable:
   // SpiderMonkey suppresses sampling while it sweeps its JIT tables. The JS stack cannot
-  // change during one, so a tick inside it is walked when it ends (kDeferred). `in_gc` is
-  // set by the agent's thread, read by its handler.
-  volatile bool in_gc;
+  // change during one, so a tick inside it is walked when it ends (kDeferred, or kRequested
+  // if the sampler saw the collection and sent no signal). `in_gc` is set by the agent's
+  // thread, read by its handler and by the sampler thread.
+  std::atomic<bool> in_gc;
   uint32_t gc_depth;  // nursery collections nest inside major slices
   uint64_t gc_deferred;  // ticks inside a collection, walked at its end
-  // What walks remember between collections (see `cache_slot`): a JIT return address's
-  // code record, a label's parsed position, and a Baseline Interpreter frame's script's
-  // frame. An entry counts only if its `gen` is the
-  // current `cache_gen`, which every collection's start and end moves on.
+  // What walks remember between collections (see `cache_slot`): the frames a JIT return
+  // address stands for, a label's parsed position, and a Baseline Interpreter frame's
+  // script's frame. An entry counts only if its `gen` is the current `cache_gen`, which
+  // every major collection slice's start and end moves on.
   uint64_t cache_gen;
-  struct PcSlot {
+  // One cache line: the frames of a return address in Baseline or Ion code (up to
+  // kPcFrames, inlined ones included, youngest first), or that it is the Baseline
+  // Interpreter's (whose frames are remembered by script).
+  struct alignas(64) PcSlot {
     void* pc;
-    const js::jit::JitcodeGlobalEntry* entry;
-    uint64_t gen;
+    uint32_t gen;  // the low half of cache_gen
+    uint16_t count;
+    uint16_t interpreter;
+    jsprof_frame frames[kPcFrames];
   } pc_cache[kCacheSlots];
   struct LabelSlot {
     const char* label;
@@ -204,32 +213,29 @@ static jsprof_frame frame_from_label(uint32_t source_id, const char* label) {
   return f;
 }
 
-// What walks remember. A cold walk's time goes mostly to cache misses: a JitcodeGlobalTable
-// lookup per JIT frame (a tree of every JIT code record), then the frame's label, read to
-// its end for the position, and for a Baseline Interpreter frame the script's source, realm
-// and JitScript. All of it stays put between collections: SpiderMonkey frees JIT code, its
-// records (and their labels) and scripts (and the profile strings of the profiling stack)
-// only while it collects, and moves scripts only then. The exception is a Baseline
-// Interpreter frame's label, owned by the script's JitScript, which discarding JIT code
-// outside a collection (a JIT option changed, say) frees: that frame is remembered by its
-// script instead, whose label, wherever it is allocated, names the same position. So a slot
-// is valid for the collection-free stretch it was filled in (`cache_gen`), and a deep or
-// recursive stack looks each code record, label and script up once.
+// What walks remember. A walk at a 20 ms interval finds everything it reads cold (the
+// page ran meanwhile), so its time goes mostly to cache misses: for each JIT frame, a
+// JitcodeGlobalTable lookup (a tree of every JIT code record), the record, its script's
+// source and its label, read to its end for the position; for a Baseline Interpreter frame
+// the script's source, realm and JitScript. So a return address is remembered with the
+// frames it stands for (one cache line), a label with its position, and an interpreter
+// frame by its script. All of it stays put between major collections: SpiderMonkey frees
+// JIT code, its records (and their labels) and scripts (and the profile strings of the
+// profiling stack) only while it sweeps, and moves scripts only while it compacts, both in
+// a major collection's slices. A nursery collection moves and frees only nursery things:
+// no script, JIT code or code record is ever in the nursery, and labels are malloc'd; on a
+// page that allocates they come every few milliseconds and would leave a 20 ms walk
+// nothing remembered. The exception is a Baseline Interpreter frame's label, owned by the
+// script's JitScript, which discarding JIT code outside a collection (a JIT option
+// changed, say) frees: that frame is remembered by its script instead, whose label,
+// wherever it is allocated, names the same position. So a slot is valid for the stretch
+// between major slices it was filled in (`cache_gen`), and a deep or recursive stack looks
+// each return address, label and script up once.
 static inline uint32_t cache_slot(const void* p) {
   uintptr_t v = reinterpret_cast<uintptr_t>(p);
   return uint32_t((v >> 4) ^ (v >> 12)) & (kCacheSlots - 1);
 }
 
-// The code record of a JIT return address (or null), through the agent's cache.
-static const js::jit::JitcodeGlobalEntry* jit_entry(JsprofAgent* a,
-                                                    js::jit::JitcodeGlobalTable* table,
-                                                    void* pc) {
-  JsprofAgent::PcSlot& slot = a->pc_cache[cache_slot(pc)];
-  if (slot.pc == pc && slot.gen == a->cache_gen) return slot.entry;
-  const js::jit::JitcodeGlobalEntry* entry = table->lookup(pc);
-  if (entry) slot = {pc, entry, a->cache_gen};
-  return entry;
-}
 
 // frame_from_label through the agent's cache.
 static jsprof_frame labelled(JsprofAgent* a, uint32_t source_id, const char* label) {
@@ -278,6 +284,12 @@ static JS::ProfilingFrameIterator::RegisterState registers(const ucontext_t* uc)
   regs.fp = reinterpret_cast<void*>(uc->uc_mcontext.regs[29]);
   regs.lr = reinterpret_cast<void*>(uc->uc_mcontext.regs[30]);
 #endif
+  // Stopped outside JIT code (in a native call, the VM, the C++ interpreter: ticks that
+  // need a signal mostly land there), the iterator starts from the last JIT exit frame
+  // whatever the pc, after looking the pc up in the JIT code table, a tree of every code
+  // record, cold at each walk, where it cannot be. Without a pc it starts there at once,
+  // as from the interrupt callback.
+  if (!js::jit::AddressIsInExecutableMemory(regs.pc)) regs.pc = nullptr;
   return regs;
 }
 
@@ -300,27 +312,23 @@ struct JitIterAccess {
 };
 template struct JitIterAccess<&JS::ProfilingFrameIterator::jsJitIter>;
 
-// The frames of the iterator's current physical JIT frame (several when Ion inlined
-// calls), youngest first, into `out`/`addr` (at most `room`). Wasm and trampoline frames
-// give none.
-static uint32_t jit_frames(JsprofAgent* a, const JS::ProfilingFrameIterator& it,
-                           jsprof_frame* out, void** addr, uint32_t room) {
-  if (room == 0 || !it.isJSJit() || js::jit::IsPortableBaselineInterpreterEnabled()) return 0;
-  const js::jit::JSJitProfilingFrameIterator& jit = (it.*jit_iter_getter(JitIterTag{}))();
-  void* stack_address = it.stackAddress();
-  void* pc = jit.resumePCinCurrentFrame();
+// The frames a JIT return address stands for, youngest first, into `out` (at most `room`):
+// its code record's script (several when Ion inlined calls). Wasm, trampoline and
+// unknown code give none. Sets `*interpreter` instead for the Baseline Interpreter's code,
+// shared by every script.
+static uint32_t code_frames(JsprofAgent* a, void* pc, jsprof_frame* out, uint32_t room,
+                            bool* interpreter) {
+  *interpreter = false;
   js::jit::JitcodeGlobalTable* table = a->cx->runtime()->jitRuntime()->getJitcodeGlobalTable();
-  const js::jit::JitcodeGlobalEntry* entry = jit_entry(a, table, pc);
+  const js::jit::JitcodeGlobalEntry* entry = table->lookup(pc);
   if (!entry || entry->isDummy()) return 0;
   if (entry->isBaselineInterpreter()) {
-    out[0] = interpreter_frame(a, jit);
-    addr[0] = stack_address;
-    return 1;
+    *interpreter = true;
+    return 0;
   }
   if (entry->isBaseline()) {
     const js::jit::BaselineEntry& b = entry->asBaseline();
     out[0] = labelled(a, b.scriptKey().scriptSource->id(), b.str());
-    addr[0] = stack_address;
     return 1;
   }
   if (entry->isIon() || entry->isIonIC()) {
@@ -339,20 +347,84 @@ static uint32_t jit_frames(JsprofAgent* a, const JS::ProfilingFrameIterator& it,
     while (scripts.hasMore() && n < room) {
       uint32_t script_index, pc_offset;
       scripts.readNext(&script_index, &pc_offset);
-      out[n] = labelled(a, ion->getScriptKey(script_index).scriptSource->id(),
-                        ion->getStr(script_index));
-      addr[n] = stack_address;
-      n++;
+      out[n++] = labelled(a, ion->getScriptKey(script_index).scriptSource->id(),
+                          ion->getStr(script_index));
     }
     return n;
   }
   if (entry->isRealmIndependentShared()) {
     // Shared stubs name no script: a hidden frame.
     out[0] = labelled(a, 0, entry->asRealmIndependentShared().str());
-    addr[0] = stack_address;
     return 1;
   }
   return 0;
+}
+
+// The frames of the iterator's current physical JIT frame (several when Ion inlined
+// calls), youngest first, into `out`/`addr` (at most `room`), through the agent's cache of
+// return addresses: a cold walk's time goes to cache misses, and a remembered return
+// address costs one line where its code record, script source and label cost several.
+// Trampoline frames give none.
+static uint32_t jit_frames(JsprofAgent* a, const js::jit::JSJitProfilingFrameIterator& jit,
+                           jsprof_frame* out, void** addr, uint32_t room) {
+  if (room == 0 || js::jit::IsPortableBaselineInterpreterEnabled()) return 0;
+  void* stack_address = jit.stackAddress();
+  void* pc = jit.resumePCinCurrentFrame();
+  JsprofAgent::PcSlot& slot = a->pc_cache[cache_slot(pc)];
+  uint32_t gen = uint32_t(a->cache_gen);
+  uint32_t n;
+  bool interpreter;
+  if (slot.pc == pc && slot.gen == gen) {
+    interpreter = slot.interpreter;
+    n = std::min<uint32_t>(slot.count, room);
+    for (uint32_t i = 0; i < n; i++) out[i] = slot.frames[i];
+  } else {
+    n = code_frames(a, pc, out, room, &interpreter);
+    // A return address with no code record (yet) is not remembered: code may be compiled
+    // there before the next collection. Nor is one with more inlined frames than a slot
+    // holds (or than there was room for).
+    if ((n > 0 || interpreter) && n <= kPcFrames && room > kPcFrames) {
+      slot.pc = pc;
+      slot.gen = gen;
+      slot.count = uint16_t(n);
+      slot.interpreter = interpreter;
+      for (uint32_t i = 0; i < n; i++) slot.frames[i] = out[i];
+    }
+  }
+  if (interpreter) {
+    out[0] = interpreter_frame(a, jit);
+    n = 1;
+  }
+  for (uint32_t i = 0; i < n; i++) addr[i] = stack_address;
+  return n;
+}
+
+// The JIT frames of every profiling activation, youngest first, into `a->jit` (`*njit` of
+// them): what JS::ProfilingFrameIterator gives from no registers (the interrupt callback,
+// a collection's end, a signal outside JIT code), each activation's frames from its last
+// exit frame, without what only wasm needs. That iterator asks, at every walk, whether
+// the registers' pc is in wasm code (a lookup among every wasm module and builtin thunk
+// of the process, behind an atomic counter: cold lines at each walk, a tenth of a walk's
+// time). With no pc it cannot be; a wasm exit on the stack is left to it (false).
+static bool jit_walk_from_exits(JsprofAgent* a, uint32_t* njit) {
+  JSContext* cx = a->cx;
+  *njit = 0;
+  if (!cx->isProfilerSamplingEnabled()) return true;
+  bool youngest = true;
+  for (js::Activation* act = cx->profilingActivation(); act && *njit < kMaxFrames;
+       act = act->prevProfiling(), youngest = false) {
+    js::jit::JitActivation* jit_act = act->asJit();
+    if (jit_act->hasWasmExitFP()) return false;
+    js::jit::JSJitProfilingFrameIterator jit =
+        youngest ? js::jit::JSJitProfilingFrameIterator(cx, nullptr, nullptr)
+                 : js::jit::JSJitProfilingFrameIterator(
+                       reinterpret_cast<js::jit::CommonFrameLayout*>(jit_act->jsExitFP()));
+    for (; !jit.done() && *njit < kMaxFrames; ++jit) {
+      *njit += jit_frames(a, jit, &a->jit[*njit], &a->jit_addr[*njit], kMaxFrames - *njit);
+    }
+    if (jit.done() && jit.wasmCallerFP()) return false;
+  }
+  return true;
 }
 
 // The walk, on the agent's thread, stopped at `regs` (or, with empty registers, at a point
@@ -363,15 +435,27 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
   *out_count = 0;
   a->truncated = false;
   JSContext* cx = a->cx;
-  if (!a->enabled || !JS::IsProfilingEnabledForContext(cx)) {
+  if (!a->enabled) {
     a->status = JSPROF_SAMPLE_NOT_ENABLED;
     return;
   }
   // JIT frames (Baseline Interpreter, Baseline, Ion with its inlined frames), youngest
-  // first, each with the stack address the merge orders by.
+  // first, each with the stack address the merge orders by. From a pc in JIT or wasm code,
+  // or with wasm frames on the stack, SpiderMonkey's own iterator (which crashes if the
+  // profiler is off: the agent is the only one that turns it on or off, on this thread,
+  // but it is checked all the same).
   uint32_t njit = 0;
-  for (JS::ProfilingFrameIterator it(cx, regs); !it.done() && njit < kMaxFrames; ++it) {
-    njit += jit_frames(a, it, &a->jit[njit], &a->jit_addr[njit], kMaxFrames - njit);
+  if (regs.pc || !jit_walk_from_exits(a, &njit)) {
+    if (!JS::IsProfilingEnabledForContext(cx)) {
+      a->status = JSPROF_SAMPLE_NOT_ENABLED;
+      return;
+    }
+    njit = 0;
+    for (JS::ProfilingFrameIterator it(cx, regs); !it.done() && njit < kMaxFrames; ++it) {
+      if (!it.isJSJit()) continue;
+      const js::jit::JSJitProfilingFrameIterator& jit = (it.*jit_iter_getter(JitIterTag{}))();
+      njit += jit_frames(a, jit, &a->jit[njit], &a->jit_addr[njit], kMaxFrames - njit);
+    }
   }
   // The profiling stack, oldest first: label and SP-marker frames give the stack address
   // of the C++ interpreter's JS frames after them (Gecko's MergeStacks); frames running
@@ -407,8 +491,8 @@ static void walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState
 
 // Takes the request if it is in state `from` (kRequested, or kDeferred at a collection's
 // end), and walks from `regs` (the signal handler's registers, or none from the interrupt
-// callback and the collection callback).
-static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState& regs,
+// callback and the collection callback). Whether it took it.
+static bool take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::RegisterState& regs,
                           uint32_t from = kRequested) {
   uint32_t expected = from;
   if (a && a->state.compare_exchange_strong(expected, kWalking)) {
@@ -417,10 +501,10 @@ static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::Regi
     // interpreter's frames alone are not the stack). The JS stack cannot change meanwhile,
     // so the tick is walked when the collection ends, and gets the stack that was running
     // at its tick: the one that made the collection.
-    if (a->in_gc) {
+    if (a->in_gc.load(std::memory_order_seq_cst)) {
       a->gc_deferred++;
       a->state.store(kDeferred, std::memory_order_seq_cst);
-      return;
+      return true;
     }
     uint64_t start = now_ns();
     walk(a, regs, a->frames, &a->count);
@@ -431,7 +515,9 @@ static void take_and_walk(JsprofAgent* a, const JS::ProfilingFrameIterator::Regi
     a->depth_ns[bucket] += spent;
     a->depth_walks[bucket]++;
     a->state.store(kDone, std::memory_order_seq_cst);
+    return true;
   }
+  return false;
 }
 
 static void on_sigprof(int, siginfo_t*, void* context) {
@@ -529,6 +615,12 @@ extern "C" int32_t jsprof_agent_begin(JsprofAgent* a, const jsprof_frame** frame
                                       uint32_t* count, bool* truncated) {
   *count = 0;
   a->state.store(kRequested, std::memory_order_seq_cst);
+  // Inside a collection, the thread walks the request when the collection ends (see
+  // jsprof_agent_gc_slice): no interrupt, no wait. The store above and the load here, and
+  // the thread's store of `in_gc` and load of the state at the collection's end, are all
+  // sequentially consistent, so at least one side sees the other: the request is not left
+  // behind.
+  if (a->in_gc.load(std::memory_order_seq_cst)) return JSPROF_SAMPLE_DEFERRED;
   JS_RequestInterruptCallback(a->cx);
   uint64_t start = now_ns();
   const uint64_t spin_ns = 10000;
@@ -558,6 +650,11 @@ extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jspro
     // running, and its stack is still the tick's. Not nudged nor abandoned, however long
     // that takes.
     if (s == kDeferred) return JSPROF_SAMPLE_DEFERRED;
+    // Not taken yet, and the thread is inside a collection: it walks the request when the
+    // collection ends (as jsprof_agent_begin). No signal: the handler could only defer it.
+    if (s == kRequested && a->in_gc.load(std::memory_order_seq_cst)) {
+      return JSPROF_SAMPLE_DEFERRED;
+    }
     if (action == JSPROF_POLL_ABANDON) {
       if (s == kWalking) {
         cpu_relax();  // a walk under way ends within microseconds: wait for it
@@ -584,34 +681,41 @@ extern "C" int32_t jsprof_agent_poll(JsprofAgent* a, int32_t action, const jspro
 // however long the collection takes (jsprof_agent_poll answers JSPROF_SAMPLE_DEFERRED).
 // Walking every collection's stack as it began, or every one a tick was likely to fall in,
 // cost the page's thread more than the walks the ticks inside them need: most collections
-// are far shorter than the interval, and no tick falls in them. Both edges also move the
-// walk caches on (`cache_gen`): a collection may free what they remember.
-extern "C" void jsprof_agent_gc_slice(bool begin) {
+// are far shorter than the interval, and no tick falls in them. A major slice's edges
+// (`major`) also move the walk caches on (`cache_gen`): it may free or move what they
+// remember. A nursery collection does not (see `cache_slot`).
+extern "C" void jsprof_agent_gc_slice(bool begin, bool major) {
   JsprofAgent* a = tls_agent;
   if (!a) return;
   if (begin) {
-    if (a->gc_depth++ > 0) return;
-    // The handler, which may interrupt this thread anywhere, sees `in_gc` before anything
-    // the collection frees goes.
-    a->in_gc = true;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    a->cache_gen++;
+    if (a->gc_depth++ == 0) {
+      // The handler, which may interrupt this thread anywhere, sees `in_gc` before
+      // anything the collection frees goes.
+      a->in_gc.store(true, std::memory_order_seq_cst);
+    }
+    if (major) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      a->cache_gen++;
+    }
     return;
   }
-  if (a->gc_depth == 0 || --a->gc_depth > 0) return;
-  a->cache_gen++;
+  if (a->gc_depth == 0) return;
+  if (major) a->cache_gen++;
+  if (--a->gc_depth > 0) return;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  a->in_gc = false;
+  a->in_gc.store(false, std::memory_order_seq_cst);
   // A tick that came inside it: walk now (the stack is the one the collection interrupted),
   // with SIGPROF blocked so that the handler (which uses the same buffers) cannot run in the
-  // middle.
-  if (a->state.load(std::memory_order_seq_cst) == kDeferred) {
+  // middle. Deferred by the handler, or still requested: the sampler saw the collection
+  // and sent no signal (jsprof_agent_begin, jsprof_agent_poll).
+  uint32_t pending = a->state.load(std::memory_order_seq_cst);
+  if (pending == kDeferred || pending == kRequested) {
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGPROF);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     JS::ProfilingFrameIterator::RegisterState none;
-    take_and_walk(a, none, kDeferred);
+    if (take_and_walk(a, none, pending) && pending == kRequested) a->gc_deferred++;
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
 }

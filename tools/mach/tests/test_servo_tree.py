@@ -341,5 +341,81 @@ class RefreshPatches(TreeCase):
         self.assertIn(f"{SCRIPT}: no registry source or no laid-out copy", logged)
 
 
+class CheckPatches(TreeCase):
+    """./mach servo check-patches on the synthetic crates: it lays out and refreshes in a
+    temporary directory of its own, never in the tree's."""
+
+    def write_patches(self):
+        self.patch("servo-script.01-first.patch", HEADER_01 + file_diff("src/lib.rs", LIB, LIB_01)
+                   + file_diff("src/new.rs", None, NEW_RS))
+        self.patch("servo-script.02-second.patch", "# The second patch.\n#\n# Why it is needed.\n\n"
+                   + file_diff("src/dom.rs", DOM, DOM_02) + file_diff("src/lib.rs", LIB_01, LIB_02))
+        self.patch("servo-script-bindings.01-webidl.patch", "# Bindings.\n#\n# Because.\n\n"
+                   + file_diff("codegen/Bindings.conf", CONF, CONF_01))
+
+    def check(self):
+        return self.quietly(servo_tree.servo_check_patches, self.tree)
+
+    def test_good_patches_pass_and_the_tree_is_untouched(self):
+        rc, logged = self.check()
+        self.assertEqual(rc, 0, logged)
+        self.assertIn("check-patches: 3 patches", logged)
+        self.assertFalse(os.path.exists(self.tree.crates_dir))
+        self.assertFalse(os.path.lexists(self.tree.link))
+
+    def test_a_header_without_why(self):
+        self.patch("servo-script.02-second.patch", HEADER_02 + file_diff("src/dom.rs", DOM, DOM_02)
+                   + file_diff("src/lib.rs", LIB_01, LIB_02))
+        rc, logged = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("servo-script.02-second.patch: its header says what it changes but not why", logged)
+
+    def test_no_header(self):
+        self.patch("servo-script-bindings.01-webidl.patch", file_diff("codegen/Bindings.conf", CONF, CONF_01))
+        rc, logged = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("servo-script-bindings.01-webidl.patch: no header", logged)
+
+    def test_a_line_rewritten_only_for_spacing(self):
+        spaced = DOM_02.replace("pub struct Document;", "pub struct  Document; ")
+        self.patch("servo-script.02-second.patch", "# The second patch.\n#\n# Why.\n\n"
+                   + file_diff("src/dom.rs", DOM, spaced) + file_diff("src/lib.rs", LIB_01, LIB_02))
+        rc, logged = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("src/dom.rs: rewrites a line only to change its spacing: pub struct Document;", logged)
+
+    def test_reindenting_is_a_change(self):
+        text = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,1 +1,3 @@\n-f();\n+if a {\n+    f();\n+}\n"
+        self.assertEqual(servo_tree.reformatted_lines(text), [])
+
+    def test_an_inexact_patch(self):
+        # The registry's lib.rs gains two lines in the middle: patch 02's hunk of lib.rs still
+        # applies, two lines off.
+        src = os.path.join(self.tree.src_root, "index-b", SCRIPT, "src", "lib.rs")
+        write(src, LIB.replace("line 10\n", "line 10\n// a\n// b\n"))
+        rc, logged = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("servo-script.02-second.patch applies to servo-script-0.7.0 only inexactly", logged)
+        self.assertIn("offset 2 lines", logged)
+
+    def test_a_patch_refresh_would_write_differently(self):
+        # Five lines of context where refresh-patches writes three: it applies, but a refresh
+        # rewrites it.
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            write(a, LIB)
+            write(b, LIB_01)
+            d = subprocess.run(["diff", "-U5", "-p", "--label", "a/src/lib.rs", "--label", "b/src/lib.rs", a, b],
+                               capture_output=True, text=True).stdout
+        self.patch("servo-script.01-first.patch", HEADER_01 + "diff --git a/src/lib.rs b/src/lib.rs\n" + d
+                   + file_diff("src/new.rs", None, NEW_RS))
+        rc, logged = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("servo-script.01-first.patch: refresh-patches does not give it back byte for byte", logged)
+
+    def patch_text(self, name):
+        return read(os.path.join(self.tree.patches_dir, name))
+
+
 if __name__ == "__main__":
     unittest.main()

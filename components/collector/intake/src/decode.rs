@@ -123,6 +123,28 @@ fn checked(trace: ProfilerTrace) -> Result<ProfilerTrace, Reject> {
     Ok(trace)
 }
 
+/// The longest debug id kept: a UUID is 36 characters, Sentry's with an age 44.
+const MAX_DEBUG_ID: usize = 64;
+
+/// The debug ids an SDK sent (script URL, id), kept for the scripts the trace names
+/// (`resources`) only, and only well-formed ones (at most [`MAX_DEBUG_ID`] characters,
+/// hexadecimal digits and dashes), so that a page cannot make a trace's row larger than its
+/// resources make it.
+fn debug_ids<'a>(
+    resources: &[String],
+    sent: impl Iterator<Item = (&'a String, &'a String)>,
+) -> BTreeMap<String, String> {
+    let named: std::collections::HashSet<&str> = resources.iter().map(String::as_str).collect();
+    sent.filter(|(url, id)| {
+        named.contains(url.as_str())
+            && !id.is_empty()
+            && id.len() <= MAX_DEBUG_ID
+            && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    })
+    .map(|(url, id)| (url.clone(), id.to_ascii_lowercase()))
+    .collect()
+}
+
 fn ingested(req: &Request, source: Source, meta: Meta, trace: ProfilerTrace) -> Ingested {
     Ingested {
         project: req.project.clone(),
@@ -382,6 +404,15 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
         long_tasks: Vec<LongTask>,
         #[serde(default)]
         views: Vec<ViewEntry>,
+        /// `@datadog/browser-rum`'s `buildProfilerDebugIds`: the resources' debug ids.
+        #[serde(default, rename = "debugIds")]
+        debug_ids: Option<Vec<ResourceDebugId>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ResourceDebugId {
+        resource_id: usize,
+        debug_id: String,
     }
     let event: ProfileEvent = serde_json::from_slice(&event)
         .map_err(|e| Reject::bad(format!("malformed `event` JSON: {e}")))?;
@@ -416,6 +447,13 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
                 .time_stamp
                 .total_cmp(&b.start_clocks.time_stamp)
         });
+    let debug_ids = debug_ids(
+        &wall.trace.resources,
+        wall.debug_ids
+            .iter()
+            .flatten()
+            .filter_map(|d| Some((wall.trace.resources.get(d.resource_id)?, &d.debug_id))),
+    );
     let meta = Meta {
         page_url: req.referer.clone(),
         release,
@@ -424,6 +462,7 @@ pub async fn datadog(req: &Request, body: bytes::Bytes) -> Result<Vec<Ingested>,
         time_origin: wall.clocks_origin.as_ref().map(|c| c.time_stamp),
         labels,
         view_id: first_view.map(|v| v.view_id.clone()),
+        debug_ids,
     };
     // The long tasks the SDK saw while it profiled, on the samples' clock: their time from
     // navigation start (`relative`) after the trace's origin, as the samples' are (the
@@ -914,6 +953,24 @@ fn sentry_chunk(req: &Request, payload: &[u8]) -> Result<Ingested, Reject> {
         #[serde(default)]
         profiler_id: Option<String>,
         profile: Profile,
+        #[serde(default)]
+        debug_meta: Option<DebugMeta>,
+    }
+    /// `@sentry/core`'s `getDebugImagesForResources`: `{type: "sourcemap", code_file,
+    /// debug_id}` for each script of the chunk's frames the page knows a debug id of.
+    #[derive(Deserialize)]
+    struct DebugMeta {
+        #[serde(default)]
+        images: Vec<Option<Image>>,
+    }
+    #[derive(Deserialize)]
+    struct Image {
+        #[serde(default, rename = "type")]
+        kind: Option<String>,
+        #[serde(default)]
+        code_file: Option<String>,
+        #[serde(default)]
+        debug_id: Option<String>,
     }
     let chunk: Chunk = serde_json::from_slice(payload)
         .map_err(|e| Reject::bad(format!("malformed profile_chunk: {e}")))?;
@@ -993,6 +1050,16 @@ fn sentry_chunk(req: &Request, payload: &[u8]) -> Result<Ingested, Reject> {
     // The profiler's session (one a page load: `UIProfiler.js` makes its id when the page
     // starts the SDK) is the trace's session: its chunks share it, and so do the
     // transactions and spans it covers (their `sentry.profiler_id`).
+    let trace = checked(builder.finish())?;
+    let images = chunk.debug_meta.map(|d| d.images).unwrap_or_default();
+    let debug_ids = debug_ids(
+        &trace.resources,
+        images
+            .iter()
+            .flatten()
+            .filter(|i| i.kind.as_deref().is_none_or(|k| k == "sourcemap"))
+            .filter_map(|i| Some((i.code_file.as_ref()?, i.debug_id.as_ref()?))),
+    );
     let meta = Meta {
         page_url: req.referer.clone(),
         release: chunk.release.filter(|r| !r.is_empty()),
@@ -1001,13 +1068,9 @@ fn sentry_chunk(req: &Request, payload: &[u8]) -> Result<Ingested, Reject> {
         time_origin: origin_s.is_finite().then_some(origin_ms),
         labels,
         view_id: None,
+        debug_ids,
     };
-    Ok(ingested(
-        req,
-        Source::Sentry,
-        meta,
-        checked(builder.finish())?,
-    ))
+    Ok(ingested(req, Source::Sentry, meta, trace))
 }
 
 /// The public key of a Sentry DSN (`https://KEY@host/PROJECT`).

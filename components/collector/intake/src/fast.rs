@@ -79,6 +79,7 @@ pub fn envelope(json: &[u8]) -> Option<(Meta, Vec<Entry>, Trace)> {
         time_origin: time_origin.flatten(),
         labels: labels.unwrap_or_default(),
         view_id: None,
+        debug_ids: BTreeMap::new(),
     };
     Some((meta, entries.flatten().unwrap_or_default(), trace?))
 }

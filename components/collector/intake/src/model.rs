@@ -52,6 +52,11 @@ pub struct Meta {
     /// of the same id gives a page URL and name. Not a member of jsprof's envelope.
     #[serde(skip)]
     pub view_id: Option<String>,
+    /// The debug ids of the trace's scripts, by script URL: Sentry's `debug_meta` images,
+    /// Datadog's `debugIds`. What an uploaded source map is matched by (the collector's
+    /// sourcemaps.rs). Not a member of jsprof's envelope.
+    #[serde(skip)]
+    pub debug_ids: BTreeMap<String, String>,
 }
 
 impl Meta {

@@ -6,11 +6,11 @@
 //! strings as a length and their UTF-8 bytes, in the model's field order:
 //!
 //! ```text
-//! payload  = 0x02 (version) · varint(count) · ingested* · varint(m) · observed*m
+//! payload  = 0x03 (version) · varint(count) · ingested* · varint(m) · observed*m
 //! ingested = str(project) · u8(source) · f64(received) · meta · trace · events
 //! meta     = opt_str(page_url) · opt_str(release) · opt_str(user_agent) · opt_str(session)
 //!            · opt_f64(time_origin) · varint(n) · (str(key) · str(value))*n
-//!            · opt_str(view_id)
+//!            · opt_str(view_id) · varint(n) · (str(script_url) · str(debug_id))*n
 //! trace    = varint(n) · str(resource)*n
 //!            · varint(n) · (str(name) · opt(resource_id) · opt(line) · opt(column))*n
 //!            · varint(n) · (varint(frame_id) · opt(parent_id))*n
@@ -22,8 +22,8 @@
 //! opt(x)   = 0 (none) | 1 · x
 //! ```
 //!
-//! Version 1 (issue 27) had no `events`, no `view_id` and no `observed`: it is still read,
-//! as is a payload that begins with `[`, the earlier JSON (a log written by an older
+//! Version 1 (issue 27) had no `events`, no `view_id` and no `observed`, version 2 no
+//! debug ids (issue 37, item 2): both are still read, as is a payload that begins with `[`, the earlier JSON (a log written by an older
 //! collector). Decoding never panics: the record's CRC guards the log against torn writes,
 //! and anything else malformed is an error.
 
@@ -35,8 +35,8 @@ use jsprof_profiler::{
 
 use crate::model::{Contents, Event, Ingested, Kind, Meta, Observed, Source};
 
-/// The version written. Version 1 is still read.
-const VERSION: u8 = 2;
+/// The version written. Versions 1 and 2 are still read.
+const VERSION: u8 = 3;
 
 /// The traces of one request as a log record's payload, and how many they are. The
 /// intakes hand this to the log: jsprof's fast path (fast.rs) writes it straight from the
@@ -170,6 +170,11 @@ pub(crate) fn ingested_head(
         string(out, v);
     }
     option(out, m.view_id.as_deref(), string);
+    varint(out, m.debug_ids.len() as u64);
+    for (url, id) in &m.debug_ids {
+        string(out, url);
+        string(out, id);
+    }
 }
 
 #[inline]
@@ -213,7 +218,7 @@ pub fn decode(payload: &[u8]) -> Result<Contents, String> {
                 observed: Vec::new(),
             })
             .map_err(|e| e.to_string()),
-        Some(&v @ (1 | VERSION)) => {
+        Some(&v @ (1 | 2 | VERSION)) => {
             let mut r = Reader {
                 rest: &payload[1..],
                 version: v,
@@ -402,6 +407,13 @@ impl Reader<'_> {
         } else {
             None
         };
+        let debug_ids: BTreeMap<String, String> = if self.version >= 3 {
+            self.list(|r| Ok((r.string()?, r.string()?)))?
+                .into_iter()
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         let resources = self.list(Self::string)?;
         let frames = self.list(|r| {
             Ok(ProfilerFrame {
@@ -453,6 +465,7 @@ impl Reader<'_> {
                 time_origin,
                 labels,
                 view_id,
+                debug_ids,
             },
             trace: ProfilerTrace {
                 frames,
@@ -486,6 +499,11 @@ mod tests {
                     time_origin: Some(1_795_651_200_000.25),
                     labels,
                     view_id: Some("v1".into()),
+                    debug_ids: [(
+                        "https://shop.example/app.js".to_owned(),
+                        "c3b6b7a0-1f7e-4b7e-9c2a-3f1d2e4a5b6c".to_owned(),
+                    )]
+                    .into(),
                 },
                 trace: ProfilerTrace {
                     resources: vec!["https://shop.example/app.js".into()],
@@ -554,14 +572,15 @@ mod tests {
         for t in &mut old {
             t.events.clear();
             t.meta.view_id = None;
+            t.meta.debug_ids.clear();
         }
         let mut out = vec![1];
         varint(&mut out, old.len() as u64);
         for t in &old {
             let mut head = Vec::new();
             ingested_head(&mut head, &t.project, t.source, t.received, &t.meta);
-            // Version 1's meta ends with the labels: no view_id.
-            head.pop();
+            // Version 1's meta ends with the labels: no view_id, no debug ids.
+            head.truncate(head.len() - 2);
             out.extend_from_slice(&head);
             trace(&mut out, &t.trace);
         }
@@ -589,7 +608,7 @@ mod tests {
         assert_eq!((t.meta.view_id.as_deref(), t.events.len()), (None, 0));
         assert_eq!(t.trace.samples.len(), 24);
         assert_eq!(t.trace.frames[3].name, "paint");
-        // Written again, it is a version 2 record that reads back the same.
+        // Written again, it is a version 3 record that reads back the same.
         let mut out = Vec::new();
         encode_all(&c.traces, &[], &mut out);
         assert_eq!(out[0], VERSION);
@@ -602,6 +621,7 @@ mod tests {
         for t in &mut old {
             // Not in the JSON form.
             t.meta.view_id = None;
+            t.meta.debug_ids.clear();
         }
         let json = serde_json::to_vec(&old).unwrap();
         assert_eq!(decode(&json).unwrap().traces, old);
