@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 from . import cli
-from .collector import COLLECTOR_SDK, COLLECTOR_SUBCOMMANDS, collector_build, ensure_collector_npm
+from .collector import (COLLECTOR_SDK, COLLECTOR_SUBCOMMANDS, S3_TOOLS, collector_build, ensure_collector_npm,
+                        ensure_s3s_fs)
 from .common import (APT_PACKAGES, BUILD_ARGS, ROOT, SHELL_ARGS, apt_install, bootstrap_build, build_shell, cargo,
                      env, log, release_exe, target_dir)
 from .servo_tree import SERVO_APT_PACKAGES, servo_exe
@@ -31,7 +32,8 @@ def bootstrap():
     lld-19), the tests' (chromium, openssl, patch, node and npm), the WPT runner's pieces (wptserve from
     PyPI, wpt-runner from npm), Selenium, pytest and WebdriverIO (tools/webdriver-tests),
     speedscope, pprof-format and playwright-core (tools/export-readers) and the collector's
-    browser tests' npm packages (the real Sentry and Datadog SDKs). Idempotent; fast when done."""
+    browser tests' npm packages (the real Sentry and Datadog SDKs) and its S3 tests' server
+    (s3s-fs, cargo install). Idempotent; fast when done."""
     rc = bootstrap_build()
     if rc:
         return rc
@@ -44,6 +46,7 @@ def bootstrap():
         rc = rc or subprocess.call([sys.executable, os.path.join(ROOT, "tools", tool, "run.py"), "--bootstrap-only"],
                                    env=dict(os.environ, JSPROF_WPT_TOOLS=WPT_TOOLS))
     rc = rc or ensure_collector_npm()
+    rc = rc or ensure_s3s_fs()
     if not rc:
         log("bootstrap: everything ./mach run and ./mach test need is here (./mach doctor lists it)")
     return rc
@@ -91,6 +94,8 @@ def doctor():
         ("test", "speedscope (npm)", npm_pkg(os.environ.get("JSPROF_EXPORT_TOOLS", os.path.join(tools_cache, "export-tools")), "speedscope")),
         ("test", "@sentry/browser (npm)", npm_pkg(COLLECTOR_SDK, "@sentry/browser")),
         ("test", "@datadog/browser-rum (npm)", npm_pkg(COLLECTOR_SDK, "@datadog/browser-rum")),
+        ("test", "s3s-fs (cargo install)", first_line([os.path.join(S3_TOOLS, "bin", "s3s-fs"), "--version"])
+         if os.path.exists(os.path.join(S3_TOOLS, "bin", "s3s-fs")) else None),
         *[("servo", p, deb(p)) for p in SERVO_APT_PACKAGES],
     ]
     target = target_dir()

@@ -26,6 +26,13 @@ COLLECTOR_PAGE_TOOLS = os.environ.get("JSPROF_PAGE_TOOLS", os.path.expanduser("~
 
 BALLISTA_DIR = os.environ.get("JSPROF_BALLISTA_DIR", os.path.expanduser("~/.cache/jsprof/ballista"))
 
+# The S3-compatible server of the collector's object-store tests (components/collector/
+# tests/s3.rs, decision 0060): crates.io's s3s-fs, an S3 server over a directory, built by
+# `cargo install` into a root of its own. 0.14.1: the last release whose rust-version (1.92)
+# this toolchain meets (0.15 to 0.17 need 1.96).
+S3_TOOLS = os.environ.get("JSPROF_S3_TOOLS", os.path.expanduser("~/.cache/jsprof/s3-tools"))
+S3S_FS_VERSION = "0.14.1"
+
 
 def collector_build():
     """jsprof-collector beside jsprof, saying so in one line the first time (DataFusion)."""
@@ -50,6 +57,23 @@ def ensure_collector_npm():
             log(f"./mach test: the collector's browser tests (tests/{folder}): {e}")
             return 1
         os.environ[variable] = cache
+    return 0
+
+
+def ensure_s3s_fs():
+    """s3s-fs for the collector's S3 tests, installed once (`cargo install --locked`, its own
+    build dir, not the workspace's target dir), and named to them in JSPROF_S3S_FS."""
+    exe = os.path.join(S3_TOOLS, "bin", "s3s-fs")
+    if not os.path.exists(exe):
+        log(f"installing s3s-fs {S3S_FS_VERSION} into {S3_TOOLS} (the collector's S3 tests, first time only)")
+        e = dict(os.environ)
+        e.pop("CARGO_TARGET_DIR", None)
+        rc = subprocess.call(["cargo", "install", "s3s-fs", "--version", S3S_FS_VERSION, "--features", "binary",
+                              "--locked", "--root", S3_TOOLS], env=e)
+        if rc or not os.path.exists(exe):
+            log("./mach test: the collector's S3 tests need s3s-fs: cargo install s3s-fs failed")
+            return 1
+    os.environ["JSPROF_S3S_FS"] = exe
     return 0
 
 

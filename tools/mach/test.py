@@ -11,7 +11,7 @@ import sys
 
 from . import cli
 from .build import bootstrap, check_units
-from .collector import collector_build, ensure_collector_npm
+from .collector import collector_build, ensure_collector_npm, ensure_s3s_fs
 from .lint import docs_check
 from . import verified
 from .common import (SHELL_FROM_TESTS, BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_shell, cargo, env, log,
@@ -85,7 +85,7 @@ def test_collector(args):
     passed on (tools/mach/verified.py); a full pass here records them."""
     if not args and verified.skip("collector-test"):
         return 0
-    rc = ensure_collector_npm() or collector_build() or cargo("test", *COLLECTOR_ARGS, *args)
+    rc = ensure_collector_npm() or ensure_s3s_fs() or collector_build() or cargo("test", *COLLECTOR_ARGS, *args)
     if not rc and not args:
         verified.record("collector-test")
     return rc

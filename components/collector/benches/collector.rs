@@ -255,7 +255,7 @@ fn store_of(dir: &Path, traces: u64) -> Duration {
     }
     let t = Instant::now();
     for n in 1..=segments {
-        store::compact(dir, n, &mut known).unwrap();
+        store::compact(&dir.into(), n, &mut known).unwrap();
     }
     t.elapsed()
 }
@@ -344,8 +344,9 @@ fn bench_top(c: &mut Criterion) {
         limit: 20,
         ..TopFilter::default()
     };
+    let store: jsprof_collector::store::Store = dir.path().into();
     let out = rt
-        .block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+        .block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
         .unwrap();
     println!("{out}");
     let mut g = c.benchmark_group("collector");
@@ -353,14 +354,14 @@ fn bench_top(c: &mut Criterion) {
     g.throughput(Throughput::Elements(traces as u64 * 500));
     g.bench_function("top over 10M samples", |b| {
         b.iter(|| {
-            rt.block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+            rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
                 .unwrap()
         })
     });
     // The same store with a map for every frame, uploaded for each release.
     upload_maps(dir.path());
     let mapped = rt
-        .block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+        .block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
         .unwrap();
     assert!(
         mapped.contains("original_fn") && !mapped.contains("| fn"),
@@ -369,14 +370,14 @@ fn bench_top(c: &mut Criterion) {
     println!("{mapped}");
     g.bench_function("top over 10M samples, every frame mapped", |b| {
         b.iter(|| {
-            rt.block_on(query::top_on(query::Engine::Embedded, dir.path(), None, &f))
+            rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
                 .unwrap()
         })
     });
     let _ = std::fs::remove_dir_all(jsprof_collector::symbols::maps_dir(dir.path()));
     if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {
         let engine = Engine::Ballista(&url);
-        let distributed = rt.block_on(query::top_on(engine, dir.path(), None, &f));
+        let distributed = rt.block_on(query::top_on(engine, &store, None, &f));
         assert_eq!(
             distributed.as_deref(),
             Ok(out.as_str()),
@@ -384,7 +385,7 @@ fn bench_top(c: &mut Criterion) {
         );
         g.bench_function("top over 10M samples, Ballista", |b| {
             b.iter(|| {
-                rt.block_on(query::top_on(engine, dir.path(), None, &f))
+                rt.block_on(query::top_on(engine, &store, None, &f))
                     .unwrap()
             })
         });

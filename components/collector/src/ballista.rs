@@ -6,7 +6,9 @@
 //!
 //! The executors (and the scheduler, which reads the files' metadata when it plans) read
 //! the store's Parquet files at the paths the client lists, so every process of the cluster
-//! must see the store at that path. The client lists them when it makes the context, the
+//! must see the store at that path; or, for a store in an object store (`--store
+//! s3://BUCKET/PREFIX`, objects.rs), at their `s3://` URLs, through the object store each
+//! process makes from its own environment (the `AWS_*` variables: [`Registry`]). The client lists them when it makes the context, the
 //! files of committed segments only (`tables::stored_segments`, with no segment read from
 //! the log), so a compaction half done is never read. What is still only in the
 //! write-ahead log is an in-memory table in embedded mode; a plan holding one cannot be
@@ -14,7 +16,7 @@
 //! stderr how many traces it left out.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,11 +26,13 @@ use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::start_server;
 use bytes::Bytes;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionContext;
 use http_body_util::{BodyExt, Empty};
 
-use crate::store::TABLES;
+use crate::objects::Registry;
+use crate::store::{Store, TABLES};
 use crate::tables;
 
 /// A scheduler's address from `df://HOST:PORT`.
@@ -147,27 +151,27 @@ impl Scheduler {
     }
 }
 
-/// The traces of `store_dir` that are only in the write-ahead log (in segments not compacted
+/// The traces of `store` that are only in the write-ahead log (in segments not compacted
 /// yet), which Ballista mode leaves out.
-pub fn traces_only_in_log(store_dir: &Path) -> Result<usize, String> {
+pub fn traces_only_in_log(store: &Store) -> Result<usize, String> {
     let mut n = 0;
-    tables::for_each_log_segment(store_dir, |_, records| {
+    tables::for_each_log_segment(store, |_, records| {
         n += records.iter().map(|r| r.traces.len()).sum::<usize>();
     })?;
     Ok(n)
 }
 
 /// A context whose queries run on the cluster at `url`, with the store's tables read from
-/// their Parquet files (by absolute path: the cluster's processes must see the store there).
+/// their Parquet files: by absolute path, which the cluster's processes must see the store
+/// at, or by `s3://` URL, which they read with the credentials of their own environment
+/// ([`crate::objects::Registry`]).
 pub async fn context(
     url: &str,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
 ) -> Result<SessionContext, String> {
     let scheduler = Scheduler::parse(url)?;
-    if !store_dir.is_dir() {
-        return Err(format!("{}: no such store", store_dir.display()));
-    }
+    store.check()?;
     // Refuse at once, rather than queue a job that no executor would ever run.
     if scheduler.executors().await? == 0 {
         return Err(format!(
@@ -175,9 +179,11 @@ pub async fn context(
             scheduler.url()
         ));
     }
-    let store_dir =
-        std::path::absolute(store_dir).map_err(|e| format!("{}: {e}", store_dir.display()))?;
-    let left_out = traces_only_in_log(&store_dir)?;
+    let mut store = store.clone();
+    if let Some(dir) = &store.dir {
+        store.dir = Some(std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?);
+    }
+    let left_out = traces_only_in_log(&store)?;
     if left_out > 0 {
         eprintln!(
             "jsprof: --ballista reads the compacted Parquet files only: {left_out} trace(s) still only in the write-ahead log are left out (the collector compacts a segment once it is sealed, after collector.segment_ms)"
@@ -192,10 +198,11 @@ pub async fn context(
     let ctx = SessionContext::remote_with_state(&scheduler.url(), state)
         .await
         .map_err(|e| e.to_string())?;
+    tables::register_objects(&ctx, &store);
     // Nothing is read from the log: every committed segment's files.
-    let segments = tables::stored_segments(&store_dir, &Default::default())?;
+    let segments = tables::stored_segments(&store, &Default::default())?;
     for table in TABLES {
-        let stored = tables::stored_table(&store_dir, table, &segments)?;
+        let stored = tables::stored_table(&store, table, &segments)?;
         let name = tables::base_name(table);
         match tables::project_filter(table, project) {
             None => ctx.register_table(name, stored),
@@ -227,6 +234,18 @@ pub async fn serve_scheduler(
         .with_hostname(external_host.unwrap_or_else(|| bind.ip().to_string()))
         .with_port(bind.port());
     config.bind_host = bind.ip().to_string();
+    // Ballista's session with the object stores of this process's environment: the
+    // scheduler reads the Parquet files' footers when it plans.
+    let registry = Registry::new();
+    config.override_session_builder = Some(Arc::new(move |session| {
+        let state = ballista_core::utils::default_session_builder(session)?;
+        let runtime = RuntimeEnvBuilder::new()
+            .with_object_store_registry(registry.clone())
+            .build()?;
+        Ok(SessionStateBuilder::new_from_existing(state)
+            .with_runtime_env(Arc::new(runtime))
+            .build())
+    }));
     let cluster = BallistaCluster::new_from_config(&config)
         .await
         .map_err(|e| e.to_string())?;
@@ -275,6 +294,18 @@ pub async fn serve_executor(o: ExecutorOptions) -> Result<(), String> {
         .to_str()
         .ok_or_else(|| format!("{}: not UTF-8", work_dir.display()))?
         .to_owned();
+    // Ballista's runtime (its temporary files in the work dir) with the object stores of
+    // this process's environment, one registry for every task's runtime.
+    let registry = Registry::new();
+    let temp_dir = work_dir.clone();
+    let runtime: ballista_core::RuntimeProducer = Arc::new(move |_| {
+        Ok(Arc::new(
+            RuntimeEnvBuilder::new()
+                .with_temp_file_path(temp_dir.clone())
+                .with_object_store_registry(registry.clone())
+                .build()?,
+        ))
+    });
     let config = ExecutorProcessConfig {
         bind_host: o.bind.ip().to_string(),
         external_host: o.external_host,
@@ -287,6 +318,7 @@ pub async fn serve_executor(o: ExecutorOptions) -> Result<(), String> {
         // Shuffle files of jobs an hour old are removed every ten minutes.
         job_data_ttl_seconds: 3600,
         job_data_clean_up_interval_seconds: 600,
+        override_runtime_producer: Some(runtime),
         ..ExecutorProcessConfig::default()
     };
     println!(

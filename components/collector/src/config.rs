@@ -5,13 +5,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::objects::Objects;
 use crate::regressions;
+use crate::store::Store;
 use crate::wal::Rotation;
 
 /// The collector's settings (prefs and options).
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The store's directory: the log, and the tables unless `objects` holds them.
     pub store: PathBuf,
+    /// `--store s3://BUCKET/PREFIX`: the tables' object store (objects.rs); `store` is then
+    /// `--data-dir`, the log's.
+    pub objects: Option<Arc<Objects>>,
     /// `collector.max_body_bytes`: the largest body, on the wire and once decompressed.
     pub max_body_bytes: usize,
     /// `collector.queue`: requests that may wait for a commit before 429.
@@ -78,9 +84,18 @@ impl std::fmt::Debug for Clock {
 }
 
 impl Config {
+    /// The store: the log in `store`, the tables there or in `objects`.
+    pub fn location(&self) -> Store {
+        Store {
+            dir: Some(self.store.clone()),
+            objects: self.objects.clone(),
+        }
+    }
+
     pub fn new(store: PathBuf) -> Config {
         Config {
             store,
+            objects: None,
             max_body_bytes: 10 << 20,
             queue: 4096,
             queue_bytes: 256 << 20,

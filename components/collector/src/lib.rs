@@ -5,7 +5,8 @@
 //! - [`decode`] (the `jsprof-intake` crate): jsprof's own `POST /v1/profiles`, Datadog's and Sentry's browser SDK
 //!   uploads, each into one model ([`model::Ingested`]);
 //! - [`wal`]: the log, fsynced before a request is acknowledged; [`record`]: its records;
-//! - [`store`]: the Parquet tables the log is compacted into;
+//! - [`store`]: the Parquet tables the log is compacted into; [`objects`]: those tables in an
+//!   S3-compatible object store (`--store s3://BUCKET/PREFIX`);
 //! - [`server`]: `jsprof collect` ([`config`]: its settings; [`params`]: query parameters;
 //!   [`retention`]: `collector.retention_days`; [`space`]: `collector.min_free_bytes`);
 //! - [`query`]: `jsprof query` and `jsprof top`;
@@ -31,6 +32,7 @@ pub mod browse;
 pub mod config;
 pub mod diff;
 pub mod flame;
+pub mod objects;
 pub mod params;
 pub mod query;
 pub mod regressions;

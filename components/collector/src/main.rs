@@ -12,6 +12,7 @@ use jsprof_collector::ballista::{self, ExecutorOptions, Scheduler};
 use jsprof_collector::flame::Output;
 use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
+use jsprof_collector::store::Store;
 use jsprof_collector::{aggregate, diff, regressions, sourcemaps, symbols};
 
 #[derive(Parser, Debug)]
@@ -31,8 +32,16 @@ enum Command {
         /// ADDR:PORT to listen on (port 0: any; the bound address is printed)
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: std::net::SocketAddr,
+        /// DIR (the log and the tables), or s3://BUCKET/PREFIX: the tables in an
+        /// S3-compatible object store, the log in --data-dir (credentials and endpoint from
+        /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL,
+        /// AWS_ALLOW_HTTP)
         #[arg(long)]
-        store: PathBuf,
+        store: String,
+        /// With --store s3://…: the local directory of the log (every upload is fsynced
+        /// there before it is acknowledged, and compacted into the object store)
+        #[arg(long = "data-dir")]
+        data_dir: Option<PathBuf>,
         /// PROJECT=KEY: an ingest key (jsprof key, Sentry DSN public key, Datadog client
         /// token) for a project (repeatable). None: one project, `default`, without key.
         #[arg(long = "key")]
@@ -60,8 +69,16 @@ enum Command {
     },
     /// Run SQL over the store (tables traces, samples, stacks, stack_frames, frames)
     Query {
+        /// DIR (the log and the tables), or s3://BUCKET/PREFIX: the tables in an
+        /// S3-compatible object store, the log in --data-dir (credentials and endpoint from
+        /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL,
+        /// AWS_ALLOW_HTTP)
         #[arg(long)]
-        store: PathBuf,
+        store: String,
+        /// With --store s3://…: the collector's --data-dir, whose log (not compacted
+        /// yet) is read too
+        #[arg(long = "data-dir")]
+        data_dir: Option<PathBuf>,
         /// Only this project's traces and samples
         #[arg(long)]
         project: Option<String>,
@@ -193,8 +210,16 @@ enum SourcemapsCommand {
 /// The store and the filters of top, flame and diff.
 #[derive(Args, Debug)]
 struct Filters {
+    /// DIR (the log and the tables), or s3://BUCKET/PREFIX: the tables in an
+    /// S3-compatible object store, the log in --data-dir (credentials and endpoint from
+    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL,
+    /// AWS_ALLOW_HTTP)
     #[arg(long)]
-    store: PathBuf,
+    store: String,
+    /// With --store s3://…: the collector's --data-dir, whose log (not compacted yet) is
+    /// read too
+    #[arg(long = "data-dir")]
+    data_dir: Option<PathBuf>,
     /// Only this project's traces and samples
     #[arg(long)]
     project: Option<String>,
@@ -221,6 +246,10 @@ struct Filters {
 }
 
 impl Filters {
+    fn store(&self) -> Result<Store, String> {
+        Store::open(&self.store, self.data_dir.clone())
+    }
+
     fn engine(&self) -> Engine<'_> {
         engine(self.ballista.as_deref())
     }
@@ -258,13 +287,21 @@ fn pairs(flag: &str, items: &[String]) -> Result<Vec<(String, String)>, String> 
 }
 
 fn config(
-    store: PathBuf,
+    store: &str,
+    data_dir: Option<PathBuf>,
     keys: &[String],
     read_keys: &[String],
     upload_keys: &[String],
     prefs: &[String],
 ) -> Result<Config, String> {
-    let mut c = Config::new(store);
+    let store = Store::open(store, data_dir)?;
+    let mut c = Config::new(store.dir.clone().ok_or_else(|| {
+        format!(
+            "--store {}: the log needs a local directory: --data-dir DIR",
+            store.name()
+        )
+    })?);
+    c.objects = store.objects;
     for (project, key) in pairs("--key", keys)? {
         c.keys.insert(key, project);
     }
@@ -331,12 +368,13 @@ fn main() -> ExitCode {
             Command::Collect {
                 listen,
                 store,
+                data_dir,
                 keys,
                 read_keys,
                 upload_keys,
                 prefs,
             } => {
-                let config = config(store, &keys, &read_keys, &upload_keys, &prefs)?;
+                let config = config(&store, data_dir, &keys, &read_keys, &upload_keys, &prefs)?;
                 server::serve(config, listen, |addr| {
                     println!("jsprof: collecting on http://{addr}");
                 })
@@ -344,11 +382,13 @@ fn main() -> ExitCode {
             }
             Command::Query {
                 store,
+                data_dir,
                 project,
                 ballista,
                 sql,
             } => {
                 let engine = engine(ballista.as_deref());
+                let store = Store::open(&store, data_dir)?;
                 let out = query::run_on(engine, &store, project.as_deref(), &sql).await?;
                 println!("{out}");
                 Ok(())
@@ -375,7 +415,7 @@ fn main() -> ExitCode {
                 };
                 let (batches, warnings) = query::top_mapped(
                     filters.engine(),
-                    &filters.store,
+                    &filters.store()?,
                     filters.project.as_deref(),
                     &f,
                     fetch.as_mut(),
@@ -395,7 +435,7 @@ fn main() -> ExitCode {
             } => {
                 let kind = Output::of(&output)?;
                 let ctx =
-                    query::context_on(filters.engine(), &filters.store, filters.project.as_deref())
+                    query::context_on(filters.engine(), &filters.store()?, filters.project.as_deref())
                         .await?;
                 let f = filters.filter(release, 0);
                 let profile = aggregate::profile(&ctx, &f, kind.needs_summary()).await?;
@@ -421,7 +461,7 @@ fn main() -> ExitCode {
                 limit,
             } => {
                 let ctx =
-                    query::context_on(filters.engine(), &filters.store, filters.project.as_deref())
+                    query::context_on(filters.engine(), &filters.store()?, filters.project.as_deref())
                         .await?;
                 let f = filters.filter(None, limit);
                 let counts = aggregate::release_counts(&ctx, &f, &[&base, &head]).await?;
@@ -451,21 +491,21 @@ fn main() -> ExitCode {
                 let projects = match &filters.project {
                     Some(p) => vec![p.clone()],
                     None => {
-                        let ctx = query::context_on(filters.engine(), &filters.store, None).await?;
+                        let ctx = query::context_on(filters.engine(), &filters.store()?, None).await?;
                         regressions::projects(&ctx).await?
                     }
                 };
                 if projects.is_empty() {
                     return Err(format!(
                         "{}: no traces: regressions compare a release with the one before it, and need two",
-                        filters.store.display()
+                        filters.store
                     ));
                 }
                 let f = filters.filter(None, 0);
                 let mut reports = Vec::new();
                 for project in &projects {
                     let ctx =
-                        query::context_on(filters.engine(), &filters.store, Some(project)).await?;
+                        query::context_on(filters.engine(), &filters.store()?, Some(project)).await?;
                     reports.push(regressions::report(&ctx, project, &f, settings).await?);
                 }
                 // A project of one release is no error while another has two.

@@ -11,7 +11,6 @@
 //! cluster over the Parquet files only (see [`crate::ballista`]).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::datasource::MemTable;
@@ -19,7 +18,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use crate::tables::{project_filter, session_config, stored_segments, stored_table};
 
-use crate::store::{self, Known, Rows, TABLES};
+use crate::store::{self, Known, Rows, Store, TABLES};
 
 /// Where a query runs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,12 +35,12 @@ pub enum Engine<'a> {
 /// `stack_frames`, `frames`, `events`), limited to `project` if given.
 pub async fn context_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
 ) -> Result<SessionContext, String> {
     match engine {
-        Engine::Embedded => context(store_dir, project).await,
-        Engine::Ballista(url) => crate::ballista::context(url, store_dir, project).await,
+        Engine::Embedded => context(store, project).await,
+        Engine::Ballista(url) => crate::ballista::context(url, store, project).await,
     }
 }
 
@@ -49,20 +48,22 @@ pub async fn context_on(
 /// `stack_frames`, `frames`, `events`), limited to `project` if given. `traces` is a view
 /// that resolves each trace's page ([`crate::tables::TRACES_VIEW`]); its stored rows are
 /// `traces_base`.
-pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionContext, String> {
-    if !store_dir.is_dir() {
-        return Err(format!("{}: no such store", store_dir.display()));
+pub async fn context(store: &Store, project: Option<&str>) -> Result<SessionContext, String> {
+    store.check()?;
+    // The store's uploaded source maps, for the aggregations to map frames with. They are
+    // kept beside the log (decision 0060): a store read from S3 without `--data-dir` has
+    // none, and its frames stay as they were recorded.
+    let mut config = SessionConfig::new();
+    if let Some(dir) = &store.dir {
+        config = config.with_extension(Arc::new(crate::symbols::Symbols::new(dir, project)));
     }
-    // The store's uploaded source maps, for the aggregations to map frames with.
-    let symbols = Arc::new(crate::symbols::Symbols::new(store_dir, project));
-    let ctx = SessionContext::new_with_config(session_config(
-        SessionConfig::new().with_extension(symbols),
-    ));
+    let ctx = SessionContext::new_with_config(session_config(config));
+    crate::tables::register_objects(&ctx, store);
     // What is still only in the log.
     let mut known = Known::default();
     let mut rows = Rows::default();
     let mut from_log = BTreeSet::new();
-    crate::tables::for_each_log_segment(store_dir, |n, records| {
+    crate::tables::for_each_log_segment(store, |n, records| {
         from_log.insert(n);
         let mut index = 0;
         for r in &records {
@@ -70,7 +71,7 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
         }
     })?;
     // Then the Parquet files, of the segments not read above.
-    let segments = stored_segments(store_dir, &from_log)?;
+    let segments = stored_segments(store, &from_log)?;
     let mut log: std::collections::HashMap<&str, Vec<arrow::array::RecordBatch>> =
         std::collections::HashMap::new();
     for (table, _, batch) in rows.batches() {
@@ -79,7 +80,7 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
     for table in TABLES {
         ctx.register_table(
             format!("{table}_stored"),
-            stored_table(store_dir, table, &segments)?,
+            stored_table(store, table, &segments)?,
         )
         .map_err(|e| e.to_string())?;
         let mem = MemTable::try_new(
@@ -110,11 +111,11 @@ pub async fn context(store_dir: &Path, project: Option<&str>) -> Result<SessionC
 /// Runs `sql` on `engine`: its result's batches.
 pub async fn batches_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     sql: &str,
 ) -> Result<Vec<arrow::array::RecordBatch>, String> {
-    let ctx = context_on(engine, store_dir, project).await?;
+    let ctx = context_on(engine, store, project).await?;
     if mentions_frames_mapped(sql) {
         crate::symbols::register_frames_mapped(&ctx).await?;
     }
@@ -131,11 +132,11 @@ fn mentions_frames_mapped(sql: &str) -> bool {
 /// Runs `sql` on `engine` and renders the result as a table.
 pub async fn run_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     sql: &str,
 ) -> Result<String, String> {
-    render(&batches_on(engine, store_dir, project, sql).await?)
+    render(&batches_on(engine, store, project, sql).await?)
 }
 
 pub fn render(batches: &[arrow::array::RecordBatch]) -> Result<String, String> {
@@ -150,11 +151,11 @@ pub use crate::aggregate::{top_sql, TopFilter};
 /// `jsprof top` on `engine`, its frames mapped through the store's uploaded source maps.
 pub async fn top_on(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     f: &TopFilter,
 ) -> Result<String, String> {
-    let (batches, _) = top_mapped(engine, store_dir, project, f, None).await?;
+    let (batches, _) = top_mapped(engine, store, project, f, None).await?;
     render(&batches)
 }
 
@@ -163,12 +164,12 @@ pub async fn top_on(
 /// policy; and what could not be used, a line each.
 pub async fn top_mapped(
     engine: Engine<'_>,
-    store_dir: &Path,
+    store: &Store,
     project: Option<&str>,
     f: &TopFilter,
     fetch: Option<&mut crate::sourcemaps::SourceMaps>,
 ) -> Result<(Vec<arrow::array::RecordBatch>, Vec<String>), String> {
-    let ctx = context_on(engine, store_dir, project).await?;
+    let ctx = context_on(engine, store, project).await?;
     let df = ctx.sql(&top_sql(f)).await.map_err(|e| e.to_string())?;
     let mut batches = df.collect().await.map_err(|e| e.to_string())?;
     let uploaded = crate::symbols::resolver(&ctx).await?;

@@ -11,6 +11,10 @@
 //!   one waiting for compaction: the caller names the segments that may go ([`expire`]'s
 //!   `kept`), and only the compactor's thread, which knows them, calls it (server.rs).
 //!
+//! In an object store (`--store s3://…`, objects.rs) a day partition is the objects under
+//! `TABLE/day=D/`, deleted one by one (S3 has no rename): a query context made while they
+//! go may find some of the day's files and not others, or fail on one it no longer finds.
+//!
 //! `stacks`, `stack_frames` and `frames` have no day: a stack or frame is written once, by
 //! the first segment it is seen in, and later days' samples refer to it. They stay (they
 //! grow with the distinct stacks and frames, not with the traces); so do the commit marks.
@@ -21,6 +25,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::objects::Objects;
+use crate::store::Store;
 use crate::{store, wal};
 
 /// A day in ms.
@@ -89,46 +95,21 @@ fn size(path: &Path) -> u64 {
 /// log segments in `kept` (segments compaction failed on, which no one writes or waits to
 /// compact) whose last write is older. The segments removed leave `kept`.
 pub fn expire(
-    store_dir: &Path,
+    store: &Store,
     days: u32,
     now_ms: f64,
     kept: &mut BTreeSet<u64>,
 ) -> Result<Expired, String> {
     let mut out = Expired::default();
     let first_kept = first_kept_day(days, now_ms);
-    let expired = expired_dir(store_dir);
-    // What a pass that crashed left there: moved out of its table already.
-    if expired.exists() {
-        std::fs::remove_dir_all(&expired).map_err(|e| format!("{}: {e}", expired.display()))?;
+    if let Some(o) = &store.objects {
+        expire_objects(o, &first_kept, &mut out)?;
     }
-    for table in DAY_TABLES {
-        let dir = store::tables_dir(store_dir).join(table);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("{}: {e}", dir.display())),
-        };
-        let mut old = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if partition_day(&name).is_some_and(|d| d < first_kept.as_str()) {
-                old.push(name);
-            }
-        }
-        old.sort_unstable();
-        for name in old {
-            std::fs::create_dir_all(&expired).map_err(|e| format!("{}: {e}", expired.display()))?;
-            let from = dir.join(&name);
-            let to = expired.join(format!("{table}-{name}"));
-            out.bytes += size(&from);
-            std::fs::rename(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
-            out.partitions.push(format!("{table}/{name}"));
-        }
-        wal::sync_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    if expired.exists() {
-        std::fs::remove_dir_all(&expired).map_err(|e| format!("{}: {e}", expired.display()))?;
+    let Some(store_dir) = store.dir.as_deref() else {
+        return Ok(out);
+    };
+    if store.objects.is_none() {
+        expire_local(store_dir, &first_kept, &mut out)?;
     }
     let cutoff = now_ms - f64::from(days) * DAY_MS;
     let wal_dir = store::wal_dir(store_dir);
@@ -151,6 +132,74 @@ pub fn expire(
         kept.retain(|n| !out.segments.contains(n));
     }
     Ok(out)
+}
+
+/// Deletes the objects of the day partitions before `first_kept`.
+fn expire_objects(o: &Objects, first_kept: &str, out: &mut Expired) -> Result<(), String> {
+    for table in DAY_TABLES {
+        let (_, dirs) = o.list_dir(&o.table_dir(table))?;
+        let mut old: Vec<_> = dirs
+            .into_iter()
+            .filter_map(|d| {
+                let name = d.filename()?.to_owned();
+                partition_day(&name)
+                    .is_some_and(|day| day < first_kept)
+                    .then_some((name, d))
+            })
+            .collect();
+        old.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (name, dir) in old {
+            let objects = o.list_all(&dir)?;
+            if objects.is_empty() {
+                continue;
+            }
+            for meta in objects {
+                o.delete(&meta.location)?;
+                out.bytes += meta.size;
+            }
+            out.partitions.push(format!("{table}/{name}"));
+        }
+    }
+    Ok(())
+}
+
+/// Moves the day partitions before `first_kept` out of their tables, then deletes them.
+fn expire_local(store_dir: &Path, first_kept: &str, out: &mut Expired) -> Result<(), String> {
+    let expired = expired_dir(store_dir);
+    // What a pass that crashed left there: moved out of its table already.
+    if expired.exists() {
+        std::fs::remove_dir_all(&expired).map_err(|e| format!("{}: {e}", expired.display()))?;
+    }
+    for table in DAY_TABLES {
+        let dir = store::tables_dir(store_dir).join(table);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        let mut old = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if partition_day(&name).is_some_and(|d| d < first_kept) {
+                old.push(name);
+            }
+        }
+        old.sort_unstable();
+        for name in old {
+            std::fs::create_dir_all(&expired).map_err(|e| format!("{}: {e}", expired.display()))?;
+            let from = dir.join(&name);
+            let to = expired.join(format!("{table}-{name}"));
+            out.bytes += size(&from);
+            std::fs::rename(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
+            out.partitions.push(format!("{table}/{name}"));
+        }
+        wal::sync_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    if expired.exists() {
+        std::fs::remove_dir_all(&expired).map_err(|e| format!("{}: {e}", expired.display()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

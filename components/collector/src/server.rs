@@ -69,16 +69,24 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
     let mut pending = wal::segments(&wal_dir).map_err(dir_error)?;
     let next = pending.last().map_or(1, |n| n + 1);
     let before = pending.len();
+    let location = config.location();
+    let mut compacted = Ok(());
     pending.retain(|&n| {
         let path = wal::segment_path(&wal_dir, n);
-        let empty = !wal::holds_records(&path) && !store::compacted(&config.store, n);
+        let empty = !wal::holds_records(&path)
+            && !store::compacted(&location, n).unwrap_or_else(|e| {
+                compacted = Err(e);
+                true
+            });
         // Kept (and compacted as before) if it cannot be removed.
         !(empty && std::fs::remove_file(&path).is_ok())
     });
+    // The tables' store cannot be read (an object store not reached): nothing is served.
+    compacted?;
     if pending.len() != before {
         wal::sync_dir(&wal_dir).map_err(dir_error)?;
     }
-    let mut known = store::load_known(&config.store, &pending)?;
+    let mut known = store::load_known(&location, &pending)?;
     let (sealed_tx, sealed_rx) = mpsc::channel::<u64>();
     for n in &pending {
         let _ = sealed_tx.send(*n);
@@ -93,7 +101,6 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
         sealed_tx,
     )
     .map_err(|e| format!("cannot start the log: {e}"))?;
-    let store_dir = config.store.clone();
     let (days, clock) = (config.retention_days, config.clock.clone());
     let compactor = std::thread::Builder::new()
         .name("compactor".into())
@@ -103,7 +110,7 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
             let mut kept = std::collections::BTreeSet::new();
             let expire = |kept: &mut std::collections::BTreeSet<u64>| {
                 if days > 0 {
-                    apply_retention(&store_dir, days, clock.now_ms(), kept);
+                    apply_retention(&location, days, clock.now_ms(), kept);
                 }
             };
             expire(&mut kept);
@@ -113,7 +120,7 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
                 RETENTION_EVERY,
                 |segment| {
                     if let Some(n) = segment {
-                        if let Err(e) = store::compact(&store_dir, n, &mut known) {
+                        if let Err(e) = store::compact(&location, n, &mut known) {
                             // The segment stays: the next start compacts it again.
                             eprintln!("jsprof-collector: compaction of segment {n} failed: {e}");
                             kept.insert(n);
@@ -129,12 +136,12 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
 
 /// One pass of the retention, said on stderr when it removed something or failed.
 fn apply_retention(
-    store_dir: &std::path::Path,
+    store: &store::Store,
     days: u32,
     now_ms: f64,
     kept: &mut std::collections::BTreeSet<u64>,
 ) {
-    match retention::expire(store_dir, days, now_ms, kept) {
+    match retention::expire(store, days, now_ms, kept) {
         Ok(e) if e.is_empty() => {}
         Ok(e) => eprintln!(
             "jsprof-collector: retention ({days} days, first day kept {}): removed {} day \
@@ -827,8 +834,8 @@ mod tests {
         let (wal, compactor) = open(&Config::new(dir.path().to_owned())).unwrap();
         drop(wal);
         compactor.join().unwrap();
-        assert!(store::compacted(dir.path(), 1));
-        assert!(!store::compacted(dir.path(), 2));
+        assert!(store::compacted(&dir.path().into(), 1).unwrap());
+        assert!(!store::compacted(&dir.path().into(), 2).unwrap());
         assert!(!wal::segment_path(&wal_dir, 2).exists());
         // Nothing of segment 2 in any table.
         let names: Vec<String> = walk(&store::tables_dir(dir.path()));
@@ -862,9 +869,9 @@ mod tests {
         let (wal, compactor) = open(&Config::new(dir.path().to_owned())).unwrap();
         drop(wal);
         compactor.join().unwrap();
-        assert!(!store::compacted(dir.path(), 1));
+        assert!(!store::compacted(&dir.path().into(), 1).unwrap());
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
-        let e = crate::tables::for_each_log_segment(dir.path(), |_, _| {}).unwrap_err();
+        let e = crate::tables::for_each_log_segment(&dir.path().into(), |_, _| {}).unwrap_err();
         assert!(e.contains("unknown record version 99"), "{e}");
     }
 

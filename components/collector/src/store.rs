@@ -18,7 +18,8 @@
 //! frames and stacks, not by the traces).
 //!
 //! Compaction of segment N writes every table's `seg-N.parquet` (to a temporary name, fsync,
-//! rename), `frames/seg-N.parquet` last: it is the commit mark. Then the segment is deleted.
+//! rename; in an object store, one PUT of the whole file: objects.rs),
+//! `frames/seg-N.parquet` last: it is the commit mark. Then the segment is deleted.
 //! A crash before the mark leaves the segment, and the next start compacts it again over
 //! the same file names; a crash after it only leaves the segment to delete.
 
@@ -35,7 +36,83 @@ use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
 use crate::model::{Contents, Event, Ingested, Source};
+use crate::objects::Objects;
 use crate::wal;
+
+/// A store: its log in a local directory, its tables there (`DIR/tables`) or in an object
+/// store (`--store s3://BUCKET/PREFIX`, objects.rs).
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// The local directory: the log (`DIR/wal`), and the tables unless `objects` holds
+    /// them. None: a store read from its object store alone, without a log.
+    pub dir: Option<PathBuf>,
+    /// Where the tables are when not under `dir`.
+    pub objects: Option<Arc<Objects>>,
+}
+
+impl Store {
+    /// A store in `dir`, tables and log.
+    pub fn local(dir: impl Into<PathBuf>) -> Store {
+        Store {
+            dir: Some(dir.into()),
+            objects: None,
+        }
+    }
+
+    /// The store `--store` names: a directory, or `s3://BUCKET/PREFIX` whose log (if any is
+    /// read or written) is in `data_dir`.
+    pub fn open(store: &str, data_dir: Option<PathBuf>) -> Result<Store, String> {
+        if crate::objects::is_url(store) {
+            Ok(Store {
+                dir: data_dir,
+                objects: Some(Arc::new(Objects::from_env(store)?)),
+            })
+        } else if data_dir.is_some() {
+            Err(format!(
+                "--data-dir is the log's directory of a store in an object store (--store s3://…); {store} holds its own log"
+            ))
+        } else {
+            Ok(Store::local(store))
+        }
+    }
+
+    /// The store as `--store` named it.
+    pub fn name(&self) -> String {
+        match (&self.objects, &self.dir) {
+            (Some(o), _) => o.name().to_owned(),
+            (None, Some(d)) => d.display().to_string(),
+            (None, None) => "(no store)".into(),
+        }
+    }
+
+    /// The log's directory, if the store has one.
+    pub fn wal_dir(&self) -> Option<PathBuf> {
+        self.dir.as_deref().map(wal_dir)
+    }
+
+    /// An error unless the store's local directory (if any) exists.
+    pub fn check(&self) -> Result<(), String> {
+        match &self.dir {
+            Some(d) if !d.is_dir() => Err(format!("{}: no such store", d.display())),
+            None if self.objects.is_none() => Err("no store".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The local directory of the tables, where they are local.
+    fn local_tables(&self) -> Result<PathBuf, String> {
+        self.dir
+            .as_deref()
+            .map(tables_dir)
+            .ok_or_else(|| "a store without a directory".to_owned())
+    }
+}
+
+impl From<&Path> for Store {
+    fn from(dir: &Path) -> Store {
+        Store::local(dir)
+    }
+}
 
 pub const TABLES: [&str; 6] = [
     "traces",
@@ -695,16 +772,19 @@ fn seg_file(n: u64) -> String {
     format!("seg-{n:012}.parquet")
 }
 
+fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build()
+}
+
 /// Writes `batch` to `path` through a temporary file, fsynced, then renamed.
 fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
     let dir = path.parent().expect("a table file has a directory");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let tmp = path.with_extension("parquet.tmp");
     let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .build();
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props))
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(writer_properties()))
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     writer
         .write(batch)
@@ -718,6 +798,17 @@ fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
     wal::sync_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
+/// Puts `batch` as the Parquet object `rel` (under the tables) in one request: it appears
+/// whole or not at all.
+fn put_parquet(objects: &Objects, rel: &Path, batch: &RecordBatch) -> Result<(), String> {
+    let key = objects.key(rel)?;
+    let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(writer_properties()))
+        .map_err(|e| format!("{key}: {e}"))?;
+    writer.write(batch).map_err(|e| format!("{key}: {e}"))?;
+    let bytes = writer.into_inner().map_err(|e| format!("{key}: {e}"))?;
+    objects.put(&key, bytes)
+}
+
 /// The segment of a table file named `seg-N.parquet`, if the name is one.
 pub fn segment_of_file(name: &str) -> Option<u64> {
     let n = name.strip_prefix("seg-")?.strip_suffix(".parquet")?;
@@ -727,20 +818,33 @@ pub fn segment_of_file(name: &str) -> Option<u64> {
 }
 
 /// Whether segment `n` was compacted (its commit mark is written).
-pub fn compacted(store: &Path, n: u64) -> bool {
-    tables_dir(store).join("frames").join(seg_file(n)).exists()
+pub fn compacted(store: &Store, n: u64) -> Result<bool, String> {
+    let mark = Path::new("frames").join(seg_file(n));
+    match &store.objects {
+        Some(o) => o.exists(&o.key(&mark)?),
+        None => Ok(store.local_tables()?.join(mark).exists()),
+    }
 }
 
 /// The segments compacted now (each `n` for which [`compacted`] holds), from one listing
 /// of the commit marks.
-pub fn committed(store: &Path) -> Result<std::collections::BTreeSet<u64>, String> {
-    let dir = tables_dir(store).join("frames");
+pub fn committed(store: &Store) -> Result<std::collections::BTreeSet<u64>, String> {
+    let mut out = std::collections::BTreeSet::new();
+    if let Some(o) = &store.objects {
+        let (objects, _) = o.list_dir(&o.table_dir("frames"))?;
+        out.extend(
+            objects
+                .iter()
+                .filter_map(|m| segment_of_file(m.location.filename()?)),
+        );
+        return Ok(out);
+    }
+    let dir = store.local_tables()?.join("frames");
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
         Err(e) => return Err(format!("{}: {e}", dir.display())),
     };
-    let mut out = std::collections::BTreeSet::new();
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
         out.extend(segment_of_file(&entry.file_name().to_string_lossy()));
@@ -748,9 +852,9 @@ pub fn committed(store: &Path) -> Result<std::collections::BTreeSet<u64>, String
     Ok(out)
 }
 
-/// The rows of segment `n`'s records.
-pub fn rows_of_segment(store: &Path, n: u64, known: &mut Known) -> Result<Rows, String> {
-    let path = wal::segment_path(&wal_dir(store), n);
+/// The rows of the records of segment `n` of the log in `wal_dir`.
+pub fn rows_of_segment(wal_dir: &Path, n: u64, known: &mut Known) -> Result<Rows, String> {
+    let path = wal::segment_path(wal_dir, n);
     let records = wal::read_segment(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut rows = Rows::default();
     let mut index = 0;
@@ -760,35 +864,80 @@ pub fn rows_of_segment(store: &Path, n: u64, known: &mut Known) -> Result<Rows, 
     Ok(rows)
 }
 
-/// Compacts segment `n` into the tables, then deletes it.
-pub fn compact(store: &Path, n: u64, known: &mut Known) -> Result<(), String> {
-    if !compacted(store, n) {
-        let rows = rows_of_segment(store, n, known)?;
-        let tables = tables_dir(store);
+/// Compacts segment `n` into the tables, then deletes it: only once every table's file is
+/// written (fsynced and renamed, or put in the object store), the commit mark last.
+pub fn compact(store: &Store, n: u64, known: &mut Known) -> Result<(), String> {
+    let wal_dir = store
+        .wal_dir()
+        .ok_or("compaction needs the log's directory")?;
+    if !compacted(store, n)? {
+        let rows = rows_of_segment(&wal_dir, n, known)?;
         for (table, partition, batch) in rows.batches() {
-            let mut path = tables.join(table);
+            let mut rel = PathBuf::from(table);
             if let Some(p) = partition {
-                path.push(p);
+                rel.push(p);
             }
-            write_parquet(&path.join(seg_file(n)), &batch)?;
+            rel.push(seg_file(n));
+            match &store.objects {
+                Some(o) => put_parquet(o, &rel, &batch)?,
+                None => write_parquet(&store.local_tables()?.join(rel), &batch)?,
+            }
         }
     }
-    let path = wal::segment_path(&wal_dir(store), n);
+    let path = wal::segment_path(&wal_dir, n);
     std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    wal::sync_dir(&wal_dir(store)).map_err(|e| e.to_string())
+    wal::sync_dir(&wal_dir).map_err(|e| e.to_string())
+}
+
+/// Adds the ids of `column` of the Parquet file `reader` to `set`.
+fn read_ids<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: R,
+    column: &str,
+    set: &mut IdSet,
+) -> Result<(), String> {
+    use arrow::array::{Array, Int64Array};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(reader)
+        .and_then(|b| {
+            let mask = parquet::arrow::ProjectionMask::columns(b.parquet_schema(), [column]);
+            b.with_projection(mask).build()
+        })
+        .map_err(|e| e.to_string())?;
+    for batch in reader {
+        let batch = batch.map_err(|e| e.to_string())?;
+        let ids = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or("an id column is not Int64")?;
+        set.extend(ids.iter().flatten());
+        debug_assert_eq!(ids.null_count(), 0);
+    }
+    Ok(())
 }
 
 /// The frame and stack ids in the compacted tables: every committed segment's but those in
 /// `pending` (whose files a new compaction rewrites). The files of a segment without its
 /// commit mark are left too, as queries leave them (tables.rs).
-pub fn load_known(store: &Path, pending: &[u64]) -> Result<Known, String> {
-    use arrow::array::{Array, Int64Array};
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+pub fn load_known(store: &Store, pending: &[u64]) -> Result<Known, String> {
     let mut known = Known::default();
     let mut read = committed(store)?;
     read.retain(|n| !pending.contains(n));
     for (table, column) in [("frames", "frame_id"), ("stacks", "stack_id")] {
-        let dir = tables_dir(store).join(table);
+        let set = if table == "frames" {
+            &mut known.frames
+        } else {
+            &mut known.stacks
+        };
+        if let Some(o) = &store.objects {
+            for n in &read {
+                // Every compaction writes both tables' files, rows or none.
+                let key = o.table_dir(table).join(seg_file(*n).as_str());
+                read_ids(o.get(&key)?, column, set).map_err(|e| format!("{key}: {e}"))?;
+            }
+            continue;
+        }
+        let dir = store.local_tables()?.join(table);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -800,28 +949,7 @@ pub fn load_known(store: &Path, pending: &[u64]) -> Result<Known, String> {
                 continue;
             }
             let file = std::fs::File::open(entry.path()).map_err(|e| e.to_string())?;
-            let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-                .and_then(|b| {
-                    let mask =
-                        parquet::arrow::ProjectionMask::columns(b.parquet_schema(), [column]);
-                    b.with_projection(mask).build()
-                })
-                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-            for batch in reader {
-                let batch = batch.map_err(|e| e.to_string())?;
-                let ids = batch
-                    .column(0)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .ok_or("an id column is not Int64")?;
-                let set = if table == "frames" {
-                    &mut known.frames
-                } else {
-                    &mut known.stacks
-                };
-                set.extend(ids.iter().flatten());
-                debug_assert_eq!(ids.null_count(), 0);
-            }
+            read_ids(file, column, set).map_err(|e| format!("{}: {e}", entry.path().display()))?;
         }
     }
     Ok(known)

@@ -19,6 +19,7 @@ use datafusion::datasource::listing::{
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::model::Contents;
+use crate::store::Store;
 use crate::{store, wal};
 
 /// The session settings both engines query with.
@@ -30,16 +31,18 @@ pub fn session_config(base: SessionConfig) -> SessionConfig {
 /// reads from the log (query.rs), or counts as left out (ballista.rs). A segment compacted
 /// and deleted since it was listed is in the Parquet files, and skipped.
 pub fn for_each_log_segment(
-    store_dir: &Path,
+    store: &Store,
     mut segment: impl FnMut(u64, Vec<Contents>),
 ) -> Result<(), String> {
-    let wal_dir = store::wal_dir(store_dir);
+    let Some(wal_dir) = store.wal_dir() else {
+        return Ok(());
+    };
     if !wal_dir.exists() {
         return Ok(());
     }
     let numbers = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
     for n in numbers {
-        if store::compacted(store_dir, n) {
+        if store::compacted(store, n)? {
             continue;
         }
         match wal::read_segment(&wal::segment_path(&wal_dir, n)) {
@@ -58,11 +61,8 @@ pub fn for_each_log_segment(
 /// from the write-ahead log. Call it after reading the log: a segment is then read once,
 /// from the log or from Parquet. Every table's files of a committed segment are written
 /// before its mark, so the tables listed after this call hold all of theirs.
-pub fn stored_segments(
-    store_dir: &Path,
-    from_log: &BTreeSet<u64>,
-) -> Result<BTreeSet<u64>, String> {
-    let mut committed = store::committed(store_dir)?;
+pub fn stored_segments(store: &Store, from_log: &BTreeSet<u64>) -> Result<BTreeSet<u64>, String> {
+    let mut committed = store::committed(store)?;
     committed.retain(|n| !from_log.contains(n));
     Ok(committed)
 }
@@ -108,22 +108,49 @@ pub fn stored_files(
     Ok(files)
 }
 
+/// The URLs of the files of `table` of the segments in `segments`, sorted: `file://` URLs
+/// of a local store's ([`stored_files`]), `s3://BUCKET/KEY` of an object store's.
+pub fn stored_urls(
+    store: &Store,
+    table: &str,
+    segments: &BTreeSet<u64>,
+) -> Result<Vec<url::Url>, String> {
+    if let Some(o) = &store.objects {
+        let mut keys: Vec<_> = o
+            .list_all(&o.table_dir(table))?
+            .into_iter()
+            .map(|m| m.location)
+            .filter(|k| {
+                k.filename()
+                    .and_then(store::segment_of_file)
+                    .is_some_and(|n| segments.contains(&n))
+            })
+            .collect();
+        keys.sort_unstable();
+        return Ok(keys.iter().map(|k| o.url(k)).collect());
+    }
+    let dir = store.dir.as_deref().ok_or("a store without a directory")?;
+    stored_files(dir, table, segments)?
+        .into_iter()
+        .map(|path| {
+            // A file URL, not a path string: a path is read as a glob where it has `*?[`.
+            url::Url::from_file_path(&path)
+                .map_err(|()| format!("{}: not a file URL", path.display()))
+        })
+        .collect()
+}
+
 /// A table over the Parquet files of `table` of the segments in `segments` (see
 /// [`stored_segments`]): an explicit list of files, which serialises to a Ballista
 /// cluster as it is. No file gives a table without rows, with the table's schema.
 pub fn stored_table(
-    store_dir: &Path,
+    store: &Store,
     table: &str,
     segments: &BTreeSet<u64>,
 ) -> Result<Arc<ListingTable>, String> {
-    let urls = stored_files(store_dir, table, segments)?
+    let urls = stored_urls(store, table, segments)?
         .into_iter()
-        .map(|path| {
-            // A file URL, not a path string: a path is read as a glob where it has `*?[`.
-            let url = url::Url::from_file_path(&path)
-                .map_err(|()| format!("{}: not a file URL", path.display()))?;
-            ListingTableUrl::try_new(url, None).map_err(|e| e.to_string())
-        })
+        .map(|url| ListingTableUrl::try_new(url, None).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, String>>()?;
     let mut config = ListingTableConfig::new_with_multi_paths(urls);
     // Set as the field: `with_listing_options` debug-asserts a path, and no path is a
@@ -134,6 +161,13 @@ pub fn stored_table(
     ListingTable::try_new(config.with_schema(store::schema(table)))
         .map(Arc::new)
         .map_err(|e| e.to_string())
+}
+
+/// Registers the tables' object store, if they are in one, with `ctx`'s runtime.
+pub fn register_objects(ctx: &SessionContext, store: &Store) {
+    if let Some(o) = &store.objects {
+        ctx.register_object_store(o.root(), o.store());
+    }
 }
 
 /// The name a table's rows are registered under: `traces_base` for `traces`, whose

@@ -284,7 +284,7 @@ async fn api(
             "release: regressions compare every release with the one before it; no release filter",
         );
     }
-    let ctx = match query::context(&config.store, Some(&project)).await {
+    let ctx = match query::context(&config.location(), Some(&project)).await {
         Ok(c) => c,
         Err(e) => return text(500, format!("the store cannot be read: {e}")),
     };

@@ -61,15 +61,19 @@ async fn a_segment_compacted_after_the_context_is_made_counts_once() {
     let mut known = store::Known::default();
     // Segment 1 compacted before the context; segment 2 only in the log when it is made.
     write_segment(store_dir, 1, 3, 10);
-    store::compact(store_dir, 1, &mut known).unwrap();
+    store::compact(&store_dir.into(), 1, &mut known).unwrap();
     write_segment(store_dir, 2, 2, 20);
-    let ctx = query::context(store_dir, None).await.unwrap();
-    let project = query::context(store_dir, Some("default")).await.unwrap();
-    let elsewhere = query::context(store_dir, Some("elsewhere")).await.unwrap();
+    let ctx = query::context(&store_dir.into(), None).await.unwrap();
+    let project = query::context(&store_dir.into(), Some("default"))
+        .await
+        .unwrap();
+    let elsewhere = query::context(&store_dir.into(), Some("elsewhere"))
+        .await
+        .unwrap();
 
     // Then segment 2 is compacted: its files and commit mark are written, its log deleted.
-    store::compact(store_dir, 2, &mut known).unwrap();
-    assert!(store::compacted(store_dir, 2));
+    store::compact(&store_dir.into(), 2, &mut known).unwrap();
+    assert!(store::compacted(&store_dir.into(), 2).unwrap());
     assert!(!wal::segment_path(&store::wal_dir(store_dir), 2).exists());
 
     let once = (5, 3 * 10 + 2 * 20, FRAMES);
@@ -93,7 +97,7 @@ async fn a_segment_compacted_after_the_context_is_made_counts_once() {
         count(&ctx, "SELECT count(*) FROM samples").await
     );
     // A context made now reads both from Parquet, and sees the same.
-    let after = query::context(store_dir, None).await.unwrap();
+    let after = query::context(&store_dir.into(), None).await.unwrap();
     assert_eq!(
         counts(&after).await,
         once,
@@ -110,30 +114,30 @@ async fn files_without_their_commit_mark_are_not_read() {
     let bytes = std::fs::read(&log).unwrap();
     // A compaction stopped before its mark: every table's file written but frames', and
     // the segment still in the log (as after a crash; the next start compacts it again).
-    store::compact(store_dir, 1, &mut store::Known::default()).unwrap();
+    store::compact(&store_dir.into(), 1, &mut store::Known::default()).unwrap();
     let mark = store::tables_dir(store_dir).join("frames/seg-000000000001.parquet");
     std::fs::remove_file(&mark).unwrap();
     std::fs::write(&log, bytes).unwrap();
-    assert!(!store::compacted(store_dir, 1));
+    assert!(!store::compacted(&store_dir.into(), 1).unwrap());
     let samples_files =
         std::fs::read_dir(store::tables_dir(store_dir).join("samples/day=2026-11-26/release=1.0"))
             .unwrap()
             .count();
     assert_eq!(samples_files, 1, "the samples file is there");
 
-    let ctx = query::context(store_dir, None).await.unwrap();
+    let ctx = query::context(&store_dir.into(), None).await.unwrap();
     assert_eq!(counts(&ctx).await, (4, 40, FRAMES), "the log's rows, once");
 
     // Without the log segment too (its files left by hand): nothing is read.
     std::fs::remove_file(&log).unwrap();
-    let ctx = query::context(store_dir, None).await.unwrap();
+    let ctx = query::context(&store_dir.into(), None).await.unwrap();
     assert_eq!(counts(&ctx).await, (0, 0, 0), "uncommitted files alone");
 }
 
 #[tokio::test]
 async fn an_empty_store_has_empty_tables_with_their_schemas() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = query::context(dir.path(), None).await.unwrap();
+    let ctx = query::context(&dir.path().into(), None).await.unwrap();
     assert_eq!(counts(&ctx).await, (0, 0, 0));
     for table in store::TABLES {
         let df = ctx.table(table).await.unwrap();

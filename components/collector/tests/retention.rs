@@ -125,7 +125,7 @@ fn old_days_and_old_unreadable_segments_go_at_compaction_the_rest_stays() {
     }
     // Nothing left half removed, and the tables without days are whole.
     assert!(!retention::expired_dir(store_dir).exists());
-    assert!((1..=3).all(|n| store::compacted(store_dir, n)));
+    assert!((1..=3).all(|n| store::compacted(&store_dir.into(), n).unwrap()));
     let wal_dir = store::wal_dir(store_dir);
     assert!(!wal::segment_path(&wal_dir, 4).exists());
     assert!(wal::segment_path(&wal_dir, 5).exists());
@@ -168,7 +168,7 @@ fn only_kept_segments_older_than_the_retention_are_removed() {
     write_unreadable_segment(store_dir, 3, old);
     write_unreadable_segment(store_dir, 4, now - 60_000.0);
     let mut kept = BTreeSet::from([3, 4]);
-    let out = retention::expire(store_dir, 1, now, &mut kept).unwrap();
+    let out = retention::expire(&store_dir.into(), 1, now, &mut kept).unwrap();
     assert_eq!(out.segments, vec![3]);
     assert!(out.partitions.is_empty());
     assert!(out.bytes > 0);
@@ -176,7 +176,7 @@ fn only_kept_segments_older_than_the_retention_are_removed() {
     let on_disk = wal::segments(&store::wal_dir(store_dir)).unwrap();
     assert_eq!(on_disk, vec![1, 2, 4]);
     // A retention of 0 days keeps nothing older than now, still only what it is given.
-    let out = retention::expire(store_dir, 0, now, &mut kept).unwrap();
+    let out = retention::expire(&store_dir.into(), 0, now, &mut kept).unwrap();
     assert_eq!(out.segments, vec![4]);
     assert_eq!(
         wal::segments(&store::wal_dir(store_dir)).unwrap(),

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod cluster;
+pub mod s3;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -20,10 +23,24 @@ pub struct Collector {
 
 impl Collector {
     pub fn start(store: &Path, args: &[&str]) -> Collector {
-        let mut child = Command::new(BIN)
-            .args(["collect", "--listen", "127.0.0.1:0", "--store"])
+        let mut c = Command::new(BIN);
+        c.args(["collect", "--listen", "127.0.0.1:0", "--store"])
             .arg(store)
+            .args(args);
+        Collector::spawn(c)
+    }
+
+    /// `collect` with `args` (its `--store` among them) and `env` in its environment.
+    pub fn start_with(args: &[&str], env: &[(String, String)]) -> Collector {
+        let mut c = Command::new(BIN);
+        c.args(["collect", "--listen", "127.0.0.1:0"])
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        Collector::spawn(c)
+    }
+
+    fn spawn(mut c: Command) -> Collector {
+        let mut child = c
             .stdout(Stdio::piped())
             .spawn()
             .expect("start jsprof-collector");
