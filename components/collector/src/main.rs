@@ -348,6 +348,22 @@ fn engine(ballista: Option<&str>) -> Engine<'_> {
     ballista.map_or(Engine::Embedded, Engine::Ballista)
 }
 
+/// Writes `text` on standard output. A reader that has gone (`… | head`) ends the command
+/// quietly, with success, as a shell tool does, instead of `print!`'s panic.
+fn write_out(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        r => r.map_err(|e| format!("standard output: {e}")),
+    }
+}
+
+/// [`write_out`] of `text` and a newline.
+fn print_out(text: impl std::fmt::Display) -> Result<(), String> {
+    write_out(&format!("{text}\n"))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -390,7 +406,7 @@ fn main() -> ExitCode {
                 let engine = engine(ballista.as_deref());
                 let store = Store::open(&store, data_dir)?;
                 let out = query::run_on(engine, &store, project.as_deref(), &sql).await?;
-                println!("{out}");
+                print_out(out)?;
                 Ok(())
             }
             Command::Top {
@@ -424,7 +440,7 @@ fn main() -> ExitCode {
                 for w in warnings {
                     eprintln!("jsprof: {w}");
                 }
-                println!("{}", query::render(&batches)?);
+                print_out(query::render(&batches)?)?;
                 Ok(())
             }
             Command::Flame {
@@ -466,12 +482,12 @@ fn main() -> ExitCode {
                 let f = filters.filter(None, limit);
                 let counts = aggregate::release_counts(&ctx, &f, &[&base, &head]).await?;
                 let rows = diff::rows(&counts, &base, &head)?;
-                println!(
+                print_out(format!(
                     "base {base}: {} samples with a stack; head {head}: {}; changes in percentage points, 95% intervals (Newcombe-Wilson)",
                     counts.samples.get(&base).copied().unwrap_or(0),
                     counts.samples.get(&head).copied().unwrap_or(0)
-                );
-                println!("{}", diff::table(&rows, limit)?);
+                ))?;
+                print_out(diff::table(&rows, limit)?)?;
                 Ok(())
             }
             Command::Regressions {
@@ -514,10 +530,10 @@ fn main() -> ExitCode {
                     return Err(notes.join("; "));
                 }
                 if json {
-                    println!("{}", serde_json::json!({ "projects": reports }));
+                    print_out(serde_json::json!({ "projects": reports }))?;
                 } else {
                     for r in &reports {
-                        print!("{}", regressions::text(r)?);
+                        write_out(&regressions::text(r)?)?;
                     }
                 }
                 Ok(())
@@ -532,7 +548,7 @@ fn main() -> ExitCode {
                     },
             } => {
                 for line in symbols::upload_dir(&collector, &key, &release, &dir).await? {
-                    println!("jsprof: uploaded {line}");
+                    print_out(format!("jsprof: uploaded {line}"))?;
                 }
                 Ok(())
             }
@@ -574,7 +590,7 @@ fn main() -> ExitCode {
                 let n = s
                     .wait_for_executors(wait_executors, Duration::from_secs(timeout))
                     .await?;
-                println!("jsprof: {scheduler}: {n} executor(s)");
+                print_out(format!("jsprof: {scheduler}: {n} executor(s)"))?;
                 Ok(())
             }
         }

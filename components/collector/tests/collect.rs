@@ -433,3 +433,29 @@ fn jsprof_collect_ends_on_sigterm_and_sigint() {
         assert_eq!(status.signal(), Some(number), "{status:?}");
     }
 }
+
+/// A reader that stops reading (`jsprof query … | head -1`) ends the command quietly, with
+/// success: no panic on the broken pipe. The output is larger than a pipe's buffer, so the
+/// command is still writing when the reader goes.
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Collector::start(dir.path(), &[]));
+    let mut child = Command::new(BIN)
+        .args(["query", "--store"])
+        .arg(dir.path())
+        .arg("SELECT value, 'a row long enough to fill the pipe' AS pad FROM generate_series(1, 200000)")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 4096];
+    let n = stdout.read(&mut first).unwrap();
+    assert!(n > 0, "no output");
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+}
