@@ -504,10 +504,11 @@ fn main() -> ExitCode {
                         return Err(format!("--pref {name}: no such pref"));
                     }
                 }
+                let store = filters.store()?;
                 let projects = match &filters.project {
                     Some(p) => vec![p.clone()],
                     None => {
-                        let ctx = query::context_on(filters.engine(), &filters.store()?, None).await?;
+                        let ctx = query::context_on(filters.engine(), &store, None).await?;
                         regressions::projects(&ctx).await?
                     }
                 };
@@ -520,8 +521,7 @@ fn main() -> ExitCode {
                 let f = filters.filter(None, 0);
                 let mut reports = Vec::new();
                 for project in &projects {
-                    let ctx =
-                        query::context_on(filters.engine(), &filters.store()?, Some(project)).await?;
+                    let ctx = query::context_on(filters.engine(), &store, Some(project)).await?;
                     reports.push(regressions::report(&ctx, project, &f, settings).await?);
                 }
                 // A project of one release is no error while another has two.

@@ -64,10 +64,7 @@ impl Objects {
             .ok_or_else(|| bad(&"no bucket; expected s3://BUCKET/PREFIX"))?;
         let root = Url::parse(&format!("s3://{bucket}")).map_err(|e| bad(&e))?;
         let prefix = Key::from_url_path(parsed.path()).map_err(|e| bad(&e))?;
-        let store = AmazonS3Builder::from_env()
-            .with_bucket_name(bucket)
-            .build()
-            .map_err(|e| bad(&e))?;
+        let store = s3_from_env(bucket).map_err(|e| bad(&e))?;
         Ok(Objects {
             root,
             tables: prefix.join("tables"),
@@ -161,6 +158,12 @@ impl Objects {
     }
 }
 
+/// The S3 client of `bucket`, configured from the process's environment (the module's
+/// docs): the collector's, a reader's, a Ballista scheduler's or executor's.
+fn s3_from_env(bucket: &str) -> object_store::Result<object_store::aws::AmazonS3> {
+    AmazonS3Builder::from_env().with_bucket_name(bucket).build()
+}
+
 /// The runtime the blocking calls run on: one for the process, so the connections its
 /// HTTP client keeps stay usable.
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -231,9 +234,7 @@ impl ObjectStoreRegistry for Registry {
             return Ok(Arc::clone(store));
         }
         let store: Arc<dyn ObjectStore> = Arc::new(
-            AmazonS3Builder::from_env()
-                .with_bucket_name(&bucket)
-                .build()
+            s3_from_env(&bucket)
                 .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?,
         );
         made.insert(bucket, Arc::clone(&store));

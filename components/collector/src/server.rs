@@ -70,19 +70,14 @@ pub fn open(config: &Config) -> Result<(Wal, std::thread::JoinHandle<()>), Strin
     let next = pending.last().map_or(1, |n| n + 1);
     let before = pending.len();
     let location = config.location();
-    let mut compacted = Ok(());
+    // The tables' store cannot be read (an object store not reached): nothing is served.
+    let committed = store::committed(&location)?;
     pending.retain(|&n| {
         let path = wal::segment_path(&wal_dir, n);
-        let empty = !wal::holds_records(&path)
-            && !store::compacted(&location, n).unwrap_or_else(|e| {
-                compacted = Err(e);
-                true
-            });
+        let empty = !wal::holds_records(&path) && !committed.contains(&n);
         // Kept (and compacted as before) if it cannot be removed.
         !(empty && std::fs::remove_file(&path).is_ok())
     });
-    // The tables' store cannot be read (an object store not reached): nothing is served.
-    compacted?;
     if pending.len() != before {
         wal::sync_dir(&wal_dir).map_err(dir_error)?;
     }

@@ -40,9 +40,13 @@ pub fn for_each_log_segment(
     if !wal_dir.exists() {
         return Ok(());
     }
+    // One listing of the commit marks, not one look per segment (a request each in an
+    // object store). A segment committed after it is read from the log, or, if deleted
+    // meanwhile, skipped below; either way `stored_segments`, listed later, completes it.
+    let committed = store::committed(store)?;
     let numbers = wal::segments(&wal_dir).map_err(|e| format!("{}: {e}", wal_dir.display()))?;
     for n in numbers {
-        if store::compacted(store, n)? {
+        if committed.contains(&n) {
             continue;
         }
         match wal::read_segment(&wal::segment_path(&wal_dir, n)) {
