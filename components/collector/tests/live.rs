@@ -15,15 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{query, Collector};
+use common::{count_of, query, Collector};
 
 /// The one number a `SELECT count(*) AS n …` prints.
 fn count(store: &Path, sql: &str) -> u64 {
-    let out = query(store, sql);
-    out.lines()
-        .filter_map(|l| l.trim().strip_prefix('|')?.strip_suffix('|'))
-        .find_map(|cell| cell.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no count in {out}"))
+    count_of(&query(store, sql))
 }
 
 /// Waits until `sql` counts `want` (the store is read as it is, log included).
@@ -353,12 +349,4 @@ fn the_real_sdks_in_chromium() {
     ] {
         assert!(out.contains(want), "{want} not in {out}");
     }
-}
-
-/// The one number a query's table prints.
-fn count_of(out: &str) -> u64 {
-    out.lines()
-        .filter_map(|l| l.trim().strip_prefix('|')?.strip_suffix('|'))
-        .find_map(|cell| cell.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no count in {out}"))
 }

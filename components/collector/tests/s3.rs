@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::cluster::{ingest, wait_compacted, Cluster};
 use common::s3::S3;
-use common::{http, Collector, BIN};
+use common::{count_of, http, Collector, BIN};
 
 /// `jsprof-collector ARGS` with `env`, which must succeed: its standard output.
 fn run(args: &[&str], env: &[(String, String)]) -> String {
@@ -38,10 +38,7 @@ fn run(args: &[&str], env: &[(String, String)]) -> String {
 
 /// The one number a `SELECT count(*) AS n …` prints.
 fn count(table: &str) -> usize {
-    table
-        .lines()
-        .find_map(|l| l.strip_prefix("| ")?.split(' ').next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no count in {table}"))
+    usize::try_from(count_of(table)).unwrap()
 }
 
 /// The `.parquet` files under `dir`, at any depth.

@@ -82,6 +82,14 @@ pub fn run(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The one number a query's table prints (`SELECT count(*) AS n …`).
+pub fn count_of(out: &str) -> u64 {
+    out.lines()
+        .filter_map(|l| l.trim().strip_prefix('|')?.strip_suffix('|'))
+        .find_map(|cell| cell.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count in {out}"))
+}
+
 pub fn query(store: &Path, sql: &str) -> String {
     run(&["query", "--store", store.to_str().unwrap(), sql])
 }
