@@ -269,18 +269,19 @@ def file_diff(patches_dir, mine, k, rel, pristine, edited):
         src = os.path.join(pristine, rel)
         if os.path.exists(src):
             shutil.copyfile(src, before)
-        else:
-            open(before, "w").close()
+        # A file the registry lacks exists before this patch if an earlier patch made it.
         for earlier in mine[:k]:
             if rel in patch_files(os.path.join(patches_dir, earlier)):
                 if apply_file_hunks(os.path.join(patches_dir, earlier), rel, before, reverse=False):
                     return None
+        new = not os.path.exists(before)
+        if new:
+            open(before, "w").close()
         shutil.copyfile(os.path.join(edited, rel), after)
         for later in reversed(mine[k + 1:]):
             if rel in patch_files(os.path.join(patches_dir, later)):
                 if apply_file_hunks(os.path.join(patches_dir, later), rel, after, reverse=True):
                     return None
-        new = not os.path.exists(src)
         d = subprocess.run(["diff", "-u", "-p", "--label", "/dev/null" if new else f"a/{rel}",
                             "--label", f"b/{rel}", before, after], capture_output=True, text=True)
         if d.returncode > 1:

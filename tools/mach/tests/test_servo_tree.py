@@ -334,6 +334,26 @@ class RefreshPatches(TreeCase):
         rc, logged = self.quietly(servo_tree.servo_refresh_patches, self.tree)
         self.assertEqual(rc, 1, logged)
 
+    def test_a_file_an_earlier_patch_made_is_changed_by_a_later_one(self):
+        # src/new.rs is made by 01 (the registry has none); a third patch changes it. Each
+        # patch gets its own part back: 01 still makes the file, 03 a hunk against 01's text.
+        new_03 = NEW_RS + "pub mod markers;\n"
+        self.patch("servo-script.03-third.patch", "# The third patch.\n#\n# Why.\n\n"
+                   + file_diff("src/new.rs", NEW_RS, new_03))
+        rc, logged = self.quietly(servo_tree.servo_layout, self.tree)
+        self.assertEqual(rc, 0, logged)
+        edited = new_03.replace("// added by 01", "// added by 01, edited")
+        write(self.copy(SCRIPT, "src/new.rs"), edited)
+        rc, logged = self.quietly(servo_tree.servo_refresh_patches, self.tree)
+        self.assertEqual(rc, 0, logged)
+        first = self.patch_text("servo-script.01-first.patch")
+        self.assertIn("diff --git a/src/new.rs b/src/new.rs\nnew file mode 100644\n--- /dev/null\n", first)
+        self.assertIn("+// added by 01, edited\n", first)
+        self.assertNotIn("markers", first)
+        self.assertEqual(self.patch_text("servo-script.03-third.patch"), "# The third patch.\n#\n# Why.\n\n"
+                         + file_diff("src/new.rs", edited.replace("pub mod markers;\n", ""), edited))
+        self.assertEqual(read(self.copy(SCRIPT, "src/new.rs")), edited)
+
     def test_no_laid_out_copy(self):
         shutil.rmtree(os.path.join(self.tree.crates_dir, SCRIPT))
         rc, logged = self.quietly(servo_tree.servo_refresh_patches, self.tree)
