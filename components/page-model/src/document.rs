@@ -582,6 +582,85 @@ impl<'a> ScriptPositions<'a> {
     }
 }
 
+/// The inline scripts of a document as another engine's HTML parser meets them, when that
+/// parser tells a script element only the line its start tag's `>` is on (html5ever's
+/// `TreeSink::set_current_line`, which Servo's parser keeps): the engine [`push`]es the text
+/// it gives its parser, then [`locate`]s each inline script of the document's own markup, in
+/// document order. Each is placed as [`parse`] places them (the `<script` start tag after the
+/// previous script's text whose `>` is on that line, and which the text follows), so both
+/// engines give a script the same position.
+///
+/// Unlike [`parse`], which knows every script element's tag from its own tokenizer, this
+/// sees only the scripts it is asked for: a data block or a commented-out `<script>` with the
+/// very same text, before the real one on the same line, would take its place.
+///
+/// [`push`]: InlineScripts::push
+/// [`locate`]: InlineScripts::locate
+#[derive(Debug)]
+pub struct InlineScripts {
+    /// The text given to the parser so far.
+    source: String,
+    /// Where the previous script's text ended.
+    cursor: usize,
+    /// The start of the line the previous script's tag ended on, and that line (1-based):
+    /// where counting lines resumes.
+    line_start: usize,
+    line: u32,
+}
+
+impl Default for InlineScripts {
+    fn default() -> Self {
+        InlineScripts {
+            source: String::new(),
+            cursor: 0,
+            line_start: 0,
+            line: 1,
+        }
+    }
+}
+
+impl InlineScripts {
+    /// Text given to the parser, in order (decoded).
+    pub fn push(&mut self, text: &str) {
+        self.source.push_str(text);
+    }
+
+    /// Where the text `text` of the next inline script starts, given that its start tag's `>`
+    /// is on line `line` (1-based): that line, and the column in UTF-16 units as SpiderMonkey
+    /// counts them. `None` if there is no such tag (its markup came from `document.write`,
+    /// say); the next script is then looked for from where this one was.
+    pub fn locate(&mut self, line: u32, text: &str) -> Option<(u32, u32)> {
+        if line < self.line {
+            return None;
+        }
+        let bytes = self.source.as_bytes();
+        // The line's bytes, counting line breaks as the tokenizer does (CR LF, CR, LF).
+        let (mut start, mut n, mut i) = (self.line_start, self.line, self.line_start);
+        while n < line {
+            let b = *bytes.get(i)?;
+            i += 1;
+            if b == b'\n' || (b == b'\r' && bytes.get(i) != Some(&b'\n')) {
+                n += 1;
+                start = i;
+            }
+        }
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n' || b == b'\r')
+            .map_or(bytes.len(), |p| start + p + 1);
+        let finder = ScriptPositions {
+            source: &self.source,
+            line_starts: Vec::new(),
+            cursor: self.cursor,
+        };
+        let (offset, text_end) = finder.text_start((start, end), text)?;
+        let column = self.source[start..offset].encode_utf16().count() as u32 + 1;
+        self.cursor = text_end;
+        (self.line_start, self.line) = (start, line);
+        Some((line, column))
+    }
+}
+
 /// The offset of the `>` that ends a start tag whose name ends at `i`: quotes only count
 /// where an attribute value starts (after `=`), as the tokenizer reads them.
 fn tag_end(bytes: &[u8], mut i: usize) -> usize {

@@ -109,3 +109,54 @@ fn a_past_deadline_stops_the_parse() {
         ParseError::TimedOut
     );
 }
+
+/// `InlineScripts` places each inline script where `parse` does, from the line alone, with
+/// the markup given in small pieces (as a network parser gets it).
+#[test]
+fn inline_scripts_are_placed_from_their_line_as_parse_places_them() {
+    let fixtures = [
+        "<!doctype html>\n<title>t</title>\n<!-- <script>no</script> -->\n  <script>a()</script>\n<script src=\"x.js\" defer></script><script type=module async>b()</script>\n<script type=\"text/plain\">data</script>",
+        "<p>é😀</p><script>x</script>\n\n<p>\n😀<script>y</script>",
+        "<template><script>t()</script></template>\n<svg><script>s()</script></svg>\n<script>a()</script><script>a()</script>\n<textarea><script>no</script></textarea><!--\n<script>no</script>--><script\n  data-x=\">b()\">b()</script>",
+        "<p>\r\n\r<script>\r\nx()</script>",
+        "    <script>function onTagLine() {} onTagLine();\n</script>",
+    ];
+    for html in fixtures {
+        let doc = parse_ok(html);
+        let mut scripts = InlineScripts::default();
+        let mut rest = html;
+        while !rest.is_empty() {
+            let mut cut = rest.len().min(5);
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            scripts.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        let inline: Vec<&ScriptElement> = doc
+            .scripts
+            .iter()
+            .filter(|s| s.src.is_none() && s.index != usize::MAX)
+            .collect();
+        assert!(!inline.is_empty(), "{html:?}");
+        for s in inline {
+            assert_eq!(
+                scripts.locate(s.line, &s.text),
+                Some((s.line, s.column)),
+                "{html:?}: {:?}",
+                s.text
+            );
+        }
+    }
+}
+
+/// A script the markup does not have (written by `document.write`) is not placed, and the
+/// next one still is.
+#[test]
+fn a_script_not_in_the_markup_is_not_placed() {
+    let mut scripts = InlineScripts::default();
+    scripts.push("<script>a()</script>\n<script>b()</script>");
+    assert_eq!(scripts.locate(1, "written()"), None);
+    assert_eq!(scripts.locate(2, "b()"), Some((2, 9)));
+    assert_eq!(scripts.locate(1, "a()"), None, "lines only move forward");
+}
