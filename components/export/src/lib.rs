@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cpuprofile;
+pub mod files;
 pub mod firefox;
 pub mod flamegraph;
 pub mod folded;

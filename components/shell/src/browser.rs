@@ -15,9 +15,9 @@ use std::time::Instant;
 use jsprof_net::Url;
 
 use crate::contents::{self, Browser, Page, Printer, BACKSTOP};
-use crate::export::TraceFile;
 use crate::protocol::{Config, FromContent, Outcome, Stream, TraceJson};
 use crate::transport::Mode;
+use jsprof_export::files::{write_json, TraceFile};
 
 /// The outputs a run writes.
 #[derive(Debug)]
@@ -133,7 +133,7 @@ pub fn write_traces(
                 .iter()
                 .map(|t| t.parse())
                 .collect::<Result<Vec<_>, _>>()?;
-            crate::export::write_traces(path, &parsed, format)?
+            jsprof_export::files::write_traces(path, &parsed, format)?
         }
     }
     if left_out > 0 {
@@ -164,7 +164,7 @@ fn write_profiles(
                 .iter()
                 .map(|t| t.parse())
                 .collect::<Result<Vec<_>, _>>()?;
-            crate::export::write_traces(path, &parsed, format)?
+            jsprof_export::files::write_traces(path, &parsed, format)?
         }
     }
     let samples: u64 = profiles.iter().map(|p| p.samples).sum();
@@ -196,14 +196,4 @@ fn json_array(traces: &[&TraceJson]) -> String {
     }
     json.push(']');
     json
-}
-
-/// Writes `json` to `path`, gzipped if its name ends in `.gz`.
-pub fn write_json(path: &Path, json: String) -> Result<(), String> {
-    let bytes = if path.extension().is_some_and(|e| e == "gz") {
-        jsprof_profiler::gzip(json.as_bytes())
-    } else {
-        json.into_bytes()
-    };
-    std::fs::write(path, bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }

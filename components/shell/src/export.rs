@@ -2,15 +2,15 @@
 //! `--trace-out`: traces merged by function identity and written in the formats profilers
 //! are read in (`jsprof_export`).
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use jsprof_export::files::{export_extensions, title_of, write_profile};
 use jsprof_export::input;
 use jsprof_export::sourcemap::SourceMaps;
 use jsprof_export::{Format, Keep, Profile};
-use jsprof_profiler::ProfilerTrace;
 
 /// Convert traces jsprof wrote to the formats profilers are read in.
 #[derive(Debug, Parser)]
@@ -46,80 +46,6 @@ pub struct ReportArgs {
     /// Map frames through the scripts' source maps, as for `jsprof convert`.
     #[arg(long)]
     source_maps: bool,
-}
-
-/// What a `--profile-out`/`--trace-out` file name asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TraceFile {
-    /// The spec's `ProfilerTrace` JSON (`.json`, or gzipped: `.json.gz`).
-    Spec,
-    /// An export format.
-    Export(Format),
-}
-
-impl TraceFile {
-    /// The kind of file `path` names; any other name is an error, given before the page runs.
-    pub fn of(path: &Path, option: &str) -> Result<TraceFile, String> {
-        if let Some(f) = Format::from_path(path) {
-            return Ok(TraceFile::Export(f));
-        }
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".json") || lower.ends_with(".json.gz") {
-            return Ok(TraceFile::Spec);
-        }
-        Err(format!(
-            "{option} {}: unknown file extension; use .json or .json.gz (the spec's trace), {}",
-            path.display(),
-            export_extensions()
-        ))
-    }
-}
-
-fn export_extensions() -> &'static str {
-    ".cpuprofile, .speedscope.json, .trace.json, .pb.gz, .folded or .svg"
-}
-
-/// Writes `traces` to `path` in `format` (each trace a thread of its own where the format
-/// has threads).
-pub fn write_traces(path: &Path, traces: &[ProfilerTrace], format: Format) -> Result<(), String> {
-    let mut profile = Profile::new(format.keep());
-    for (i, t) in traces.iter().enumerate() {
-        profile
-            .add_trace(&format!("trace {i}"), t, &mut |f| f)
-            .map_err(|e| format!("trace {i}: {e}"))?;
-    }
-    write_profile(path, &profile, &title_of(path), |p, t, out| {
-        format.write(p, t, out)
-    })
-}
-
-fn title_of(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "jsprof".into())
-}
-
-/// Writes through `write` into `path` (gzipped when the name ends in `.gz` and the format is
-/// not already compressed), never leaving a partial file behind on an error.
-fn write_profile(
-    path: &Path,
-    profile: &Profile,
-    title: &str,
-    write: impl FnOnce(&Profile, &str, &mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let shown = path.display();
-    let mut bytes = Vec::new();
-    write(profile, title, &mut bytes).map_err(|e| format!("{shown}: {e}"))?;
-    let gz = path.file_name().is_some_and(|n| {
-        n.to_string_lossy()
-            .to_ascii_lowercase()
-            .ends_with(".json.gz")
-    });
-    if gz {
-        bytes = jsprof_profiler::gzip(&bytes);
-    }
-    std::fs::write(path, bytes).map_err(|e| format!("{shown}: cannot write: {e}"))
 }
 
 /// Reads and merges `inputs`, with a progress bar on a terminal and source maps if asked.

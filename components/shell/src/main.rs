@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use export::TraceFile;
+use jsprof_export::files::TraceFile;
 use jsprof_net::{url_from_input, Loader, LoaderConfig};
 use jsprof_script::Prefs;
 use protocol::Config;
