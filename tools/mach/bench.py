@@ -14,6 +14,7 @@ import sys
 
 from . import cli
 from .common import COLLECTOR_MANIFEST, ROOT, apt_install, bootstrap_build, build_shell, cargo, log, release_exe, target_dir
+from .servo_tree import servo_build, servo_exe
 
 BENCH_TOOLS = os.environ.get("JSPROF_BENCH_TOOLS", os.path.expanduser("~/.cache/jsprof/bench-tools"))
 PLAYWRIGHT = "playwright-core@1.65.1"
@@ -153,14 +154,20 @@ def bootstrap_peer():
     return 0
 
 
-def peer(args):
-    """./mach bench --peer chromium [--quick]: the side-by-side table (tools/bench/peer.py, given `args`)."""
-    rc = bootstrap_build() or bootstrap_peer() or build_shell()
+def peer(args, engine="jsprof"):
+    """./mach bench --peer chromium [--engine servo] [--quick]: the side-by-side table
+    (tools/bench/peer.py, given `args`): jsprof's shell, or jsprof-servo (built by ./mach servo
+    build), beside Chromium."""
+    if engine == "servo":
+        build, exe = servo_build, servo_exe
+    else:
+        build, exe = build_shell, lambda: release_exe("jsprof")
+    rc = bootstrap_build() or bootstrap_peer() or build()
     if rc:
         return rc
     peer_env = dict(os.environ, JSPROF_BENCH_NODE_PATH=os.path.join(BENCH_TOOLS, "node_modules"))
     return subprocess.call([sys.executable, os.path.join(ROOT, "tools", "bench", "peer.py"),
-                            "--jsprof", release_exe("jsprof"), *args], env=peer_env)
+                            "--jsprof", exe(), "--engine", engine, *args], env=peer_env)
 
 
 def bench(args=()):
@@ -175,15 +182,16 @@ def bench(args=()):
 
 def peer_type(value):
     if value not in PEERS:
-        raise argparse.ArgumentTypeError(f"{value!r}: usage: ./mach bench --peer chromium [--quick]")
+        raise argparse.ArgumentTypeError(f"{value!r}: usage: ./mach bench --peer chromium [--engine jsprof|servo] [--quick]")
     return value
 
 
 def register(commands):
     p = cli.command(
         commands, "bench", "criterion, the page benchmark, the soak test; --peer chromium: side by side",
-        lambda ns: peer(ns.args) if ns.peer else bench(ns.args), passthrough=cli.KNOWN,
-        usage="./mach bench [cargo bench args] | ./mach bench --peer chromium [--quick]",
+        lambda ns: peer(ns.args, ns.engine) if ns.peer else bench(ns.args), passthrough=cli.KNOWN,
+        check=lambda ns: "--engine goes with --peer chromium" if ns.engine != "jsprof" and not ns.peer else None,
+        usage="./mach bench [cargo bench args] | ./mach bench --peer chromium [--engine jsprof|servo] [--quick]",
         description="Criterion benchmarks of the profiler core and the profiler service (the arguments given "
                     "go to these two `cargo bench`es, unchanged), the export merge benchmark (10,000 traces "
                     "into one flame graph), the collector's ingest and `top`, then the page benchmark "
@@ -193,6 +201,10 @@ def register(commands):
                     "profilers started and stopped for 60 s, tools/bench/soak.py).\n\n"
                     "With --peer chromium: the same page in jsprof and headless Chromium, side by side "
                     "(tools/bench/peer.py, given the other arguments: --quick, 2 pairs per row); installs "
-                    "chromium and playwright-core (into $JSPROF_BENCH_TOOLS) only then.")
+                    "chromium and playwright-core (into $JSPROF_BENCH_TOOLS) only then. With --engine servo "
+                    "as well: in jsprof-servo (Servo 0.7.0 with jsprof's patches, built by ./mach servo "
+                    "build) instead of jsprof, with issue 38's targets checked at the end.")
     p.add_argument("--peer", metavar="chromium", type=peer_type,
                    help="run the side-by-side comparison with this browser instead")
+    p.add_argument("--engine", choices=("jsprof", "servo"), default="jsprof",
+                   help="with --peer: the engine beside the browser, jsprof's shell or jsprof-servo")

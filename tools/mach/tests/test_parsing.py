@@ -197,10 +197,12 @@ class Bench(ParsingCase):
         self.assertArgs(["bench", "--peer", "chromium"], peer="chromium", args=[])
         self.assertArgs(["bench", "--peer", "chromium", "--quick"], peer="chromium", args=["--quick"])
         self.assertArgs(["bench", "--quick", "--peer", "chromium"], peer="chromium", args=["--quick"])
+        self.assertArgs(["bench", "--peer", "chromium", "--engine", "servo"], peer="chromium", engine="servo", args=[])
 
     def test_bad_peer(self):
         self.assertIn("usage: ./mach bench --peer chromium", self.assertExit(2, "bench", "--peer", "firefox"))
         self.assertExit(2, "bench", "--peer")
+        self.assertIn("--engine goes with --peer chromium", self.assertExit(2, "bench", "--engine", "servo"))
 
 
 class Fuzz(ParsingCase):
@@ -336,7 +338,8 @@ class Dispatch(unittest.TestCase):
             (lint, "lint", ["lint"], mock.call()),
             (lint, "docs_check", ["docs-check", "x"], mock.call(["x"])),
             (bench, "bench", ["bench", "--", "--quick"], mock.call(["--", "--quick"])),
-            (bench, "peer", ["bench", "--peer", "chromium", "--quick"], mock.call(["--quick"])),
+            (bench, "peer", ["bench", "--peer", "chromium", "--quick"], mock.call(["--quick"], "jsprof")),
+            (bench, "peer", ["bench", "--peer", "chromium", "--engine", "servo"], mock.call([], "servo")),
             (fuzz, "fuzz", ["fuzz", "all", "--time", "3", "--", "-runs=1"], mock.call("all", 3, ["-runs=1"])),
             (servo, "servo_build", ["servo", "build"], mock.call()),
             (servo, "servo_run", ["servo", "run", "p.html", "-x"], mock.call(["p.html", "-x"])),
