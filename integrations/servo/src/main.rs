@@ -2,8 +2,9 @@
 //! its script crate (`../patches`). It has `jsprof`'s contract, so that jsprof's WPT runner
 //! drives it unchanged (`./mach test-wpt --engine servo`): it loads one page, prints the
 //! page's console output on stdout (one message a line, as written), and exits when the
-//! page is done; `--timeout`, `--trace-out`, `--pref`, `--certificate-path` and
-//! `--host-override` mean what they mean to `jsprof`.
+//! page is done; `--timeout`, `--trace-out`, `--profile-out`, `--profile-interval`,
+//! `--profile-stats`, `--hidden`, `--pref`, `--certificate-path` and `--host-override` mean
+//! what they mean to `jsprof`.
 //!
 //! Built as Servo's own headless tests are (`servo-0.7.0/tests/common/mod.rs`): a
 //! `SoftwareRenderingContext` made current, a `ServoBuilder` with an `EventLoopWaker`, one
@@ -35,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use dpi::PhysicalSize;
+use jsprof_export::files::{write_json, write_traces, TraceFile};
 use jsprof_page_model::prefs::{Prefs, KNOWN};
 use jsprof_profiler::ProfilerTrace;
 use servo::{
@@ -49,6 +51,13 @@ struct Args {
     /// An http:, https: or data: URL, or a file (a path or a file: URL), which is served
     /// from its folder over HTTP on 127.0.0.1 with its `.headers` sidecars.
     page: String,
+    /// Start the page hidden (document.visibilityState "hidden", as if minimised): its
+    /// Profilers are paused until it is shown, which jsprof-servo never does. Same as --pref
+    /// dom.document.hidden=true. The webview is hidden through Servo's embedding API, so
+    /// Servo also throttles the page: its timers fire 1 s apart at the soonest (Servo's pref
+    /// js.timers.minimum_duration), and no requestAnimationFrame callback runs.
+    #[arg(long)]
+    hidden: bool,
     /// Set a preference (repeatable): jsprof's (`profiler.base_interval_ms=10`) or
     /// Servo's (`dom.webgpu.enabled=true`, `dom_webgpu_enabled=true`).
     #[arg(long = "pref", value_name = "NAME=VALUE")]
@@ -57,9 +66,25 @@ struct Args {
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
     /// Write every trace the page's Profilers produced (each `stop()`, then those still
-    /// running at the end), as a JSON array.
+    /// running at the end): a JSON array (gzipped if the name ends in .gz), or an export
+    /// format chosen by the name as for --profile-out (one thread per trace).
     #[arg(long, value_name = "FILE")]
     trace_out: Option<PathBuf>,
+    /// Profile the whole run from outside, whatever the page's Document-Policy, and write
+    /// the trace here: .json (or .json.gz) is the ProfilerTrace format of the JS
+    /// Self-Profiling API (an array of them if the page navigated); .cpuprofile,
+    /// .speedscope.json, .trace.json, .pb.gz, .folded and .svg are the export formats of
+    /// `jsprof convert`.
+    #[arg(long, value_name = "FILE")]
+    profile_out: Option<PathBuf>,
+    /// Print, on stderr, one JSON line of what the process's sampler thread did and cost
+    /// (jsprof's `sampler` fields; the page thread's own cost is not read in Servo) and the
+    /// process's pid.
+    #[arg(long)]
+    profile_stats: bool,
+    /// Sample interval for --profile-out, in ms (rounded up to the base interval).
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    profile_interval: f64,
     /// Trust the CA certificate(s) in this PEM file for https (Servo's
     /// `Opts::certificate_path`).
     #[arg(long, value_name = "PEM")]
@@ -80,6 +105,9 @@ const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 const INTERNAL_ERROR: u8 = 70;
 
 fn main() -> ExitCode {
+    // Servo's TLS provider (its net crate's `aws-lc-rs`): with jsprof-export's HTTP client
+    // in the same binary, rustls has two compiled in and would choose neither.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
     match run(args) {
         Ok(code) => code,
@@ -107,10 +135,31 @@ fn run(args: Args) -> Result<ExitCode, String> {
         }
         None => None,
     };
-    let (jsprof_prefs, preferences) = split_prefs(&args.prefs)?;
+    // --hidden is jsprof's pref dom.document.hidden, after the --prefs (so it wins), as in
+    // jsprof.
+    let mut pref_args = args.prefs.clone();
+    if args.hidden {
+        pref_args.push("dom.document.hidden=true".into());
+    }
+    let (jsprof_prefs, preferences) = split_prefs(&pref_args)?;
+    let hidden = jsprof_prefs.bool("dom.document.hidden");
     if jsprof_prefs.int("profiler.base_interval_ms") < 1 {
         return Err("--pref profiler.base_interval_ms: expected 1 or more".into());
     }
+    if !(args.profile_interval.is_finite() && args.profile_interval >= 0.0) {
+        return Err(format!(
+            "--profile-interval {}: expected a number of ms, 0 or more",
+            args.profile_interval
+        ));
+    }
+    let trace_out = match &args.trace_out {
+        Some(p) => Some((p.as_path(), TraceFile::of(p, "--trace-out")?)),
+        None => None,
+    };
+    let profile_out = match &args.profile_out {
+        Some(p) => Some((p.as_path(), TraceFile::of(p, "--profile-out")?)),
+        None => None,
+    };
     // Once the command line is known good: a file page starts its server here.
     let url = page_url(&args.page)?;
 
@@ -120,6 +169,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         prefs: jsprof_prefs,
         trace_sink: args.trace_out.is_some().then(|| traces.clone()),
         file_header_sidecars: true,
+        profile_interval: args.profile_out.is_some().then_some(args.profile_interval),
     })
     .map_err(|_| "jsprof was configured twice".to_owned())?;
 
@@ -155,7 +205,15 @@ fn run(args: Args) -> Result<ExitCode, String> {
         .delegate(page.clone())
         .url(url)
         .build();
+    // A hidden page: the webview is hidden at once. `hide` follows the webview's creation to
+    // the constellation on the same channel, which throttles the page's new pipeline
+    // (`SetThrottled`) before its script thread has the response, so its document starts
+    // hidden and its Profilers paused (patch servo-script.10). Nothing shows it again.
+    if hidden {
+        webview.hide();
+    }
 
+    let started = Instant::now();
     let deadline = timeout.map(|t| Instant::now() + t);
     let end = loop {
         waker.wait(Duration::from_millis(20));
@@ -174,8 +232,34 @@ fn run(args: Args) -> Result<ExitCode, String> {
     // The end of the run, as jsprof's: profilers still running are stopped and their
     // traces kept (with a sink), then every trace is written.
     script::jsprof::stop_running_sessions(STOP_LIMIT);
-    if let Some(path) = &args.trace_out {
-        write_traces(path, &traces.lock().unwrap_or_else(PoisonError::into_inner))?;
+    if let Some((path, kind)) = trace_out {
+        let traces = traces.lock().unwrap_or_else(PoisonError::into_inner);
+        write_file(path, kind, &traces, Json::Array)?;
+        eprintln!(
+            "jsprof-servo: {} trace(s) from the page's profilers written to {}",
+            traces.len(),
+            path.display()
+        );
+    }
+    // Profiling from outside: its sessions (one a top-level document) stop last.
+    let profiles = script::jsprof::stop_outside_sessions(STOP_LIMIT);
+    if let Some((path, kind)) = profile_out {
+        if profiles.is_empty() {
+            return Err(format!(
+                "--profile-out {}: no document was profiled",
+                path.display()
+            ));
+        }
+        write_file(path, kind, &profiles, Json::OneOrArray)?;
+        let samples: usize = profiles.iter().map(|p| p.samples.len()).sum();
+        let frames: usize = profiles.iter().map(|p| p.frames.len()).sum();
+        eprintln!(
+            "jsprof-servo: profile of {samples} samples ({frames} frames) written to {}",
+            path.display()
+        );
+    }
+    if args.profile_stats {
+        eprintln!("{}", stats_line(started.elapsed()));
     }
     if let Some(hosts) = &hosts {
         let _ = std::fs::remove_file(hosts);
@@ -287,18 +371,57 @@ fn hosts_file(hosts: &[String]) -> Result<Option<PathBuf>, String> {
     Ok(Some(path))
 }
 
-/// `--trace-out`: every trace, as a JSON array of `ProfilerTrace`s, in the order they were
-/// built (jsprof's own serialisation, as `stop()`'s promise got it).
-fn write_traces(path: &Path, traces: &[ProfilerTrace]) -> Result<(), String> {
-    let json: Vec<String> = traces.iter().map(ProfilerTrace::to_json).collect();
-    std::fs::write(path, format!("[{}]\n", json.join(",")))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!(
-        "jsprof-servo: {} trace(s) from the page's profilers written to {}",
-        traces.len(),
-        path.display()
-    );
-    Ok(())
+/// The `--profile-stats` line: the process, the run's length and what its sampler thread
+/// did, in jsprof's names (`jsprof --profile-stats`).
+fn stats_line(run: Duration) -> String {
+    let sampler = script::jsprof::sampler_stats().map(|s| {
+        serde_json::json!({
+            "ticks": s.ticks,
+            "missed_blocks": s.missed_ticks,
+            "still_served": s.still_served,
+            "walked_at_tick": s.sampled,
+            "requests": s.requests,
+            "late_answers": s.late_answers,
+            "unanswered": s.unanswered,
+            "idle": s.idle,
+            "capture_ms": s.capture_time as f64 / 1e6,
+            "thread_cpu_ms": s.thread_cpu as f64 / 1e6,
+            "capture_max_us": s.capture_max as f64 / 1e3,
+        })
+    });
+    serde_json::json!({
+        "pid": std::process::id(),
+        "run_ms": run.as_secs_f64() * 1e3,
+        "sampler": sampler,
+    })
+    .to_string()
+}
+
+/// How `traces` are written in the spec's JSON.
+enum Json {
+    /// A JSON array (`--trace-out`).
+    Array,
+    /// The trace, or an array if there are several (`--profile-out`: one a document).
+    OneOrArray,
+}
+
+/// `--trace-out` and `--profile-out`: `traces` in the spec's JSON (jsprof's own
+/// serialisation, as `stop()`'s promise got it), gzipped if the name ends in .gz, or in an
+/// export format (one thread a trace).
+fn write_file(
+    path: &Path,
+    kind: TraceFile,
+    traces: &[ProfilerTrace],
+    json: Json,
+) -> Result<(), String> {
+    match (kind, json, traces) {
+        (TraceFile::Export(format), _, _) => write_traces(path, traces, format),
+        (TraceFile::Spec, Json::OneOrArray, [one]) => write_json(path, one.to_json()),
+        (TraceFile::Spec, _, _) => {
+            let all: Vec<String> = traces.iter().map(ProfilerTrace::to_json).collect();
+            write_json(path, format!("[{}]", all.join(",")))
+        }
+    }
 }
 
 /// Wakes the embedder's loop when Servo has work for it (the waker is called from Servo's
