@@ -41,18 +41,23 @@ fn page() -> (std::path::PathBuf, String) {
     (dir, format!("{origin}/index.html"))
 }
 
-#[test]
-fn a_page_without_the_policy_is_profiled_from_outside() {
+/// The page profiled from outside into a file named `name`: the run, and the file as JSON.
+fn profiled(name: &str) -> (Output, serde_json::Value) {
     let (dir, url) = page();
-    let out = dir.join("profile.json");
+    let out = dir.join(name);
     let run = run(&url, &out);
     assert!(run.status.success(), "{run:?}");
+    let profile = serde_json::from_slice(&std::fs::read(&out).expect("the profile")).expect("JSON");
+    let _ = std::fs::remove_dir_all(&dir);
+    (run, profile)
+}
+
+#[test]
+fn a_page_without_the_policy_is_profiled_from_outside() {
+    let (run, trace) = profiled("profile.json");
     let console = String::from_utf8_lossy(&run.stdout);
     // The page itself may not profile: the profile from outside needs no consent.
     assert_eq!(console.trim(), "NotAllowedError", "{run:?}");
-    let trace: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out).expect("the profile")).expect("JSON");
-    let _ = std::fs::remove_dir_all(&dir);
     let samples = trace["samples"].as_array().expect("samples");
     // 600 ms at a 20 ms base interval: about 30 samples; most of them in `work`.
     assert!(samples.len() >= 10, "{trace}");
@@ -80,13 +85,7 @@ fn a_page_without_the_policy_is_profiled_from_outside() {
 
 #[test]
 fn the_profile_from_outside_is_written_in_an_export_format() {
-    let (dir, url) = page();
-    let out = dir.join("profile.cpuprofile");
-    let run = run(&url, &out);
-    assert!(run.status.success(), "{run:?}");
-    let profile: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out).expect("the profile")).expect("JSON");
-    let _ = std::fs::remove_dir_all(&dir);
+    let (_, profile) = profiled("profile.cpuprofile");
     // Chrome DevTools' .cpuprofile: call-tree nodes, and `work` among their functions.
     let nodes = profile["nodes"].as_array().expect("nodes");
     assert!(
