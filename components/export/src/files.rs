@@ -20,6 +20,15 @@ pub enum TraceFile {
 }
 
 impl TraceFile {
+    /// The file an optional `option FILE` names, with its kind: `None` without the option,
+    /// and the error of [`TraceFile::of`] for a name of no known kind.
+    pub fn of_arg<'a>(
+        path: Option<&'a Path>,
+        option: &str,
+    ) -> Result<Option<(&'a Path, TraceFile)>, String> {
+        path.map(|p| Ok((p, TraceFile::of(p, option)?))).transpose()
+    }
+
     /// The kind of file `path` names; any other name is an error, given before the page runs.
     pub fn of(path: &Path, option: &str) -> Result<TraceFile, String> {
         if let Some(f) = Format::from_path(path) {

@@ -237,14 +237,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
         ));
     }
     // An output name that says no known format is an error before the page runs.
-    let trace_out = match &args.trace_out {
-        Some(p) => Some((p.as_path(), TraceFile::of(p, "--trace-out")?)),
-        None => None,
-    };
-    let profile_out = match &args.profile_out {
-        Some(p) => Some((p.as_path(), TraceFile::of(p, "--profile-out")?)),
-        None => None,
-    };
+    let trace_out = TraceFile::of_arg(args.trace_out.as_deref(), "--trace-out")?;
+    let profile_out = TraceFile::of_arg(args.profile_out.as_deref(), "--profile-out")?;
     let config = Config {
         prefs: pref_args,
         timeout,

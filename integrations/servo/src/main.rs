@@ -152,14 +152,8 @@ fn run(args: Args) -> Result<ExitCode, String> {
             args.profile_interval
         ));
     }
-    let trace_out = match &args.trace_out {
-        Some(p) => Some((p.as_path(), TraceFile::of(p, "--trace-out")?)),
-        None => None,
-    };
-    let profile_out = match &args.profile_out {
-        Some(p) => Some((p.as_path(), TraceFile::of(p, "--profile-out")?)),
-        None => None,
-    };
+    let trace_out = TraceFile::of_arg(args.trace_out.as_deref(), "--trace-out")?;
+    let profile_out = TraceFile::of_arg(args.profile_out.as_deref(), "--profile-out")?;
     // Once the command line is known good: a file page starts its server here.
     let url = page_url(&args.page)?;
 
@@ -374,21 +368,7 @@ fn hosts_file(hosts: &[String]) -> Result<Option<PathBuf>, String> {
 /// The `--profile-stats` line: the process, the run's length and what its sampler thread
 /// did, in jsprof's names (`jsprof --profile-stats`).
 fn stats_line(run: Duration) -> String {
-    let sampler = script::jsprof::sampler_stats().map(|s| {
-        serde_json::json!({
-            "ticks": s.ticks,
-            "missed_blocks": s.missed_ticks,
-            "still_served": s.still_served,
-            "walked_at_tick": s.sampled,
-            "requests": s.requests,
-            "late_answers": s.late_answers,
-            "unanswered": s.unanswered,
-            "idle": s.idle,
-            "capture_ms": s.capture_time as f64 / 1e6,
-            "thread_cpu_ms": s.thread_cpu as f64 / 1e6,
-            "capture_max_us": s.capture_max as f64 / 1e3,
-        })
-    });
+    let sampler = script::jsprof::sampler_stats().map(|s| s.to_json());
     serde_json::json!({
         "pid": std::process::id(),
         "run_ms": run.as_secs_f64() * 1e3,

@@ -109,6 +109,37 @@ impl SamplerStats {
         Some((worst, share(self.phases[10])))
     }
 
+    /// The counters as `--profile-stats` prints them (the `sampler` object of its line, in
+    /// jsprof and in jsprof-servo): times in ms or µs, and the derived lateness quantiles and
+    /// evenness.
+    pub fn to_json(&self) -> serde_json::Value {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let us = |ns: u64| ns as f64 / 1e3;
+        serde_json::json!({
+            "ticks": self.ticks,
+            "missed_blocks": self.missed_ticks,
+            "still_served": self.still_served,
+            "walked_at_tick": self.sampled,
+            "requests": self.requests,
+            "late_answers": self.late_answers,
+            "idle": self.idle,
+            "capture_ms": ms(self.capture_time),
+            "thread_cpu_ms": ms(self.thread_cpu),
+            "capture_max_us": us(self.capture_max),
+            "unanswered": self.unanswered,
+            "walks_waited": self.walks_waited,
+            "walk_wait_ms": ms(self.walk_wait),
+            "walk_wait_max_ms": ms(self.walk_wait_max),
+            "walks_abandoned": self.walks_abandoned,
+            "buffered": self.buffered,
+            "lateness_p50_us": self.lateness_quantile(0.5).map(us),
+            "lateness_p99_us": self.lateness_quantile(0.99).map(us),
+            "lateness_max_us": self.lateness_quantile(1.0).map(us),
+            "evenness_worst_tenth_pts": self.phase_spread().map(|p| p.0),
+            "taken_after_block_pct": self.phase_spread().map(|p| p.1),
+        })
+    }
+
     /// The `q`-quantile (0 to 1) of the kept lateness values, in ns.
     pub fn lateness_quantile(&self, q: f64) -> Option<u64> {
         let mut v = self.lateness.clone();
