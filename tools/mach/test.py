@@ -85,7 +85,10 @@ def test_collector(args):
     passed on (tools/mach/verified.py); a full pass here records them."""
     if not args and verified.skip("collector-test"):
         return 0
-    rc = ensure_collector_npm() or ensure_s3s_fs() or collector_build() or cargo("test", *COLLECTOR_ARGS, *args)
+    # The shell too: tests/collect.rs runs `jsprof collect`, and a target dir last built from
+    # another checkout has just had the shell's units cleaned (common.relocate_target).
+    rc = (ensure_collector_npm() or ensure_s3s_fs() or build_shell() or collector_build()
+          or cargo("test", *COLLECTOR_ARGS, *args))
     if not rc and not args:
         verified.record("collector-test")
     return rc
