@@ -17,8 +17,8 @@ from . import verified
 from .common import (SHELL_FROM_TESTS, BUILD_ARGS, COLLECTOR_ARGS, ROOT, bootstrap_build, build_shell, cargo, env, log,
                      release_exe, toolboot)
 from .servo import test_servo_if_built
-from .servo_tree import servo_check_patches
-from .wpt import WPT_TOOLS, test_wpt
+from .servo_tree import servo_build, servo_check_patches, servo_exe
+from .wpt import WPT_TOOLS, engine_type, test_wpt
 
 MACH_TESTS = os.path.join(ROOT, "tools", "mach", "tests")
 
@@ -215,14 +215,20 @@ def test_export_readers():
                             "--jsprof", release_exe("jsprof")])
 
 
-def test_webdriver(args=(), env_extra=None):
+def test_webdriver(args=(), env_extra=None, engine="jsprof"):
     """jsprof's WebDriver server driven by Selenium and WebdriverIO (tools/webdriver-tests;
-    installs them on first use)."""
-    rc = build_shell()
+    installs them on first use), in jsprof, or with engine "servo" in jsprof-servo (built by
+    `./mach servo build`)."""
+    if engine == "servo":
+        rc = servo_build()
+        exe = servo_exe()
+    else:
+        rc = build_shell()
+        exe = release_exe("jsprof")
     if rc:
         return rc
     return subprocess.call([sys.executable, os.path.join(ROOT, "tools", "webdriver-tests", "run.py"),
-                            "--jsprof", release_exe("jsprof"), *args],
+                            "--jsprof", exe, "--engine", engine, *args],
                            env=dict(os.environ, JSPROF_WPT_TOOLS=WPT_TOOLS, **(env_extra or {})))
 
 
@@ -246,10 +252,13 @@ def register(commands):
                 description=test_multiprocess.__doc__)
     cli.command(commands, "test-export-readers", "the exports read by speedscope, pprof-format and headless Chromium", lambda ns: test_export_readers(),
                 description=test_export_readers.__doc__)
-    cli.command(commands, "test-webdriver", "Selenium (PyPI) and WebdriverIO (npm) drive jsprof --webdriver "
-                "(tools/webdriver-tests)", lambda ns: test_webdriver(ns.args), passthrough=cli.KNOWN,
-                usage="./mach test-webdriver [-k EXPR] [--no-smoke] [--verbose] [-- PYTEST_ARGS]",
-                description="Builds jsprof, then runs tools/webdriver-tests/run.py with every argument given, "
+    p = cli.command(commands, "test-webdriver", "Selenium (PyPI) and WebdriverIO (npm) drive jsprof --webdriver "
+                "(tools/webdriver-tests)", lambda ns: test_webdriver(ns.args, engine=ns.engine), passthrough=cli.KNOWN,
+                usage="./mach test-webdriver [--engine jsprof|servo] [-k EXPR] [--no-smoke] [--verbose] [-- PYTEST_ARGS]",
+                description="Builds jsprof (with --engine servo: jsprof-servo, ./mach servo build), then runs "
+                            "tools/webdriver-tests/run.py against it with every other argument given, "
                             "unchanged: -k EXPR (the Selenium tests pytest's -k selects), --no-smoke (no "
                             "WebdriverIO), --verbose, and after -- pytest's own. Installs Selenium, pytest and "
                             "WebdriverIO on first use.")
+    p.add_argument("--engine", type=engine_type, default="jsprof", metavar="jsprof|servo",
+                   help="the browser the tests drive (default jsprof)")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Drives jsprof's WebDriver server with clients nobody here wrote (tools/webdriver-tests/README.md).
 
-    python3 tools/webdriver-tests/run.py [--jsprof PATH_TO_JSPROF] [-k PYTEST_EXPR] [--no-smoke]
-                                         [--verbose] [-- PYTEST_ARGS...]
+    python3 tools/webdriver-tests/run.py [--engine jsprof|servo] [--jsprof PATH] [-k PYTEST_EXPR]
+                                         [--no-smoke] [--verbose] [-- PYTEST_ARGS...]
 
 Bootstraps its tools (Selenium and pytest, pinned by requirements.txt here, into the WPT tools'
 virtualenv $JSPROF_WPT_TOOLS/venv, default ~/.cache/jsprof/wpt-tools/venv; WebdriverIO, pinned
@@ -13,6 +13,11 @@ serves pages/ here from two local HTTP servers (two origins, every response with
 SIGTERM and checks that it exits 0 within 10 s; then the same for a jsprof whose page's script
 never ends (pages/busy.html; not with -k). Prints a closing `N passed, N failed` line; exits 1
 if a check failed, 2 if jsprof or the tools could not be had.
+
+With --engine servo the browser is `jsprof-servo --webdriver 0` (Servo with jsprof,
+integrations/servo; --jsprof defaults to its build), the same server in front of Servo: the same
+tests, told the engine by JSPROF_ENGINE (test_selenium.py skips, with its reason, what Servo
+cannot do).
 """
 
 import argparse
@@ -49,6 +54,9 @@ NPM_TOOLS = os.path.abspath(os.environ.get("JSPROF_WEBDRIVER_TOOLS")
                             or os.path.expanduser("~/.cache/jsprof/webdriver-tools"))
 NPM_PACKAGES = ("webdriverio",)
 DEFAULT_JSPROF = os.path.expanduser("~/.cache/jsprof/target/release/jsprof")
+DEFAULT_JSPROF_SERVO = os.path.join(os.path.abspath(os.environ.get("JSPROF_SERVO_DIR")
+                                                    or os.path.expanduser("~/.cache/jsprof/servo")),
+                                    "target", "release", "jsprof-servo")
 LISTENING = re.compile(r"WebDriver listening on (http://127\.0\.0\.1:(\d+))")
 
 
@@ -358,7 +366,10 @@ def check_sigterm_while_busy(results, exe, work, origin, release):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jsprof", default=DEFAULT_JSPROF, help=f"the jsprof binary (default {DEFAULT_JSPROF})")
+    ap.add_argument("--engine", choices=("jsprof", "servo"), default="jsprof",
+                    help="the browser: jsprof, or jsprof-servo (Servo with jsprof)")
+    ap.add_argument("--jsprof", help=f"the jsprof binary (default {DEFAULT_JSPROF}), or with --engine servo "
+                                     f"jsprof-servo's (default {DEFAULT_JSPROF_SERVO})")
     ap.add_argument("-k", help="run only the Selenium tests pytest's -k EXPR selects")
     ap.add_argument("--no-smoke", action="store_true", help="skip the WebdriverIO smoke test")
     ap.add_argument("--verbose", action="store_true", help="print jsprof's log at the end even if all passed")
@@ -367,7 +378,8 @@ def main():
     ap.add_argument("pytest_args", nargs="*", help="after --: more arguments for pytest (-x, -s...)")
     args = ap.parse_args()
     start = time.monotonic()
-    jsprof = os.path.abspath(os.path.expanduser(args.jsprof))
+    jsprof = os.path.abspath(os.path.expanduser(args.jsprof or (DEFAULT_JSPROF_SERVO if args.engine == "servo"
+                                                                else DEFAULT_JSPROF)))
     if args.bootstrap_only:
         try:
             versions = {**bootstrap_python(), **bootstrap_node()}
@@ -377,7 +389,7 @@ def main():
         log("webdriver-tests: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
         return 0
     if not os.access(jsprof, os.X_OK):
-        log(f"webdriver-tests: {jsprof} is not an executable jsprof")
+        log(f"webdriver-tests: {jsprof} is not an executable {'jsprof-servo' if args.engine == 'servo' else 'jsprof'}")
         return 2
     try:
         versions = bootstrap_python()
@@ -386,7 +398,7 @@ def main():
     except Unavailable as e:
         log(f"webdriver-tests: cannot run the tests: {e}")
         return 2
-    log("webdriver-tests: " + ", ".join(f"{k} {v}" for k, v in versions.items())
+    log(f"webdriver-tests: {args.engine} ({jsprof}), " + ", ".join(f"{k} {v}" for k, v in versions.items())
         + f" (bootstrap {time.monotonic() - start:.1f} s)")
 
     results = Results()
@@ -402,6 +414,7 @@ def main():
                 results.ok(f"jsprof-listens on {server.url}")
                 env = dict(os.environ, JSPROF_WEBDRIVER_URL=server.url, JSPROF_WEBDRIVER_PORT=str(server.port),
                            JSPROF_PAGES=origin, JSPROF_PAGES2=origin2, JSPROF_WEBDRIVER_TOOLS=NPM_TOOLS,
+                           JSPROF_ENGINE=args.engine,
                            PYTHONDONTWRITEBYTECODE="1",
                            # Selenium Manager never runs for a Remote driver; were it to, offline.
                            SE_OFFLINE="true")

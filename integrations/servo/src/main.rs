@@ -4,7 +4,8 @@
 //! page's console output on stdout (one message a line, as written), and exits when the
 //! page is done; `--timeout`, `--trace-out`, `--profile-out`, `--profile-interval`,
 //! `--profile-stats`, `--hidden`, `--pref`, `--certificate-path` and `--host-override` mean
-//! what they mean to `jsprof`.
+//! what they mean to `jsprof`. `--webdriver PORT` serves W3C WebDriver, as `jsprof
+//! --webdriver` does (`webdriver.rs`), until SIGINT or SIGTERM.
 //!
 //! Built as Servo's own headless tests are (`servo-0.7.0/tests/common/mod.rs`): a
 //! `SoftwareRenderingContext` made current, a `ServoBuilder` with an `EventLoopWaker`, one
@@ -26,12 +27,14 @@
 #![forbid(unsafe_code)]
 
 mod serve;
+mod webdriver;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -40,8 +43,9 @@ use jsprof_export::files::{write_json, write_traces, TraceFile};
 use jsprof_page_model::prefs::{Prefs, KNOWN};
 use jsprof_profiler::ProfilerTrace;
 use servo::{
-    ConsoleLogLevel, EventLoopWaker, LoadStatus, Opts, PrefValue, Preferences, RenderingContext,
-    ServoBuilder, SoftwareRenderingContext, WebView, WebViewBuilder, WebViewDelegate,
+    ConsoleLogLevel, EventLoopWaker, InputEventId, InputEventResult, LoadStatus, Opts, PrefValue,
+    Preferences, RenderingContext, ServoBuilder, SoftwareRenderingContext, TraversalId, WebView,
+    WebViewBuilder, WebViewDelegate,
 };
 
 /// Run a web page in Servo with jsprof's Profiler, like `jsprof` runs it in its engine.
@@ -49,8 +53,15 @@ use servo::{
 #[command(name = "jsprof-servo", version)]
 struct Args {
     /// An http:, https: or data: URL, or a file (a path or a file: URL), which is served
-    /// from its folder over HTTP on 127.0.0.1 with its `.headers` sidecars.
-    page: String,
+    /// from its folder over HTTP on 127.0.0.1 with its `.headers` sidecars. With
+    /// --webdriver, the page the browser opens first (about:blank without it).
+    #[arg(required_unless_present = "webdriver", value_name = "PAGE")]
+    page: Option<String>,
+    /// Serve W3C WebDriver on 127.0.0.1:PORT (0: any free port; the address is printed
+    /// on stderr) and run the pages it navigates to, until SIGINT or SIGTERM; the spec's
+    /// Force Sample is POST /session/{id}/forcesample.
+    #[arg(long, value_name = "PORT")]
+    webdriver: Option<u16>,
     /// Start the page hidden (document.visibilityState "hidden", as if minimised): its
     /// Profilers are paused until it is shown, which jsprof-servo never does. Same as --pref
     /// dom.document.hidden=true. The webview is hidden through Servo's embedding API, so
@@ -99,6 +110,8 @@ struct Args {
 const QUIET: Duration = Duration::from_millis(500);
 /// How long the traces of profilers still running at the end may take to build.
 const STOP_LIMIT: Duration = Duration::from_secs(2);
+/// How long --webdriver waits for the first page to load before it serves.
+const FIRST_LOAD: Duration = Duration::from_secs(10);
 /// How long a graceful shutdown may take before the process just exits.
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 /// The exit code of a run Servo reported a crash in (sysexits' EX_SOFTWARE, as jsprof).
@@ -123,6 +136,8 @@ enum End {
     Done,
     TimedOut,
     Crashed,
+    /// SIGINT or SIGTERM under --webdriver: the browser ends, and the process exits 0.
+    Signalled,
 }
 
 fn run(args: Args) -> Result<ExitCode, String> {
@@ -154,8 +169,14 @@ fn run(args: Args) -> Result<ExitCode, String> {
     }
     let trace_out = TraceFile::of_arg(args.trace_out.as_deref(), "--trace-out")?;
     let profile_out = TraceFile::of_arg(args.profile_out.as_deref(), "--profile-out")?;
+    if args.webdriver.is_some() && (args.timeout.is_some() || args.profile_out.is_some()) {
+        return Err("--webdriver runs until SIGINT or SIGTERM: --profile-out and --timeout do not apply (the pages' Profilers and --trace-out do)".into());
+    }
     // Once the command line is known good: a file page starts its server here.
-    let url = page_url(&args.page)?;
+    let url = match &args.page {
+        Some(page) => page_url(page)?,
+        None => url::Url::parse("about:blank").map_err(|e| e.to_string())?,
+    };
 
     // jsprof's side of Servo: set before Servo starts its first script thread.
     let traces: Arc<Mutex<Vec<ProfilerTrace>>> = Arc::default();
@@ -206,16 +227,60 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if hidden {
         webview.hide();
     }
+    // --webdriver: the server on its threads; what its commands need of Servo comes back
+    // here as jobs. SIGINT and SIGTERM end the loop.
+    let (jobs_tx, jobs) = mpsc::channel::<webdriver::Job>();
+    let quit = Arc::new(AtomicBool::new(false));
+    let server = match args.webdriver {
+        Some(port) => {
+            on_signals(quit.clone(), waker.clone())?;
+            // The first page loads before the first command (a navigation tells the new
+            // document from the one it leaves, which must be there), or for at most
+            // FIRST_LOAD: a page whose load never ends is driven anyway.
+            let waiting = Instant::now();
+            while page.complete_at.get().is_none()
+                && waiting.elapsed() < FIRST_LOAD
+                && !quit.load(Ordering::Acquire)
+            {
+                waker.wait(Duration::from_millis(20));
+                servo.spin_event_loop();
+            }
+            let browser = webdriver::ServoBrowser::new(
+                webview.id(),
+                hidden,
+                page.webdriver.clone(),
+                jobs_tx,
+                waker.clone_box(),
+            );
+            let server = jsprof_webdriver::server::serve(port, Arc::new(browser))
+                .map_err(|e| format!("--webdriver {port}: cannot listen: {e}"))?;
+            eprintln!(
+                "jsprof-servo: WebDriver listening on http://{}",
+                server.address()
+            );
+            Some(server)
+        }
+        None => {
+            drop(jobs_tx);
+            None
+        }
+    };
 
     let started = Instant::now();
     let deadline = timeout.map(|t| Instant::now() + t);
     let end = loop {
         waker.wait(Duration::from_millis(20));
         servo.spin_event_loop();
+        while let Ok(job) = jobs.try_recv() {
+            job(&servo, &webview);
+        }
         if page.crashed.get() {
             break End::Crashed;
         }
-        if page.is_done(&webview) {
+        if quit.load(Ordering::Acquire) {
+            break End::Signalled;
+        }
+        if server.is_none() && page.is_done(&webview) {
             break End::Done;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -225,6 +290,9 @@ fn run(args: Args) -> Result<ExitCode, String> {
 
     // The end of the run, as jsprof's: profilers still running are stopped and their
     // traces kept (with a sink), then every trace is written.
+    if let Some(server) = &server {
+        server.stop();
+    }
     script::jsprof::stop_running_sessions(STOP_LIMIT);
     if let Some((path, kind)) = trace_out {
         let traces = traces.lock().unwrap_or_else(PoisonError::into_inner);
@@ -265,8 +333,12 @@ fn run(args: Args) -> Result<ExitCode, String> {
             0
         }
         End::Crashed => INTERNAL_ERROR,
+        End::Signalled => 0,
     };
-    if !matches!(end, End::Done) {
+    // A signal under --webdriver ends Servo as a finished page does: the process's exit
+    // while Servo's threads still run can crash in SpiderMonkey's static destructors (a
+    // mutex still held), and WebDriver's clients check for status 0.
+    if !matches!(end, End::Done | End::Signalled) {
         // A script that never yields may keep Servo's shutdown waiting: just exit.
         std::process::exit(code.into());
     }
@@ -280,6 +352,38 @@ fn run(args: Args) -> Result<ExitCode, String> {
     drop(webview);
     drop(servo);
     Ok(ExitCode::from(code))
+}
+
+/// SIGINT and SIGTERM (--webdriver): the first sets `quit` and wakes the loop. Taken on a
+/// thread of their own from here on; before, they end the process as by default.
+fn on_signals(quit: Arc<AtomicBool>, waker: Waker) -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| format!("no runtime for the signals: {e}"))?;
+    let (mut term, mut int) = {
+        let _entered = runtime.enter();
+        let listen = |kind| signal(kind).map_err(|e| format!("cannot take {kind:?}: {e}"));
+        (
+            listen(SignalKind::terminate())?,
+            listen(SignalKind::interrupt())?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("jsprof-servo signals".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            });
+            quit.store(true, Ordering::Release);
+            waker.wake();
+        })
+        .map_err(|e| format!("no thread for the signals: {e}"))?;
+    Ok(())
 }
 
 /// The page argument as a URL: an http:, https: or data: URL as it is; a file (a path or a
@@ -445,6 +549,8 @@ struct Page {
     /// answered: the script thread runs it after every task queued before it.
     ping_sent: Cell<Option<Instant>>,
     ping_answered: Rc<Cell<Option<Instant>>>,
+    /// What WebDriver commands wait for (--webdriver).
+    webdriver: Arc<webdriver::Waiters>,
 }
 
 impl Page {
@@ -491,6 +597,20 @@ impl WebViewDelegate for Page {
         if status == LoadStatus::Complete && self.complete_at.get().is_none() {
             self.complete_at.set(Some(Instant::now()));
         }
+        self.webdriver.load_status(status);
+    }
+
+    fn notify_traversal_complete(&self, _webview: WebView, traversal: TraversalId) {
+        self.webdriver.traversal_complete(traversal);
+    }
+
+    fn notify_input_event_handled(
+        &self,
+        _webview: WebView,
+        event: InputEventId,
+        _result: InputEventResult,
+    ) {
+        self.webdriver.input_handled(event);
     }
 
     fn show_console_message(&self, _webview: WebView, _level: ConsoleLogLevel, message: String) {

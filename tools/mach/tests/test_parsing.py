@@ -132,6 +132,8 @@ class Test(ParsingCase):
         self.assertArgs(["test-webdriver"], args=[])
         argv = ["-k", "timeouts and not slow", "--verbose", "--", "-x", "-s"]
         self.assertArgs(["test-webdriver", *argv], args=argv)
+        self.assertArgs(["test-webdriver", "--engine", "servo", "-k", "force"], engine="servo", args=["-k", "force"])
+        self.assertArgs(["test-webdriver", "-k", "x"], engine="jsprof", args=["-k", "x"])
 
 
 class Wpt(ParsingCase):
@@ -332,7 +334,8 @@ class Dispatch(unittest.TestCase):
             (test, "test", ["test", "--repeat", "2", "-p", "x"], mock.call(["-p", "x"], 2, 0)),
             (test, "test_multiprocess", ["test-multiprocess"], mock.call()),
             (test, "test_export_readers", ["test-export-readers"], mock.call()),
-            (test, "test_webdriver", ["test-webdriver", "-k", "e"], mock.call(["-k", "e"])),
+            (test, "test_webdriver", ["test-webdriver", "-k", "e"], mock.call(["-k", "e"], engine="jsprof")),
+            (test, "test_webdriver", ["test-webdriver", "--engine", "servo"], mock.call([], engine="servo")),
             (wpt, "test_wpt", ["test-wpt", "a", "--engine", "servo"], mock.call(["a"], "servo")),
             (wpt, "update_wpt", ["update-wpt", "L.json"], mock.call(["L.json"], "jsprof")),
             (lint, "lint", ["lint"], mock.call()),
