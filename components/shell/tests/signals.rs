@@ -32,9 +32,15 @@ struct Jsprof {
     stderr: mpsc::Receiver<String>,
 }
 
+/// `jsprof args`, with SIGINT and SIGTERM at their default disposition whatever this test's
+/// own are: a shell starts a background job (`cargo test &`) with SIGINT ignored, and a
+/// process inherits that, so jsprof would never see the signal these tests send.
 fn spawn(args: &[&str]) -> Jsprof {
-    let (child, stdout, stderr) =
-        spawn_reading_lines(Command::new(env!("CARGO_BIN_EXE_jsprof")).args(args));
+    let (child, stdout, stderr) = spawn_reading_lines(
+        Command::new("env")
+            .args(["--default-signal=INT,TERM", env!("CARGO_BIN_EXE_jsprof")])
+            .args(args),
+    );
     Jsprof {
         child,
         stdout,
