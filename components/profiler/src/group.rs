@@ -133,12 +133,24 @@ struct SamplerThread {
     join: JoinHandle<()>,
 }
 
+impl SamplerThread {
+    /// Waits for a thread told to shut down, dropping its control channel first so that it
+    /// does not wait for the last stacks of its stopped sessions.
+    fn hurry_and_join(self) {
+        drop(self.control);
+        let _ = self.join.join();
+    }
+}
+
 #[derive(Default)]
 struct GroupState {
     sampler: Option<SamplerThread>,
     /// The last sampler thread, told to shut down and not joined yet: joining it is left to
     /// the next start (by then it is long gone), so that `stop()` never waits for a thread.
-    exiting: Option<JoinHandle<()>>,
+    /// It ends once its stopped sessions have their last stacks (at most
+    /// [`STOP_WAIT`](crate::sampler::STOP_WAIT)), or at once when its control channel is
+    /// dropped, which is how the next start hurries it.
+    exiting: Option<SamplerThread>,
     /// Sessions not yet stopped (paused and full ones included).
     live: usize,
     /// The trace builder thread's queue, once the first session started.
@@ -179,8 +191,9 @@ impl GroupShared {
         if state.live == 0 {
             let sampler = state.sampler.take().expect("checked above");
             let _ = sampler.control.send(Control::Shutdown);
-            // Not joined here: it only has Stop and Shutdown left to handle.
-            state.exiting = Some(sampler.join);
+            // Not joined here: it only has Stop and Shutdown left to handle, and the
+            // stopped sessions' last stacks to wait for.
+            state.exiting = Some(sampler);
         }
     }
 }
@@ -300,7 +313,7 @@ impl ProfilerGroup {
                 // The previous sampler (if any) shut down already; it must be gone before a
                 // new one reads the answers channel.
                 if let Some(old) = state.exiting.take() {
-                    let _ = old.join();
+                    old.hurry_and_join();
                 }
                 let (control, control_rx) = unbounded();
                 let seed = self.shared.seed.unwrap_or_else(random_seed);
@@ -396,7 +409,7 @@ impl ProfilerGroup {
             .exiting
             .take();
         if let Some(thread) = exiting {
-            let _ = thread.join();
+            thread.hurry_and_join();
         }
         // The running one, if any, is asked.
         let live = self.stats();

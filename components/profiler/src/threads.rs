@@ -46,6 +46,13 @@ fn build(stopped: Stopped, request: BuildRequest, clock: &dyn Clock) {
     }
 }
 
+/// Hands the sessions that have ended to the builder thread.
+fn hand_over(core: &mut SamplerCore, builder: &Sender<BuildJob>, clock: &dyn Clock) {
+    for (stopped, request) in core.take_finished() {
+        build_elsewhere(stopped, request, builder, clock);
+    }
+}
+
 /// Hands a stopped session to the builder thread, if anyone wants its trace.
 fn build_elsewhere(
     stopped: Stopped,
@@ -118,10 +125,12 @@ fn run_loop(
     // or a control message, and loses nothing to a few ms of lateness.
     let never = crossbeam_channel::never();
     let fine = core.base < WAKE_ON_ANSWERS_BELOW;
+    // Told to shut down: it ends once no stopped session waits for its ticks' stacks.
+    let mut shutting_down = false;
     loop {
-        // Forced samples waiting for an answer wake the sampler too: their waiter (a
-        // WebDriver command) is answered when they are recorded.
-        let woken_by_answers = if fine || core.forcing() {
+        // Forced samples and stopping sessions waiting for an answer wake the sampler too:
+        // their waiter (a WebDriver command, a `stop()`) is answered when they are recorded.
+        let woken_by_answers = if fine || core.forcing() || core.is_stopping() {
             &answers
         } else {
             &never
@@ -131,6 +140,11 @@ fn run_loop(
         }
         let now = clock.now();
         core.poll_walks(now);
+        core.poll_stopping(now);
+        hand_over(core, builder, &*clock);
+        if shutting_down && !core.is_stopping() {
+            return;
+        }
         let next = core.next_wake();
         // With nothing due, wake only for messages; while forced samples wait for an
         // answer, every millisecond to see whether it can still come.
@@ -142,6 +156,9 @@ fn run_loop(
         }
         // A walk pending on an agent's thread (waiting for a CPU) is looked at soon.
         if let Some(poll) = core.walk_poll_in(now) {
+            timeout = timeout.min(Duration::from_nanos(poll));
+        }
+        if let Some(poll) = core.stop_poll_in(now) {
             timeout = timeout.min(Duration::from_nanos(poll));
         }
         select! {
@@ -157,11 +174,7 @@ fn run_loop(
                 Ok(Control::Start(s)) => core.start(*s, now),
                 Ok(Control::Pause(id)) => core.set_paused(id, true, now),
                 Ok(Control::Resume(id)) => core.set_paused(id, false, now),
-                Ok(Control::Stop(id, done)) => {
-                    if let Some(stopped) = core.stop(id, now) {
-                        build_elsewhere(stopped, done, builder, &*clock);
-                    }
-                }
+                Ok(Control::Stop(id, done)) => core.stop_for(id, now, done),
                 Ok(Control::Restart(id, done, on_full)) => {
                     if let Some(stopped) = core.restart(id, now, on_full) {
                         build_elsewhere(stopped, Some(done), builder, &*clock);
@@ -171,7 +184,14 @@ fn run_loop(
                 Ok(Control::Stats(reply)) => {
                     let _ = reply.send(with_thread_cpu(core.stats()));
                 }
-                Ok(Control::Shutdown) | Err(_) => return,
+                // It ends once no stopped session waits for its ticks' stacks.
+                Ok(Control::Shutdown) => shutting_down = true,
+                Err(_) => {
+                    // The group let go of this thread (a new one starts, or the group is
+                    // gone): what still waits ends now.
+                    core.poll_stopping(Nanos::MAX);
+                    shutting_down = true;
+                }
             }},
             recv(woken_by_answers) -> answer => {
                 if let Ok(answer) = answer {

@@ -38,6 +38,11 @@
 //! function that ran the first 15 ms got none of 357 samples.) The start is the host's time
 //! of the session's creation, not the time the sampler thread hears of it.
 //!
+//! A tick taken before a page's `stop()` whose stack is still being taken (a walk waiting for
+//! the agent's thread, a request its next interrupt serves) is the session's: the session
+//! takes no new tick and ends when those stacks are in, or after
+//! [`STOP_WAIT`] without them (decision 0063).
+//!
 //! # Cost with many sessions
 //!
 //! Pending picks live in a queue ordered by time, per process and per agent, and the grid is
@@ -121,6 +126,7 @@ mod walks;
 pub use messages::{BufferFullCallback, SessionId};
 pub(crate) use messages::{BuildRequest, Control, SessionStart, Stopped, TraceCallback};
 pub use plan::{mix, MAX_PICK_LATENESS};
+pub use sessions::STOP_WAIT;
 pub(crate) use state::SamplerCore;
 pub use state::{max_served_per_tick, DEFAULT_MAX_BUFFERED, MAX_SERVED_PER_SECOND};
 pub use stats::SamplerStats;

@@ -14,7 +14,7 @@ use crate::recorder::Recorder;
 use crate::time::Nanos;
 use crate::trace::ProfilerMarker;
 
-use super::messages::{BufferFullCallback, ForceDone, SessionId};
+use super::messages::{BufferFullCallback, BuildRequest, ForceDone, SessionId, Stopped};
 use super::stats::SamplerStats;
 
 /// A session's next sample: the block it belongs to and when it is taken.
@@ -40,11 +40,14 @@ pub(super) struct Slot {
     /// Its ticks waiting for the agent's answer, oldest first: when each was taken and the
     /// agent's marker then. A session that stops meanwhile records them without a stack.
     pub(super) waiting: VecDeque<(Nanos, Option<ProfilerMarker>)>,
+    /// Stopped while some of its ticks waited for their stack: it takes no more samples,
+    /// and ends when they have it, or at this time without it (`sessions.rs`, "stop").
+    pub(super) stopping: Option<Nanos>,
 }
 
 impl Slot {
     pub(super) fn active(&self) -> bool {
-        !self.paused && !self.full
+        !self.paused && !self.full && self.stopping.is_none()
     }
 }
 
@@ -162,6 +165,10 @@ pub(crate) struct SamplerCore {
     pub(super) members: u64,
     pub(super) stats: SamplerStats,
     pub(super) lateness_next: usize,
+    /// Who wants the trace of each stopping session (see [`Slot::stopping`]).
+    pub(super) stopping: FxHashMap<SessionId, Option<BuildRequest>>,
+    /// Sessions that have ended since the thread last took them, with who wants their trace.
+    pub(super) finished: Vec<(Stopped, Option<BuildRequest>)>,
 }
 
 impl SamplerCore {
@@ -184,6 +191,8 @@ impl SamplerCore {
             members: 0,
             stats: SamplerStats::default(),
             lateness_next: 0,
+            stopping: FxHashMap::default(),
+            finished: Vec::new(),
         }
     }
 

@@ -295,6 +295,7 @@ impl SamplerCore {
             if slot.waiting.front().map(|w| w.0) == Some(at) {
                 slot.waiting.pop_front();
                 self.record(id, at, stack, marker);
+                self.settled(id);
             }
         }
     }

@@ -153,6 +153,20 @@ impl Harness {
         stopped.recorder.build(&Symbols)
     }
 
+    /// Stops session `id` as a page's `stop()` does: its trace, or `None` while it waits
+    /// for the stacks of its ticks (then [`finished`](Self::finished) gives it).
+    pub(super) fn stop_for(&mut self, id: u64) -> Option<ProfilerTrace> {
+        self.core.stop_for(SessionId(id), self.now, None);
+        self.finished()
+    }
+
+    /// The trace of the session that has ended since the last look, if one has.
+    pub(super) fn finished(&mut self) -> Option<ProfilerTrace> {
+        let mut ended = self.core.take_finished();
+        assert!(ended.len() <= 1, "one session ends at a time here");
+        ended.pop().map(|(s, _)| s.recorder.build(&Symbols))
+    }
+
     /// Wakes exactly at every pick due up to `until`. After each wake, `answer` may answer
     /// the agents' requests (at the wake's time).
     pub(super) fn run_to(&mut self, until: Nanos, mut answer: impl FnMut(&mut Self)) {

@@ -310,3 +310,117 @@ fn a_tick_waiting_at_a_restart_stays_in_the_old_trace() {
     assert_eq!(blocks(&new, 1), [6, 7, 8, 9]);
     assert!(new.samples.iter().all(|s| s.stack_id.is_some()));
 }
+
+/// A host sampler for the stress test: walks that stay pending or deferred for a while, and
+/// a thread CPU clock that sometimes stands still (the sampler then serves late picks at
+/// their own time).
+struct Flaky {
+    state: std::sync::Mutex<(u64, u32, u64)>,
+}
+
+impl Flaky {
+    fn roll(&self) -> u64 {
+        let mut s = self.state.lock().unwrap();
+        s.0 = mix(s.0, 1, 2);
+        s.0
+    }
+}
+
+impl crate::StackSampler for Flaky {
+    fn sample(&self) -> Sampled {
+        let r = self.roll();
+        let mut s = self.state.lock().unwrap();
+        s.1 += 1;
+        match r % 5 {
+            0 => Sampled::Pending,
+            1 => Sampled::Deferred,
+            2 => Sampled::Unavailable,
+            _ => Sampled::Stack(changing_stack(s.1)),
+        }
+    }
+    fn poll(&self, _: crate::agent::PollStep) -> Sampled {
+        let r = self.roll();
+        let s = self.state.lock().unwrap();
+        match r % 3 {
+            0 => Sampled::Pending,
+            _ => Sampled::Stack(changing_stack(s.1)),
+        }
+    }
+    fn cpu_time(&self) -> Option<Nanos> {
+        let r = self.roll();
+        let mut s = self.state.lock().unwrap();
+        if !r.is_multiple_of(3) {
+            s.2 += 1;
+        }
+        Some(s.2)
+    }
+}
+
+/// The WPT test `proposals/ring.window.js` checks a ring against a session of the same
+/// interval beside it: the ring's samples are the other's last ones, tick for tick. Here
+/// with the ways a real sampler wakes: late (up to 200 ms), walks pending, deferred or
+/// by request, answers late, a thread that has not run since a pick.
+#[test]
+fn a_ring_and_a_session_of_the_same_interval_share_every_tick_whatever_the_wakes() {
+    for seed in 0..400u64 {
+        let mut h = Harness::with(20 * MS, seed);
+        let a = h.agent_with(Some(Box::new(Flaky {
+            state: std::sync::Mutex::new((seed, 0, 0)),
+        })));
+        h.agents[a].0.enter();
+        h.set_now(3 * MS + seed % 17 * MS);
+        let mut ring = h.session_start(1, a, 1, 20, MarkerSet::NONE);
+        ring.recorder = ring.recorder.with_policy(BufferPolicy::Ring);
+        h.core.start(ring, h.now);
+        h.set_now(h.now + seed % 5 * 10_000);
+        h.start(2, a, 1, u32::MAX);
+        let mut r = seed;
+        let (mut ring, mut stopped) = (None, false);
+        while h.now < 2100 * MS || ring.is_none() {
+            r = mix(r, 3, 4);
+            if h.now >= 2000 * MS && !stopped {
+                stopped = true;
+                ring = h.stop_for(1);
+            }
+            let wake = h.core.next_wake().unwrap();
+            let poll = [h.core.walk_poll_in(h.now), h.core.stop_poll_in(h.now)]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|p| h.now + p);
+            let at = poll.map_or(wake, |p| p.min(wake)).max(h.now);
+            // Late by a few hundred µs mostly, by up to 30 ms often, by up to 200 ms
+            // (blocks missed) now and then.
+            // Once the ring is stopped, the sampler thread is not starved: the ring's last
+            // ticks get their stacks within STOP_WAIT, as the other session's do.
+            let late = match r % 16 {
+                _ if stopped => r % 300_000,
+                0 => r / 16 % (200 * MS),
+                1..=4 => r / 16 % (30 * MS),
+                _ => r / 16 % 300_000,
+            };
+            h.set_now(at + late);
+            h.core.poll_walks(h.now);
+            h.core.poll_stopping(h.now);
+            if ring.is_none() && stopped {
+                ring = h.finished();
+            }
+            h.core.on_wake(h.now);
+            if r.is_multiple_of(3) {
+                h.answer_with(a, &changing_stack(7));
+            }
+            h.deliver();
+        }
+        let ring = ring.expect("the ring has ended");
+        let all = h.stop(2);
+        let last = ring.samples.last().unwrap().timestamp;
+        let before: Vec<_> = all.samples.iter().filter(|s| s.timestamp <= last).collect();
+        let tail = &before[before.len() - ring.samples.len()..];
+        let rt: Vec<f64> = ring.samples.iter().map(|s| s.timestamp).collect();
+        let at: Vec<f64> = tail.iter().map(|s| s.timestamp).collect();
+        assert_eq!(rt, at, "seed {seed}");
+        for (r, a) in ring.samples.iter().zip(tail) {
+            assert_eq!(ring.sample_frames(r), all.sample_frames(a), "seed {seed}");
+        }
+    }
+}

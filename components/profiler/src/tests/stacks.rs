@@ -174,6 +174,90 @@ fn a_session_stopped_while_waiting_keeps_its_ticks_and_the_rest_get_the_answer()
     assert_eq!(names(&t2, 0), ["f5"]);
 }
 
+/// A page's `stop()` (`stop_for`) with a tick still waiting for the interrupt: the session
+/// ends when the answer comes, with the stack, as the session beside it gets it.
+#[test]
+fn a_page_stop_waits_for_the_stack_of_its_last_tick() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.start(2, a, 1, 100);
+    h.run_to(MS, |_| {});
+    assert_eq!(h.requests(a), 1);
+    assert!(h.stop_for(1).is_none(), "it waits for the answer");
+    assert!(h.core.is_stopping());
+    // The interrupt comes right after the stop() call.
+    assert!(h.answer_with(a, &stack(&[5])));
+    h.deliver();
+    let t1 = h.finished().expect("ended with the answer");
+    // Later picks are session 2's alone.
+    h.run_to(3 * MS, |h| {
+        h.answer_with(a, &stack(&[5]));
+    });
+    assert!(!h.core.is_stopping());
+    assert_eq!(t1.samples.len(), 1);
+    assert_eq!(names(&t1, 0), ["f5"]);
+    let t2 = h.stop(2);
+    assert_eq!(names(&t2, 0), ["f5"]);
+    assert_eq!(t1.samples[0].timestamp, t2.samples[0].timestamp);
+    assert_eq!(t2.samples.len(), 3);
+}
+
+/// A stopped session waits for its ticks' stacks [`STOP_WAIT`] at most: then they are
+/// stackless, as at an immediate stop.
+#[test]
+fn a_page_stop_waits_no_longer_than_stop_wait() {
+    use crate::sampler::STOP_WAIT;
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.run_to(MS, |_| {});
+    assert!(h.stop_for(1).is_none());
+    let stopped = h.now;
+    assert!(h.core.stop_poll_in(h.now).is_some());
+    h.set_now(stopped + STOP_WAIT - 1);
+    h.core.poll_stopping(h.now);
+    assert!(h.finished().is_none());
+    h.set_now(stopped + STOP_WAIT);
+    h.core.poll_stopping(h.now);
+    let t = h.finished().expect("ended at STOP_WAIT");
+    assert_eq!(t.samples.len(), 1);
+    assert_eq!(t.samples[0].stack_id, None);
+    assert!(h.core.stop_poll_in(h.now).is_none());
+}
+
+/// A request the agent can no longer answer (it left the script) ends a stopping session at
+/// the next look, without waiting for STOP_WAIT.
+#[test]
+fn a_page_stop_ends_at_once_when_its_agent_left_the_script() {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.run_to(MS, |_| {});
+    assert!(h.stop_for(1).is_none());
+    h.agents[a].0.leave();
+    h.core.poll_stopping(h.now);
+    let t = h.finished().expect("ended: its request is closed");
+    assert_eq!(t.samples.len(), 1);
+    assert_eq!(t.samples[0].stack_id, None);
+}
+
+/// With nothing waiting, a page's stop ends the session at once.
+#[test]
+fn a_page_stop_with_nothing_waiting_ends_at_once() {
+    let mut h = Harness::new();
+    let (a, _) = h.counted_agent(&[2]);
+    h.agents[a].0.enter();
+    h.start(1, a, 1, 100);
+    h.run_to(3 * MS, |_| {});
+    let t = h.stop_for(1).expect("nothing waits");
+    assert_eq!(names(&t, 1), ["f2"]);
+    assert!(!h.core.is_stopping());
+}
+
 #[test]
 fn sessions_on_different_agents_are_sampled_independently() {
     let mut h = Harness::new();
