@@ -27,6 +27,9 @@ promise_test(async () => {
   // They are the last ones the other session took before the ring stopped.
   const before = everything.samples.filter((s) => s.timestamp <= last.samples.at(-1).timestamp);
   const tail = before.slice(-max);
+  // All the timestamps at once, so that a failure shows both runs of ticks.
+  assert_array_equals(
+    last.samples.map((s) => s.timestamp), tail.map((s) => s.timestamp), "the ring's ticks");
   for (let i = 0; i < max; i++) {
     assert_equals(last.samples[i].timestamp, tail[i].timestamp, `sample ${i}'s timestamp`);
     assert_equals(
