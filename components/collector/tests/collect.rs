@@ -403,7 +403,12 @@ fn jsprof_collect_ends_on_sigterm_and_sigint() {
     );
     for (signal, number) in [("-TERM", 15), ("-INT", 2)] {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(&jsprof)
+        // Both signals at their default disposition whatever this test's own are: a shell
+        // starts a background job (`cargo test &`) with SIGINT ignored, which jsprof would
+        // inherit. (`env` execs jsprof: the pid is the same.)
+        let mut child = Command::new("env")
+            .arg("--default-signal=INT,TERM")
+            .arg(&jsprof)
             .args(["collect", "--listen", "127.0.0.1:0", "--store"])
             .arg(dir.path())
             .stdout(std::process::Stdio::piped())
