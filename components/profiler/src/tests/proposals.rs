@@ -315,14 +315,33 @@ fn a_tick_waiting_at_a_restart_stays_in_the_old_trace() {
 /// a thread CPU clock that sometimes stands still (the sampler then serves late picks at
 /// their own time).
 struct Flaky {
-    state: std::sync::Mutex<(u64, u32, u64)>,
+    state: std::sync::Mutex<FlakyState>,
+}
+
+struct FlakyState {
+    /// The pseudo-random state every outcome is drawn from.
+    roll: u64,
+    /// Walks begun: each has a stack of its own.
+    walks: u32,
+    /// The thread's CPU time, in arbitrary units.
+    cpu: u64,
 }
 
 impl Flaky {
+    fn new(seed: u64) -> Self {
+        Flaky {
+            state: std::sync::Mutex::new(FlakyState {
+                roll: seed,
+                walks: 0,
+                cpu: 0,
+            }),
+        }
+    }
+
     fn roll(&self) -> u64 {
         let mut s = self.state.lock().unwrap();
-        s.0 = mix(s.0, 1, 2);
-        s.0
+        s.roll = mix(s.roll, 1, 2);
+        s.roll
     }
 }
 
@@ -330,12 +349,12 @@ impl crate::StackSampler for Flaky {
     fn sample(&self) -> Sampled {
         let r = self.roll();
         let mut s = self.state.lock().unwrap();
-        s.1 += 1;
+        s.walks += 1;
         match r % 5 {
             0 => Sampled::Pending,
             1 => Sampled::Deferred,
             2 => Sampled::Unavailable,
-            _ => Sampled::Stack(changing_stack(s.1)),
+            _ => Sampled::Stack(changing_stack(s.walks)),
         }
     }
     fn poll(&self, _: crate::agent::PollStep) -> Sampled {
@@ -343,16 +362,16 @@ impl crate::StackSampler for Flaky {
         let s = self.state.lock().unwrap();
         match r % 3 {
             0 => Sampled::Pending,
-            _ => Sampled::Stack(changing_stack(s.1)),
+            _ => Sampled::Stack(changing_stack(s.walks)),
         }
     }
     fn cpu_time(&self) -> Option<Nanos> {
         let r = self.roll();
         let mut s = self.state.lock().unwrap();
         if !r.is_multiple_of(3) {
-            s.2 += 1;
+            s.cpu += 1;
         }
-        Some(s.2)
+        Some(s.cpu)
     }
 }
 
@@ -364,9 +383,7 @@ impl crate::StackSampler for Flaky {
 fn a_ring_and_a_session_of_the_same_interval_share_every_tick_whatever_the_wakes() {
     for seed in 0..400u64 {
         let mut h = Harness::with(20 * MS, seed);
-        let a = h.agent_with(Some(Box::new(Flaky {
-            state: std::sync::Mutex::new((seed, 0, 0)),
-        })));
+        let a = h.agent_with(Some(Box::new(Flaky::new(seed))));
         h.agents[a].0.enter();
         h.set_now(3 * MS + seed % 17 * MS);
         let mut ring = h.session_start(1, a, 1, 20, MarkerSet::NONE);

@@ -153,17 +153,25 @@ fn stopping_with_an_answer_pending_keeps_the_ticks_without_stacks() {
     assert_eq!(names(&t2, 1), ["f4"]);
 }
 
+/// Sessions `ids` (every 1 ms, room for 100) of an agent sampled by request, in script:
+/// their tick of block 0 waits for the agent's answer to the one request made.
+fn waiting_on_a_request(ids: &[u64]) -> (Harness, usize) {
+    let mut h = Harness::new();
+    let a = h.agent();
+    h.agents[a].0.enter();
+    for &id in ids {
+        h.start(id, a, 1, 100);
+    }
+    h.run_to(MS, |_| {});
+    assert_eq!(h.requests(a), 1);
+    (h, a)
+}
+
 /// Stopping a session that has ticks waiting for its agent's answer records them without a
 /// stack, and the answer that comes later serves only the sessions still running.
 #[test]
 fn a_session_stopped_while_waiting_keeps_its_ticks_and_the_rest_get_the_answer() {
-    let mut h = Harness::new();
-    let a = h.agent();
-    h.agents[a].0.enter();
-    h.start(1, a, 1, 100);
-    h.start(2, a, 1, 100);
-    h.run_to(MS, |_| {});
-    assert_eq!(h.requests(a), 1);
+    let (mut h, a) = waiting_on_a_request(&[1, 2]);
     let t1 = h.stop(1);
     assert_eq!(t1.samples.len(), 1);
     assert_eq!(t1.samples[0].stack_id, None);
@@ -178,13 +186,7 @@ fn a_session_stopped_while_waiting_keeps_its_ticks_and_the_rest_get_the_answer()
 /// ends when the answer comes, with the stack, as the session beside it gets it.
 #[test]
 fn a_page_stop_waits_for_the_stack_of_its_last_tick() {
-    let mut h = Harness::new();
-    let a = h.agent();
-    h.agents[a].0.enter();
-    h.start(1, a, 1, 100);
-    h.start(2, a, 1, 100);
-    h.run_to(MS, |_| {});
-    assert_eq!(h.requests(a), 1);
+    let (mut h, a) = waiting_on_a_request(&[1, 2]);
     assert!(h.stop_for(1).is_none(), "it waits for the answer");
     assert!(h.core.is_stopping());
     // The interrupt comes right after the stop() call.
@@ -209,11 +211,7 @@ fn a_page_stop_waits_for_the_stack_of_its_last_tick() {
 #[test]
 fn a_page_stop_waits_no_longer_than_stop_wait() {
     use crate::sampler::STOP_WAIT;
-    let mut h = Harness::new();
-    let a = h.agent();
-    h.agents[a].0.enter();
-    h.start(1, a, 1, 100);
-    h.run_to(MS, |_| {});
+    let (mut h, _) = waiting_on_a_request(&[1]);
     assert!(h.stop_for(1).is_none());
     let stopped = h.now;
     assert!(h.core.stop_poll_in(h.now).is_some());
@@ -232,11 +230,7 @@ fn a_page_stop_waits_no_longer_than_stop_wait() {
 /// the next look, without waiting for STOP_WAIT.
 #[test]
 fn a_page_stop_ends_at_once_when_its_agent_left_the_script() {
-    let mut h = Harness::new();
-    let a = h.agent();
-    h.agents[a].0.enter();
-    h.start(1, a, 1, 100);
-    h.run_to(MS, |_| {});
+    let (mut h, a) = waiting_on_a_request(&[1]);
     assert!(h.stop_for(1).is_none());
     h.agents[a].0.leave();
     h.core.poll_stopping(h.now);
