@@ -22,12 +22,14 @@
 //! that outlives its script never yields a stack of unrelated code.
 //!
 //! The host also tells the agent what else its thread is doing, for the markers extension:
-//! a collection ([`AgentHandle::gc_began`] / [`AgentHandle::gc_ended`]) and waiting for work
-//! ([`AgentHandle::waiting`]). [`AgentHandle::marker`] reads the three states (two loads) at
-//! the tick: `gc` inside a collection, else `script` in script, else `other` unless waiting.
+//! a collection ([`AgentHandle::gc_began`] / [`AgentHandle::gc_ended`]), a phase of its
+//! rendering pipeline ([`AgentHandle::set_rendering`]: style, layout, paint; a host with no
+//! pipeline never calls it) and waiting for work ([`AgentHandle::waiting`]).
+//! [`AgentHandle::marker`] reads these states at the tick: `gc` inside a collection, else the
+//! rendering phase, else `script` in script, else `other` unless waiting.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::Sender;
@@ -35,6 +37,48 @@ use crossbeam_channel::Sender;
 use crate::frame::RawStack;
 use crate::time::{Clock, Nanos};
 use crate::trace::ProfilerMarker;
+
+/// A phase of the host's rendering pipeline on the agent's thread, as the `style`, `layout`
+/// and `paint` markers name them (decision 0064).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RenderingPhase {
+    /// Computing elements' styles: the stylist's update and the style traversal.
+    Style,
+    /// Building the boxes and laying them out.
+    Layout,
+    /// Putting what was laid out in painting order and recording what to draw.
+    Paint,
+}
+
+impl RenderingPhase {
+    /// The phase's marker.
+    pub fn marker(self) -> ProfilerMarker {
+        match self {
+            RenderingPhase::Style => ProfilerMarker::Style,
+            RenderingPhase::Layout => ProfilerMarker::Layout,
+            RenderingPhase::Paint => ProfilerMarker::Paint,
+        }
+    }
+
+    /// The phase as one byte (0: none), as the agent keeps it.
+    fn to_byte(phase: Option<RenderingPhase>) -> u8 {
+        match phase {
+            None => 0,
+            Some(RenderingPhase::Style) => 1,
+            Some(RenderingPhase::Layout) => 2,
+            Some(RenderingPhase::Paint) => 3,
+        }
+    }
+
+    fn from_byte(byte: u8) -> Option<RenderingPhase> {
+        match byte {
+            1 => Some(RenderingPhase::Style),
+            2 => Some(RenderingPhase::Layout),
+            3 => Some(RenderingPhase::Paint),
+            _ => None,
+        }
+    }
+}
 
 /// What a [`StackSampler`] found at the tick.
 #[derive(Debug, Clone)]
@@ -134,6 +178,8 @@ pub struct AgentShared {
     pub(crate) clock: Arc<dyn Clock>,
     /// Collections running now (nursery collections nest inside major slices).
     gc_depth: AtomicU32,
+    /// The rendering phase the agent's thread is in ([`RenderingPhase::to_byte`]).
+    rendering: AtomicU8,
     /// Whether the agent's thread is waiting for work (its event loop is blocked).
     waiting: AtomicBool,
 }
@@ -170,11 +216,17 @@ impl AgentShared {
     }
 
     /// What the agent is doing now, as a sample's marker: `gc` during a collection (in
-    /// script or not), `script` while script runs, `other` while the thread does native work
-    /// outside script (a task, parsing, a load), and nothing while it waits for work.
+    /// script or not), the rendering phase (`style`, `layout`, `paint`) while the host's
+    /// pipeline runs, even when script forced it, `script` while script runs, `other` while
+    /// the thread does native work outside script (a task, parsing, a load), and nothing
+    /// while it waits for work.
     pub(crate) fn marker(&self) -> Option<ProfilerMarker> {
         if self.gc_depth.load(Ordering::Acquire) > 0 {
             Some(ProfilerMarker::Gc)
+        } else if let Some(phase) =
+            RenderingPhase::from_byte(self.rendering.load(Ordering::Acquire))
+        {
+            Some(phase.marker())
         } else if self.in_script() {
             Some(ProfilerMarker::Script)
         } else if self.waiting.load(Ordering::Acquire) {
@@ -207,6 +259,7 @@ impl AgentHandle {
             answers,
             clock,
             gc_depth: AtomicU32::new(0),
+            rendering: AtomicU8::new(0),
             waiting: AtomicBool::new(false),
         }))
     }
@@ -268,12 +321,24 @@ impl AgentHandle {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| d.checked_sub(1));
     }
 
+    /// Agent thread: the thread enters a phase of its rendering pipeline (`None`: it left
+    /// the pipeline). Returns the phase it was in, for the caller to restore: a phase run
+    /// inside another (a layout that restyles) ends back in the outer one.
+    pub fn set_rendering(&self, phase: Option<RenderingPhase>) -> Option<RenderingPhase> {
+        RenderingPhase::from_byte(
+            self.0
+                .rendering
+                .swap(RenderingPhase::to_byte(phase), Ordering::AcqRel),
+        )
+    }
+
     /// Agent thread: the thread starts (`true`) or stops waiting for work.
     pub fn waiting(&self, waiting: bool) {
         self.0.waiting.store(waiting, Ordering::Release);
     }
 
-    /// The marker a sample taken now would get: `gc`, `script`, `other` or none.
+    /// The marker a sample taken now would get: `gc`, a rendering phase's, `script`, `other`
+    /// or none.
     pub fn marker(&self) -> Option<ProfilerMarker> {
         self.0.marker()
     }

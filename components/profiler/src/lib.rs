@@ -39,7 +39,9 @@ mod trace;
 #[cfg(test)]
 mod tests;
 
-pub use agent::{AgentHandle, AgentId, PollStep, SampleRequest, Sampled, StackSampler};
+pub use agent::{
+    AgentHandle, AgentId, PollStep, RenderingPhase, SampleRequest, Sampled, StackSampler,
+};
 pub use frame::{
     FrameInfo, FrameSite, NoScripts, RawFrame, RawStack, RealmId, ResolvedSite, ScriptId,
     Symbolizer,

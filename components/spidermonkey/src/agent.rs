@@ -11,7 +11,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jsprof_profiler::{AgentHandle, ProfilerGroup, RealmId};
+use jsprof_profiler::{AgentHandle, ProfilerGroup, RealmId, RenderingPhase};
 use jsprof_symbolizer::ScriptRegistry;
 use mozjs::jsapi::{self, JSContext};
 use mozjs::rust::{Runtime, ThreadSafeJSContext};
@@ -255,6 +255,42 @@ pub fn waiting<R>(wait: impl FnOnce() -> R) -> R {
     let out = wait();
     with_marks(|h| h.waiting(false));
     out
+}
+
+/// **Rendering**: marks this thread's agent as in a phase of the host's rendering pipeline
+/// (style, layout, paint) for the life of the guard; samples taken meanwhile carry the
+/// phase's marker, also when script forced the phase, and a collection inside it stays
+/// `gc` (decision 0064). [`Rendering::switch`] moves to the next phase; the drop restores
+/// the phase the thread was in before, so phases nest (a layout that restyles). Without an
+/// agent it does nothing (one thread-local read).
+#[derive(Debug)]
+#[must_use = "the thread is in the phase only while the guard lives"]
+pub struct Rendering {
+    previous: Option<RenderingPhase>,
+}
+
+impl Rendering {
+    /// Enters `phase` (see [`Rendering`]).
+    pub fn enter(phase: RenderingPhase) -> Self {
+        let mut previous = None;
+        with_marks(|h| previous = h.set_rendering(Some(phase)));
+        Rendering { previous }
+    }
+
+    /// Moves from this guard's phase to `phase`.
+    pub fn switch(&self, phase: RenderingPhase) {
+        with_marks(|h| {
+            h.set_rendering(Some(phase));
+        });
+    }
+}
+
+impl Drop for Rendering {
+    fn drop(&mut self) {
+        with_marks(|h| {
+            h.set_rendering(self.previous);
+        });
+    }
 }
 
 /// A full, non-incremental collection of this thread's runtime (what the SpiderMonkey

@@ -15,8 +15,9 @@
 //!   frame iterator merged with its profiling stack, like Gecko's profiler), collections
 //!   (a collection's stack is walked as it begins when a tick is due in it) and the `gc`
 //!   marker, and the fallback capture through SavedFrames in the interrupt callback;
-//! - the in-script guard ([`InScript`]) and the event loop's waits ([`waiting`]), which the
-//!   `script`, `other` and (no) markers are made of;
+//! - the in-script guard ([`InScript`]), the event loop's waits ([`waiting`]) and the
+//!   rendering guard ([`Rendering`]), which the `script`, `other`, (no), `style`, `layout`
+//!   and `paint` markers are made of;
 //! - the script registry and the symbolizer ([`ScriptRegistry`], from `jsprof-symbolizer`):
 //!   every compiled script by ScriptSource id ([`script_source_id`], [`module_source_id`])
 //!   with its URL, start position, realm and muted flag, and the resolution of positions to
@@ -39,6 +40,7 @@
 //! | a `Profiler` starts | [`enable_sampling`], then `ProfilerGroup::start_session` with the handle, the realm, and the registry as symbolizer |
 //! | task entry and exit (every call into JS) | hold an [`InScript`] guard while JS runs |
 //! | the event loop blocks for its next task | wrap the wait in [`waiting`] |
+//! | style, layout and paint (a host with a rendering pipeline, on its script thread) | hold a [`Rendering`] guard of the phase while it runs |
 //! | shutdown of a runtime | [`sampling_stats`] (if wanted), then [`release_runtime`] before the runtime is dropped |
 //!
 //! # What the embedder still does itself
@@ -132,14 +134,14 @@ use std::sync::RwLock;
 pub use agent::{
     collect_garbage, enable_sampling, install_agent, observe_collections, prepare_runtime,
     release_runtime, sampling_stats, uninstall_agent, waiting, AgentConfig, AgentError, Collection,
-    SamplingStats,
+    Rendering, SamplingStats,
 };
 pub use capture::{
     capture_current_stack, is_saved_frame, saved_frame_principals, saved_frame_slot, slot,
 };
 pub use frames::RealmOfPrincipals;
 pub use in_script::{guard_time, InScript};
-pub use jsprof_profiler::{AgentHandle, RealmId};
+pub use jsprof_profiler::{AgentHandle, RealmId, RenderingPhase};
 pub use jsprof_symbolizer::{Registered, ScriptInfo, ScriptRegistry, SourceId};
 pub use sampling::setup_sampler_thread;
 pub use scripts::{is_scripted_proxy, module_source_id, script_source_id};

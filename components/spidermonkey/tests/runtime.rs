@@ -120,6 +120,28 @@ fn the_agent_sits_beside_the_embedders_callbacks() {
         .unwrap();
         assert_eq!(again.id(), agent.id());
 
+        // A rendering phase is the agent's marker while its guard lives; phases nest, and
+        // each guard's drop restores the one before it.
+        {
+            use jsprof_profiler::ProfilerMarker as M;
+            use jsprof_spidermonkey::{Rendering, RenderingPhase};
+            let outside = agent.marker();
+            let rendering = Rendering::enter(RenderingPhase::Style);
+            assert_eq!(agent.marker(), Some(M::Style));
+            rendering.switch(RenderingPhase::Layout);
+            {
+                let _restyle = Rendering::enter(RenderingPhase::Style);
+                assert_eq!(agent.marker(), Some(M::Style));
+            }
+            assert_eq!(agent.marker(), Some(M::Layout));
+            {
+                let _in_script = InScript::enter();
+                assert_eq!(agent.marker(), Some(M::Layout), "a forced layout is layout");
+            }
+            drop(rendering);
+            assert_eq!(agent.marker(), outside);
+        }
+
         let opts = CompileOptionsWrapper::new(rt.cx_no_gc(), CString::from(c"spin.js"), 1);
         let mut source = transform_str_to_source_text(SPIN);
         // SAFETY: `cx` is in the global's realm; `opts` and `source` outlive the call; rooted

@@ -1,7 +1,7 @@
 //! The markers extension: each sample carries what the agent was doing at its tick, as
 //! far as the session's context may see it.
 
-use crate::agent::Sampled;
+use crate::agent::{RenderingPhase, Sampled};
 use crate::trace::{MarkerSet, ProfilerMarker};
 
 use super::harness::*;
@@ -86,4 +86,63 @@ fn marker_sets_follow_conditional_marker_exposure() {
         );
     }
     assert_eq!(ProfilerMarker::from_byte(0), None);
+}
+
+/// A host with a rendering pipeline marks its phases: a tick inside one is `style`, `layout`
+/// or `paint` (even when script forced it, and then with the script's stack), a collection
+/// inside one is still `gc`, and a context that is not cross-origin isolated sees `style`
+/// and `layout` but not `paint` (decision 0064).
+#[test]
+fn rendering_phases_mark_their_ticks_and_only_style_and_layout_are_seen_without_isolation() {
+    use ProfilerMarker::{Gc, Layout, Other, Paint, Script, Style};
+    use RenderingPhase as R;
+    let mut h = Harness::new();
+    let a = h.agent_with(Some(Box::new(|| Sampled::Stack(stack(&[3])))));
+    h.start_with(1, a, 1, 100, MarkerSet::for_context(true, true));
+    h.start_with(2, a, 1, 100, MarkerSet::for_context(true, false));
+    let agent = h.agents[a].0.clone();
+    // 0-2 ms: a rendering update's style, 2-4: its layout, 4-6: a collection in its
+    // layout, 6-8: its paint, 8-10: the task after it; 10-12: script, 12-14: a layout it
+    // forced, 14-16: a restyle inside that layout, 16-18: the layout again, 18-20: script.
+    assert_eq!(agent.set_rendering(Some(R::Style)), None);
+    h.run_to(2 * MS, |_| {});
+    assert_eq!(agent.set_rendering(Some(R::Layout)), Some(R::Style));
+    h.run_to(4 * MS, |_| {});
+    agent.gc_began();
+    h.run_to(6 * MS, |_| {});
+    agent.gc_ended();
+    agent.set_rendering(Some(R::Paint));
+    h.run_to(8 * MS, |_| {});
+    assert_eq!(agent.set_rendering(None), Some(R::Paint));
+    h.run_to(10 * MS, |_| {});
+    agent.enter();
+    h.run_to(12 * MS, |_| {});
+    let outer = agent.set_rendering(Some(R::Layout));
+    h.run_to(14 * MS, |_| {});
+    let inner = agent.set_rendering(Some(R::Style));
+    h.run_to(16 * MS, |_| {});
+    agent.set_rendering(inner);
+    h.run_to(18 * MS, |_| {});
+    agent.set_rendering(outer);
+    h.run_to(20 * MS, |_| {});
+    agent.leave();
+    assert_eq!(agent.marker(), Some(Other));
+
+    let isolated = [
+        Style, Layout, Gc, Paint, Other, Script, Layout, Style, Layout, Script,
+    ];
+    let t = h.stop(1);
+    assert_eq!(t.samples.len(), 20);
+    for (i, s) in t.samples.iter().enumerate() {
+        assert_eq!(s.marker, Some(isolated[i / 2]), "sample {i}");
+        // Stacks only where script ran, forced layouts included.
+        assert_eq!(s.stack_id.is_some(), (10..20).contains(&i), "sample {i}");
+    }
+    let t = h.stop(2);
+    for (i, s) in t.samples.iter().enumerate() {
+        let seen = Some(isolated[i / 2]).filter(|m| matches!(m, Style | Layout));
+        assert_eq!(s.marker, seen, "sample {i}");
+    }
+    assert!(t.to_json().contains(r#""marker":"layout""#));
+    assert!(!t.to_json().contains("paint"));
 }
