@@ -1,5 +1,5 @@
 """The Servo tree of jsprof in Servo (integrations/servo, issue 25): the registry's
-servo-script and servo-script-bindings laid out under $JSPROF_SERVO_DIR/crates with our
+servo-script, servo-script-bindings and servo-layout laid out under $JSPROF_SERVO_DIR/crates with our
 patches (integrations/servo/patches) applied, the patches rewritten from edited copies
 (`./mach servo refresh-patches`, with its splitter of a patch into each file's hunks), and the
 build of jsprof-servo. The `./mach servo` commands are in servo.py; the WPT runner uses the
@@ -24,7 +24,7 @@ from .common import ROOT, apt_install, bootstrap_build, dpkg_missing, env, log
 # links), so the two never share one.
 SERVO_ROOT = os.path.join(ROOT, "integrations", "servo")
 SERVO_DIR = os.environ.get("JSPROF_SERVO_DIR", os.path.expanduser("~/.cache/jsprof/servo"))
-SERVO_CRATES = ["servo-script-0.7.0", "servo-script-bindings-0.7.0"]
+SERVO_CRATES = ["servo-script-0.7.0", "servo-script-bindings-0.7.0", "servo-layout-0.7.0"]
 # Debian packages jsprof-servo's build and headless run use beyond ./mach bootstrap's, as
 # measured on the first build (2026-11-26): linked (ldd) fontconfig and freetype, found by
 # their -sys crates through pkg-config; loaded at run time (LD_DEBUG=files) EGL with Mesa's
@@ -168,7 +168,7 @@ def apply_patch(tree, name, cwd, *options):
 
 
 def servo_layout(tree=None):
-    """Fresh copies of the registry's servo-script and servo-script-bindings, patched, under
+    """Fresh copies of the registry's crates of SERVO_CRATES, patched, under
     $JSPROF_SERVO_DIR/crates, and integrations/servo/patched linked to them. Skipped while the
     patches (and the sources) are the ones the copies were made with (a stamp of their hashes)."""
     tree = tree or Tree.default()

@@ -78,7 +78,8 @@ class TreeCase(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp)
         j = lambda *p: os.path.join(self.tmp, *p)  # noqa: E731
         self.tree = Tree(patches_dir=j("patches"), crates_dir=j("servo", "crates"), src_root=j("registry", "src"),
-                         link=j("integration", "patched"), fetch_dir=j("servo", "fetch"))
+                         link=j("integration", "patched"), fetch_dir=j("servo", "fetch"),
+                         crates=[SCRIPT, BINDINGS])
         os.makedirs(j("integration"))
         # Two registry indexes: the first by name that holds a crate is the one used.
         src = j("registry", "src", "index-b", SCRIPT)
