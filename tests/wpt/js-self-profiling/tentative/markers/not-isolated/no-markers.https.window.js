@@ -4,8 +4,8 @@
 "use strict";
 
 // Conditional Marker Exposure: a document that is not cross-origin isolated may see only
-// "style" and "layout", which this engine never produces: no sample carries a marker, and
-// the trace is exactly the base spec's.
+// "style" and "layout", and script and collections are neither: no sample carries a marker,
+// and the trace is exactly the base spec's.
 promise_test(async () => {
   assert_false(self.crossOriginIsolated, "no COOP and COEP here");
   const trace = await ProfilingUtils.profile(() => {
