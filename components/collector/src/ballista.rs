@@ -14,6 +14,10 @@
 //! write-ahead log is an in-memory table in embedded mode; a plan holding one cannot be
 //! sent to a cluster, so Ballista mode reads the compacted Parquet files only and says on
 //! stderr how many traces it left out.
+//!
+//! Uploaded source maps apply as in embedded mode: the context carries the store's maps
+//! (`symbols::with_symbols`), and the client maps the frames of the rows the cluster
+//! returns; `frames_mapped` sends the mapped frames in the plan (`VALUES`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -191,9 +195,11 @@ pub async fn context(
     }
     let state = SessionStateBuilder::new()
         .with_default_features()
-        .with_config(tables::session_config(
+        .with_config(tables::session_config(crate::symbols::with_symbols(
             datafusion::prelude::SessionConfig::new_with_ballista(),
-        ))
+            &store,
+            project,
+        )))
         .build();
     let ctx = SessionContext::remote_with_state(&scheduler.url(), state)
         .await

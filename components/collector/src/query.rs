@@ -50,13 +50,7 @@ pub async fn context_on(
 /// `traces_base`.
 pub async fn context(store: &Store, project: Option<&str>) -> Result<SessionContext, String> {
     store.check()?;
-    // The store's uploaded source maps, for the aggregations to map frames with. They are
-    // kept beside the log (decision 0060): a store read from S3 without `--data-dir` has
-    // none, and its frames stay as they were recorded.
-    let mut config = SessionConfig::new();
-    if let Some(dir) = &store.dir {
-        config = config.with_extension(Arc::new(crate::symbols::Symbols::new(dir, project)));
-    }
+    let config = crate::symbols::with_symbols(SessionConfig::new(), store, project);
     let ctx = SessionContext::new_with_config(session_config(config));
     crate::tables::register_objects(&ctx, store);
     // What is still only in the log.
@@ -117,7 +111,8 @@ pub async fn batches_on(
 ) -> Result<Vec<arrow::array::RecordBatch>, String> {
     let ctx = context_on(engine, store, project).await?;
     if mentions_frames_mapped(sql) {
-        crate::symbols::register_frames_mapped(&ctx).await?;
+        let distributed = matches!(engine, Engine::Ballista(_));
+        crate::symbols::register_frames_mapped(&ctx, distributed).await?;
     }
     let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
     df.collect().await.map_err(|e| e.to_string())

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::DataType;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use jsprof_export::model::Frame;
 use jsprof_export::sourcemap::Mapped;
 use serde::{Deserialize, Serialize};
@@ -511,8 +511,24 @@ impl Symbols {
     }
 }
 
-/// The resolver of `ctx`'s store: `None` without uploaded maps (or on a context without
-/// [`Symbols`], as a Ballista one).
+/// `config` with the store's uploaded maps for the aggregations to map frames with (a
+/// [`Symbols`]), on an embedded context and on a Ballista one alike: frames are mapped in
+/// the client, on the rows a query returns. The maps are kept beside the log (decision
+/// 0060), so a store read from S3 without `--data-dir` has none, and its frames stay as
+/// they were recorded.
+pub fn with_symbols(
+    config: SessionConfig,
+    store: &crate::store::Store,
+    project: Option<&str>,
+) -> SessionConfig {
+    match &store.dir {
+        Some(dir) => config.with_extension(Arc::new(Symbols::new(dir, project))),
+        None => config,
+    }
+}
+
+/// The resolver of `ctx`'s store: `None` without uploaded maps (or on a context made
+/// without [`with_symbols`]).
 pub async fn resolver(ctx: &SessionContext) -> Result<Option<Arc<Resolver>>, String> {
     let Some(symbols) = ctx.copied_config().get_extension::<Symbols>() else {
         return Ok(None);
@@ -547,27 +563,103 @@ pub fn map_batches(
         .collect()
 }
 
+/// The `frames` table's columns, in its stored order.
+const FRAMES: &str = "SELECT frame_id, name, resource, line, \"column\" FROM frames";
+
 /// Registers `frames_mapped` on `ctx`: the `frames` table (`frame_id`, `name`,
 /// `resource`, `line`, `column`) with each frame mapped through the uploaded maps (any
 /// release: the newest upload that fits), as it is where none fits.
-pub async fn register_frames_mapped(ctx: &SessionContext) -> Result<(), String> {
-    let Some(resolver) = resolver(ctx).await? else {
-        let view = ctx
-            .sql("SELECT frame_id, name, resource, line, \"column\" FROM frames")
-            .await
-            .map_err(|e| e.to_string())?;
-        return ctx
-            .register_table("frames_mapped", view.into_view())
-            .map(|_| ())
-            .map_err(|e| e.to_string());
+///
+/// It is a view: `frames` left-joined with the originals of the frames a map changes,
+/// which are read and mapped here, in the client. On an embedded context they are an
+/// in-memory table; on a Ballista one (`distributed`), whose plans go to the cluster and
+/// cannot carry a table provider of this process, they are a `VALUES` list in the plan.
+pub async fn register_frames_mapped(ctx: &SessionContext, distributed: bool) -> Result<(), String> {
+    use datafusion::logical_expr::{col, lit, when, JoinType, LogicalPlanBuilder};
+    let error = |e: datafusion::error::DataFusionError| e.to_string();
+    let frames = ctx.sql(FRAMES).await.map_err(error)?;
+    let originals = match resolver(ctx).await? {
+        Some(resolver) => originals(ctx, &resolver).await?,
+        None => Vec::new(),
     };
-    let batches = crate::batches::collect(
-        ctx,
-        "SELECT frame_id, name, resource, line, \"column\" FROM frames",
-    )
-    .await?;
+    let view = if originals.iter().all(|b| b.num_rows() == 0) {
+        frames
+    } else {
+        // The originals' columns, named apart from `frames`' for the join.
+        let named = |c: &str| format!("o_{c}");
+        let schema = crate::store::schema("frames");
+        let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let table = if distributed {
+            let mut rows = Vec::new();
+            for b in &originals {
+                for r in 0..b.num_rows() {
+                    let row = b
+                        .columns()
+                        .iter()
+                        .map(|a| datafusion::scalar::ScalarValue::try_from_array(a, r).map(lit))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(error)?;
+                    rows.push(row);
+                }
+            }
+            // `VALUES` names its columns column1, column2, …
+            let aliases = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| col(format!("column{}", i + 1)).alias(named(n)));
+            let plan = LogicalPlanBuilder::values(rows)
+                .and_then(|b| b.project(aliases))
+                .and_then(|b| b.build())
+                .map_err(error)?;
+            datafusion::dataframe::DataFrame::new(ctx.state(), plan)
+        } else {
+            let renamed = Arc::new(arrow::datatypes::Schema::new(
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.as_ref().clone().with_name(named(f.name())))
+                    .collect::<Vec<_>>(),
+            ));
+            let batches = originals
+                .into_iter()
+                .map(|b| RecordBatch::try_new(renamed.clone(), b.columns().to_vec()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            let mem =
+                datafusion::datasource::MemTable::try_new(renamed, vec![batches]).map_err(error)?;
+            ctx.read_table(Arc::new(mem)).map_err(error)?
+        };
+        let mut columns = vec![col("frame_id")];
+        for n in &names[1..] {
+            columns.push(
+                when(col(named("frame_id")).is_null(), col(n.as_str()))
+                    .otherwise(col(named(n)))
+                    .map_err(error)?
+                    .alias(n.as_str()),
+            );
+        }
+        frames
+            .join(
+                table,
+                JoinType::Left,
+                &["frame_id"],
+                &[&named("frame_id")],
+                None,
+            )
+            .and_then(|j| j.select(columns))
+            .map_err(error)?
+    };
+    ctx.register_table("frames_mapped", view.into_view())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The frames of `ctx`'s `frames` that `resolver` maps, each with its original, in
+/// `frames`' schema.
+async fn originals(ctx: &SessionContext, resolver: &Resolver) -> Result<Vec<RecordBatch>, String> {
+    let batches = crate::batches::collect(ctx, FRAMES).await?;
     let schema = crate::store::schema("frames");
-    let batches = batches
+    batches
         .into_iter()
         .map(|b| {
             let columns = b
@@ -577,15 +669,20 @@ pub async fn register_frames_mapped(ctx: &SessionContext) -> Result<(), String> 
                 .map(|(a, f)| arrow::compute::cast(a, f.data_type()))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
-            RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())
+            let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
+            let (columns, frames) = FrameColumns::read(&batch)?;
+            let mut mapped = Vec::with_capacity(frames.len());
+            let mut changed = Vec::with_capacity(frames.len());
+            for frame in frames {
+                let original = resolver.original(None, &frame);
+                changed.push(original.is_some());
+                mapped.push(original.unwrap_or(frame));
+            }
+            let batch = columns.replace(&batch, mapped)?;
+            arrow::compute::filter_record_batch(&batch, &arrow::array::BooleanArray::from(changed))
+                .map_err(|e| e.to_string())
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    let mapped = map_batches(batches, |f| resolver.map(None, f))?;
-    let mem = datafusion::datasource::MemTable::try_new(schema, vec![mapped])
-        .map_err(|e| e.to_string())?;
-    ctx.register_table("frames_mapped", Arc::new(mem))
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .collect()
 }
 
 /// A map of the directory `jsprof sourcemaps upload` uploads, with its scripts.

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::cluster::{free_ports, ingest, trace, wait_compacted, Cluster};
+use common::maps::{maps, post_minified, upload, ORIGINALS};
 use common::{http, Collector, BIN};
 
 fn run(args: &[&str], store: &Path, ballista: Option<&str>) -> Output {
@@ -221,6 +222,91 @@ fn ballista_and_embedded_give_identical_results() {
     let distributed = n(run(&["query", count], store, Some(&cluster.url)));
     assert!(distributed < traces, "{distributed} of {traces}");
     assert_eq!(embedded, distributed + 1, "the late trace is in the log");
+}
+
+/// A release's uploaded source maps name the original functions in Ballista mode as in the
+/// embedded one: the cluster returns the stored (minified) frames' rows and the client maps
+/// them, and `query`'s `frames_mapped` goes to the cluster as a `VALUES` list in the plan.
+#[test]
+fn uploaded_maps_name_the_original_functions_on_a_cluster_too() {
+    let cluster = Cluster::start(2);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path();
+    let key = "upload-key-0123";
+    let c = Collector::start(
+        store,
+        &[
+            "--upload-key",
+            &format!("default={key}"),
+            "--pref",
+            "collector.segment_ms=50",
+        ],
+    );
+    let url = "https://shop.example/assets/app.min.js";
+    for release in ["1.0", "2.0", "2.0"] {
+        post_minified(c.addr, release, url);
+    }
+    for release in ["1.0", "2.0"] {
+        let (ok, _, err) = upload(c.addr, key, release, &maps().join("dist"));
+        assert!(ok, "{err}");
+    }
+    wait_compacted(store);
+    let jobs_before = cluster.jobs();
+
+    let top = same_in_both(&["top", "--release", "2.0"], store, &cluster);
+    let names: Vec<&str> = top
+        .lines()
+        .skip(3)
+        .filter_map(|l| l.split('|').nth(1).map(str::trim))
+        .filter(|n| !n.is_empty())
+        .collect();
+    assert_eq!(names, ORIGINALS, "{top}");
+    let diff = same_in_both(&["diff", "--base", "1.0", "--head", "2.0"], store, &cluster);
+    for name in ORIGINALS {
+        assert!(diff.contains(name), "{diff}");
+    }
+    assert!(!diff.contains("| e "), "{diff}");
+    // Each trace's leaves: formatPrice 6, computeTotals 3, renderCart 2, onLoad 1.
+    let mapped = same_in_both(
+        &[
+            "query",
+            "SELECT m.name, m.resource, count(*) AS samples FROM samples s
+             JOIN stacks st ON st.stack_id = s.stack_id
+             JOIN frames_mapped m ON m.frame_id = st.frame_id
+             GROUP BY m.name, m.resource ORDER BY samples DESC, m.name",
+        ],
+        store,
+        &cluster,
+    );
+    let rows: Vec<Vec<&str>> = mapped
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(1)
+        .map(|l| l.split('|').skip(1).take(3).map(str::trim).collect())
+        .collect();
+    let cart = "https://shop.example/src/cart.js";
+    let main = "https://shop.example/src/main.js";
+    assert_eq!(
+        rows,
+        [
+            [ORIGINALS[0], cart, "18"],
+            [ORIGINALS[1], cart, "9"],
+            [ORIGINALS[2], cart, "6"],
+            [ORIGINALS[3], main, "3"],
+        ],
+        "{mapped}"
+    );
+    // The store keeps the frames as the page sent them.
+    let stored = same_in_both(
+        &["query", "SELECT name FROM frames ORDER BY name"],
+        store,
+        &cluster,
+    );
+    for name in ["c", "e", "i", "u"] {
+        assert!(stored.contains(&format!("| {name} ")), "{stored}");
+    }
+    // The cluster ran them: top, diff's queries, and both SQL queries.
+    assert!(cluster.jobs() - jobs_before >= 4, "{} jobs", cluster.jobs());
 }
 
 #[test]

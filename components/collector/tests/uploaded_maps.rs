@@ -10,111 +10,14 @@ mod common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{http, query, run, Collector, BIN, DAY};
+use common::maps::{maps, minified_trace, post_minified, upload, ORIGINALS};
+use common::{http, query, run, Collector, DAY};
 
 const UPLOAD_KEY: &str = "upload-secret-0123";
 const READ_KEY: &str = "read-key-0123";
 /// The debug id of tests/fixtures/maps/dist-debug-id (its README).
 const DEBUG_ID: &str = "9c1f6a52-7d0e-4b8a-a3e1-5f2c7b9d4e10";
-
-fn maps() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/maps")
-}
-
-/// The minified functions of `script`: (name, 1-based line, 1-based column of the `(` of
-/// `function NAME(`), where a browser's profiler puts them.
-fn minified_functions(script: &str) -> Vec<(String, u64, u64)> {
-    let mut out = Vec::new();
-    for (l, line) in script.lines().enumerate() {
-        let mut from = 0;
-        while let Some(at) = line[from..].find("function ") {
-            let start = from + at + "function ".len();
-            let rest = &line[start..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
-                .collect();
-            if rest[name.len()..].starts_with('(') && !name.is_empty() {
-                out.push((name.clone(), l as u64 + 1, (start + name.len()) as u64 + 1));
-            }
-            from = start;
-        }
-    }
-    out
-}
-
-/// The original functions of the fixture, as the minified script orders them:
-/// formatPrice, computeTotals, renderCart, onLoad (`e`, `c`, `i`, `u`).
-const ORIGINALS: [&str; 4] = ["formatPrice", "computeTotals", "renderCart", "onLoad"];
-
-/// A trace (the spec's dictionary) of the minified script at `url`: onLoad → renderCart →
-/// computeTotals → formatPrice. Leaves: formatPrice 6 (4 under computeTotals, 2 under
-/// renderCart), computeTotals 3, renderCart 2, onLoad 1: 12 samples, 10 ms apart.
-fn minified_trace(url: &str) -> serde_json::Value {
-    let script = std::fs::read_to_string(maps().join("dist/assets/app.min.js")).unwrap();
-    let fns = minified_functions(&script);
-    assert_eq!(
-        fns.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(),
-        ["e", "c", "i", "u"],
-        "the fixture's functions"
-    );
-    let frames: Vec<serde_json::Value> = fns
-        .iter()
-        .map(|(name, line, column)| {
-            serde_json::json!({"name": name, "resourceId": 0, "line": line, "column": column})
-        })
-        .collect();
-    // Frame ids: 0 e, 1 c, 2 i, 3 u. Stacks: 0 u, 1 u>i, 2 u>i>c, 3 u>i>c>e, 4 u>i>e.
-    let stacks = serde_json::json!([
-        {"frameId": 3},
-        {"frameId": 2, "parentId": 0},
-        {"frameId": 1, "parentId": 1},
-        {"frameId": 0, "parentId": 2},
-        {"frameId": 0, "parentId": 1},
-    ]);
-    let leaves = [3, 3, 3, 3, 4, 4, 2, 2, 2, 1, 1, 0];
-    let samples: Vec<serde_json::Value> = leaves
-        .iter()
-        .enumerate()
-        .map(|(i, s)| serde_json::json!({"timestamp": 100.0 + 10.0 * i as f64, "stackId": s}))
-        .collect();
-    serde_json::json!({"resources": [url], "frames": frames, "stacks": stacks, "samples": samples})
-}
-
-fn post(addr: std::net::SocketAddr, release: &str, url: &str) {
-    common::post_trace(
-        addr,
-        None,
-        &minified_trace(url),
-        release,
-        "https://shop.example/cart",
-        "Mozilla/5.0 Chrome/130.0",
-        DAY,
-    );
-}
-
-/// `jsprof-collector sourcemaps upload`: (success, stdout, stderr).
-fn upload(
-    addr: std::net::SocketAddr,
-    key: &str,
-    release: &str,
-    dir: &Path,
-) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .args(["sourcemaps", "upload", "--release", release, "--collector"])
-        .arg(format!("http://{addr}"))
-        .args(["--key", key])
-        .arg(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -180,9 +83,9 @@ fn uploaded_maps_name_the_original_functions_in_every_view() {
         ],
     );
     // The traces first, minified: the map comes after them.
-    post(c.addr, "1.0", url);
-    post(c.addr, "2.0", url);
-    post(c.addr, "2.0", url);
+    post_minified(c.addr, "1.0", url);
+    post_minified(c.addr, "2.0", url);
+    post_minified(c.addr, "2.0", url);
     let before = top(store, "1.0");
     let names: Vec<String> = top_rows(&before).into_iter().map(|r| r.0).collect();
     assert_eq!(names, ["e", "c", "i", "u"], "{before}");
@@ -493,7 +396,7 @@ fn debug_ids_of_sentry_and_datadog_match_a_map_by_id_alone() {
     );
     assert_eq!(status, 202, "{answer}");
     // And the same frames without a debug id: they stay as they are.
-    post(c.addr, "plain-1", url);
+    post_minified(c.addr, "plain-1", url);
     // The ids are kept, one small column per trace.
     let ids = query(
         store,
@@ -647,7 +550,7 @@ fn bad_uploads_are_refused_with_a_reason_and_lose_nothing() {
     assert_eq!(files.len(), 2, "{files:?}");
     assert!(!store.join("sourcemaps/default/%2E.").exists());
     // The collector still takes traces and maps them with the good map.
-    post(c.addr, "1.0", "https://shop.example/assets/app.min.js");
+    post_minified(c.addr, "1.0", "https://shop.example/assets/app.min.js");
     let names: Vec<String> = top_rows(&top(store, "1.0"))
         .into_iter()
         .map(|r| r.0)

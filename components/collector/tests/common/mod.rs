@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod maps;
 pub mod s3;
 
 use std::io::{BufRead, BufReader, Read, Write};
