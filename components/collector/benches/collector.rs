@@ -321,7 +321,7 @@ fn upload_maps(dir: &Path) {
                 name: format!("static/chunk{c}.js.map"),
                 ..symbols::Upload::default()
             };
-            symbols::store_upload(dir, &up, &body, checked, 0.0).unwrap();
+            symbols::store_upload(dir, None, &up, &body, checked, 0.0).unwrap();
         }
     }
 }

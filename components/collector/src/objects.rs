@@ -45,6 +45,9 @@ pub struct Objects {
     root: Url,
     /// `PREFIX/tables`.
     tables: Key,
+    /// `PREFIX/sourcemaps`: the uploaded source maps, laid out as in a local store's
+    /// `sourcemaps/` (symbols.rs).
+    maps: Key,
     store: Arc<dyn ObjectStore>,
     /// `s3://BUCKET/PREFIX` as given.
     name: String,
@@ -67,7 +70,8 @@ impl Objects {
         let store = s3_from_env(bucket).map_err(|e| bad(&e))?;
         Ok(Objects {
             root,
-            tables: prefix.join("tables"),
+            tables: prefix.clone().join("tables"),
+            maps: prefix.join("sourcemaps"),
             store: Arc::new(store),
             name: url.trim_end_matches('/').to_owned(),
         })
@@ -93,6 +97,15 @@ impl Objects {
         let rel = rel.to_string_lossy();
         Key::parse(format!("{}/{rel}", self.tables))
             .map_err(|e| format!("{}: {rel}: {e}", self.name))
+    }
+
+    /// The key of `rel` (`PROJECT/RELEASE/FILE`, the names of a local store's
+    /// `sourcemaps/`, `%XX` included) among the uploaded source maps; `""`: their directory.
+    pub fn map_key(&self, rel: &str) -> Result<Key, String> {
+        if rel.is_empty() {
+            return Ok(self.maps.clone());
+        }
+        Key::parse(format!("{}/{rel}", self.maps)).map_err(|e| format!("{}: {rel}: {e}", self.name))
     }
 
     /// The directory of `table`'s objects.
@@ -130,6 +143,15 @@ impl Objects {
 
     pub fn get(&self, key: &Key) -> Result<Bytes, String> {
         block(async { self.store.get(key).await?.bytes().await }).map_err(|e| self.error(key, e))
+    }
+
+    /// The object at `key`, `None` if there is none.
+    pub fn get_if_exists(&self, key: &Key) -> Result<Option<Bytes>, String> {
+        match block(async { self.store.get(key).await?.bytes().await }) {
+            Ok(b) => Ok(Some(b)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error(key, e)),
+        }
     }
 
     pub fn delete(&self, key: &Key) -> Result<(), String> {

@@ -770,9 +770,11 @@ async fn upload_map(
         debug_id,
     };
     let store = config.store.clone();
+    let objects = config.objects.clone();
     let now = config.clock.now_ms();
     let kept = tokio::task::spawn_blocking(move || {
-        crate::symbols::store_upload(&store, &up, &body, checked, now).map(|e| (up, e))
+        crate::symbols::store_upload(&store, objects.as_deref(), &up, &body, checked, now)
+            .map(|e| (up, e))
     })
     .await;
     match kept {

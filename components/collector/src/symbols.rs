@@ -7,6 +7,11 @@
 //! DIR/sourcemaps/PROJECT/RELEASE/NNNN.map     one uploaded map, as it was uploaded
 //! ```
 //!
+//! With the tables in an object store (`--store s3://BUCKET/PREFIX`, objects.rs), each
+//! upload is also put at `s3://BUCKET/PREFIX/sourcemaps/PROJECT/RELEASE/…`, the map before
+//! the index, once both are fsynced beside the log: so a reader with the bucket alone (no
+//! `--data-dir`), or on another machine, maps frames too ([`MapFiles`]).
+//!
 //! PROJECT and RELEASE are [`dir_name`]s (percent-encoded: no name escapes its directory).
 //! Each file is written to a temporary name, fsynced and renamed, then the directory is
 //! fsynced; the map before the index that names it, so that an index never names a map
@@ -42,6 +47,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::batches::FrameColumns;
+use crate::objects::Objects;
 
 /// The uploaded maps of a store.
 pub fn maps_dir(store: &Path) -> PathBuf {
@@ -215,10 +221,12 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// One upload at a time per store (the index is read, changed and written whole).
 static UPLOADS: Mutex<()> = Mutex::new(());
 
-/// Keeps the map `body` as `up` says: its file, then the release's index. `checked` is
-/// what [`check_map`] said of it. Returns its entry.
+/// Keeps the map `body` as `up` says: its file, then the release's index, in `store`, then
+/// the same two in `objects` (a store's bucket) if given. `checked` is what [`check_map`]
+/// said of it. Returns its entry.
 pub fn store_upload(
     store: &Path,
+    objects: Option<&Objects>,
     up: &Upload,
     body: &[u8],
     checked: (Option<String>, Option<String>),
@@ -261,6 +269,11 @@ pub fn store_upload(
     index.maps.push(entry.clone());
     let json = serde_json::to_vec_pretty(&index).map_err(|e| e.to_string())?;
     write_atomically(&index_path, &json)?;
+    if let Some(o) = objects {
+        let rel = format!("{}/{}", dir_name(&up.project), dir_name(&up.release));
+        o.put(&o.map_key(&format!("{rel}/{}", entry.file))?, body.to_vec())?;
+        o.put(&o.map_key(&format!("{rel}/index.json"))?, json)?;
+    }
     Ok(entry)
 }
 
@@ -281,11 +294,81 @@ fn read_index(path: &Path) -> Result<Index, String> {
     }
 }
 
+/// Where a [`Resolver`] reads a store's uploaded maps: its directory (`DIR/sourcemaps`), or,
+/// for a store read from its bucket alone, the bucket (`PREFIX/sourcemaps`). Names are
+/// relative to there: `PROJECT`, `PROJECT/RELEASE/index.json`.
+#[derive(Debug, Clone)]
+pub enum MapFiles {
+    Dir(PathBuf),
+    Bucket(Arc<Objects>),
+}
+
+impl MapFiles {
+    /// The store's: its directory's if it has one (the collector writes there first), else
+    /// its bucket's; `None` for neither.
+    pub fn of(store: &crate::store::Store) -> Option<MapFiles> {
+        match (&store.dir, &store.objects) {
+            (Some(dir), _) => Some(MapFiles::Dir(maps_dir(dir))),
+            (None, Some(o)) => Some(MapFiles::Bucket(Arc::clone(o))),
+            (None, None) => None,
+        }
+    }
+
+    /// The directories in `rel` (`""`: the top), by name; none if `rel` is not there.
+    fn dirs(&self, rel: &str) -> Result<Vec<String>, String> {
+        match self {
+            MapFiles::Dir(root) => {
+                let dir = root.join(rel);
+                match std::fs::read_dir(&dir) {
+                    Ok(rd) => Ok(rd
+                        .flatten()
+                        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                        .collect()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+                    Err(e) => Err(io(&dir, e)),
+                }
+            }
+            MapFiles::Bucket(o) => {
+                let (_, dirs) = o.list_dir(&o.map_key(rel)?)?;
+                Ok(dirs
+                    .iter()
+                    .filter_map(|d| d.filename().map(str::to_owned))
+                    .collect())
+            }
+        }
+    }
+
+    /// The bytes of `rel`; `None` if it is not there.
+    fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
+        match self {
+            MapFiles::Dir(root) => {
+                let path = root.join(rel);
+                match std::fs::read(&path) {
+                    Ok(b) => Ok(Some(b)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(io(&path, e)),
+                }
+            }
+            MapFiles::Bucket(o) => Ok(o.get_if_exists(&o.map_key(rel)?)?.map(|b| b.to_vec())),
+        }
+    }
+
+    /// Where `rel` is, for a message.
+    fn name(&self, rel: &str) -> String {
+        match self {
+            MapFiles::Dir(root) => root.join(rel).display().to_string(),
+            MapFiles::Bucket(o) => format!("{}/sourcemaps/{rel}", o.name()),
+        }
+    }
+}
+
 /// An uploaded map as the resolver knows it.
 #[derive(Debug)]
 struct Known {
     release: String,
-    path: PathBuf,
+    /// `PROJECT/RELEASE/FILE` in its [`MapFiles`].
+    path: String,
     name: String,
     entry: Entry,
 }
@@ -297,6 +380,7 @@ type Parsed = HashMap<(usize, String), Option<Arc<Mapped>>>;
 /// its traces gave: what maps frames when read.
 #[derive(Debug)]
 pub struct Resolver {
+    files: MapFiles,
     maps: Vec<Known>,
     /// (release, script URL) → the debug ids the traces of that release gave it.
     ids: HashMap<(String, String), Vec<String>>,
@@ -306,39 +390,30 @@ pub struct Resolver {
 }
 
 impl Resolver {
-    /// The uploaded maps of `project` (every project's: `None`) in `store`; `None` when
+    /// The uploaded maps of `project` (every project's: `None`) in `files`; `None` when
     /// there are none (nothing to map).
-    pub fn open(store: &Path, project: Option<&str>) -> Result<Option<Resolver>, String> {
-        let root = maps_dir(store);
-        let projects: Vec<PathBuf> = match project {
-            Some(p) => vec![root.join(dir_name(p))],
-            None => match std::fs::read_dir(&root) {
-                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                Err(e) => return Err(io(&root, e)),
-            },
+    pub fn open(files: &MapFiles, project: Option<&str>) -> Result<Option<Resolver>, String> {
+        let projects: Vec<String> = match project {
+            Some(p) => vec![dir_name(p)],
+            None => files.dirs("")?,
         };
         let mut maps = Vec::new();
         for p in projects {
-            let releases = match std::fs::read_dir(&p) {
-                Ok(rd) => rd,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io(&p, e)),
-            };
-            for r in releases.flatten() {
-                let dir = r.path();
-                let Some(release) = dir
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(from_dir_name)
-                else {
+            for r in files.dirs(&p)? {
+                let Some(release) = from_dir_name(&r) else {
                     continue;
                 };
-                let index = read_index(&dir.join("index.json"))?;
+                let rel = format!("{p}/{r}");
+                let index_rel = format!("{rel}/index.json");
+                let index: Index = match files.read(&index_rel)? {
+                    None => Index::default(),
+                    Some(bytes) => serde_json::from_slice(&bytes)
+                        .map_err(|e| format!("{}: {e}", files.name(&index_rel)))?,
+                };
                 for entry in index.maps {
                     maps.push(Known {
                         release: release.clone(),
-                        path: dir.join(&entry.file),
+                        path: format!("{rel}/{}", entry.file),
                         name: entry.name.clone(),
                         entry,
                     });
@@ -351,6 +426,7 @@ impl Resolver {
         // The newest upload first: where several maps fit equally, it wins.
         maps.sort_by(|a, b| b.entry.uploaded_ms.total_cmp(&a.entry.uploaded_ms));
         Ok(Some(Resolver {
+            files: files.clone(),
             maps,
             ids: HashMap::new(),
             parsed: Mutex::new(HashMap::new()),
@@ -452,8 +528,11 @@ impl Resolver {
                 // Sources are relative to the map, which sat beside its script.
                 let base = k.name.rsplit('/').next().unwrap_or(&k.name);
                 let map_url = script.join(base).unwrap_or_else(|_| script.clone());
-                std::fs::read(&k.path)
-                    .map_err(|e| io(&k.path, e))
+                self.files
+                    .read(&k.path)
+                    .and_then(|b| {
+                        b.ok_or_else(|| format!("{}: not there", self.files.name(&k.path)))
+                    })
                     .and_then(|body| {
                         std::panic::catch_unwind(|| Mapped::parse(&body, &map_url, &script))
                             .unwrap_or_else(|_| Err("the parser failed on it".into()))
@@ -496,15 +575,15 @@ impl Resolver {
 /// uploaded maps, read at the first use.
 #[derive(Debug)]
 pub struct Symbols {
-    store: PathBuf,
+    files: MapFiles,
     project: Option<String>,
     resolver: tokio::sync::OnceCell<Option<Arc<Resolver>>>,
 }
 
 impl Symbols {
-    pub fn new(store: &Path, project: Option<&str>) -> Symbols {
+    pub fn new(files: MapFiles, project: Option<&str>) -> Symbols {
         Symbols {
-            store: store.to_owned(),
+            files,
             project: project.map(str::to_owned),
             resolver: tokio::sync::OnceCell::new(),
         }
@@ -513,16 +592,15 @@ impl Symbols {
 
 /// `config` with the store's uploaded maps for the aggregations to map frames with (a
 /// [`Symbols`]), on an embedded context and on a Ballista one alike: frames are mapped in
-/// the client, on the rows a query returns. The maps are kept beside the log (decision
-/// 0060), so a store read from S3 without `--data-dir` has none, and its frames stay as
-/// they were recorded.
+/// the client, on the rows a query returns. The maps are read from the store's directory,
+/// or from its bucket when it is read without one ([`MapFiles::of`]).
 pub fn with_symbols(
     config: SessionConfig,
     store: &crate::store::Store,
     project: Option<&str>,
 ) -> SessionConfig {
-    match &store.dir {
-        Some(dir) => config.with_extension(Arc::new(Symbols::new(dir, project))),
+    match MapFiles::of(store) {
+        Some(files) => config.with_extension(Arc::new(Symbols::new(files, project))),
         None => config,
     }
 }
@@ -536,7 +614,7 @@ pub async fn resolver(ctx: &SessionContext) -> Result<Option<Arc<Resolver>>, Str
     symbols
         .resolver
         .get_or_try_init(|| async {
-            match Resolver::open(&symbols.store, symbols.project.as_deref())? {
+            match Resolver::open(&symbols.files, symbols.project.as_deref())? {
                 None => Ok(None),
                 Some(mut r) => {
                     r.load_debug_ids(ctx).await?;

@@ -13,6 +13,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::cluster::{ingest, wait_compacted, Cluster};
+use common::maps::{maps, post_minified, upload, ORIGINALS};
 use common::s3::S3;
 use common::{count_of, http, Collector, BIN};
 
@@ -175,6 +176,81 @@ fn the_tables_on_s3_are_read_back_embedded_and_on_ballista() {
         assert_eq!(&got, want, "{args:?}: Ballista on S3 and embedded differ");
     }
     assert!(cluster.jobs() - jobs >= reads.len(), "the cluster ran them");
+}
+
+/// A release's source maps uploaded to a collector whose tables are on S3 go to the bucket
+/// too, so a reader with the bucket alone (no `--data-dir`: another machine, a Ballista
+/// cluster) names the original functions, as one with the log's directory does.
+#[test]
+fn uploaded_maps_go_to_the_bucket_and_readers_of_it_map_with_them() {
+    let s3 = S3::start();
+    let env = s3.env();
+    let url = s3.url("field/maps");
+    let url = url.as_str();
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let key = "upload-key-0123";
+    let c = Collector::start_with(
+        &[
+            "--store",
+            url,
+            "--data-dir",
+            data_dir,
+            "--upload-key",
+            &format!("default={key}"),
+            "--pref",
+            "collector.segment_ms=50",
+        ],
+        &env,
+    );
+    let script = "https://shop.example/assets/app.min.js";
+    post_minified(c.addr, "1.0", script);
+    post_minified(c.addr, "1.0", script);
+    let (ok, _, err) = upload(c.addr, key, "1.0", &maps().join("dist"));
+    assert!(ok, "{err}");
+    wait_compacted(data.path());
+    let keys = s3.keys("field/maps/sourcemaps");
+    assert!(
+        keys.iter()
+            .any(|k| k == "field/maps/sourcemaps/default/1.0/index.json"),
+        "{keys:?}"
+    );
+    assert!(keys.iter().any(|k| k.ends_with(".map")), "{keys:?}");
+
+    let top = ["top", "--store", url, "--release", "1.0"];
+    let names = |table: &str| -> Vec<String> {
+        table
+            .lines()
+            .skip(3)
+            .filter_map(|l| l.split('|').nth(1).map(|n| n.trim().to_owned()))
+            .filter(|n| !n.is_empty())
+            .collect()
+    };
+    // From the bucket alone, with the log's directory, and on a Ballista cluster that
+    // reads the bucket: the original functions each time.
+    let alone = run(&top, &env);
+    assert_eq!(names(&alone), ORIGINALS, "{alone}");
+    let with_dir = run(&[&top[..], &["--data-dir", data_dir]].concat(), &env);
+    assert_eq!(with_dir, alone);
+    let cluster = Cluster::start_with_env(1, &env);
+    let on_cluster = run(&[&top[..], &["--ballista", &cluster.url]].concat(), &env);
+    assert_eq!(on_cluster, alone);
+    let mapped = run(
+        &[
+            "query",
+            "--store",
+            url,
+            "SELECT f.name AS stored, m.name FROM frames f
+             JOIN frames_mapped m ON m.frame_id = f.frame_id ORDER BY m.name",
+        ],
+        &env,
+    );
+    for (stored, original) in [("c", "computeTotals"), ("e", "formatPrice")] {
+        assert!(
+            mapped.contains(&format!("| {stored:<6} | {original} ")),
+            "{mapped}"
+        );
+    }
 }
 
 /// SIGKILL while segments wait for compaction: what was acknowledged is in the local log,
