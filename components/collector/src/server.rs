@@ -1,4 +1,4 @@
-//! `jsprof collect`: the HTTP intake. Every request is decoded (decode.rs), appended to the
+//! `jsprof collect`: the HTTP intake. Every request is decoded (decode/), appended to the
 //! write-ahead log and answered only once the fsync covering it is done (wal/). Sealed
 //! segments are compacted into Parquet by one thread (store.rs).
 //!
