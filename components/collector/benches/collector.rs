@@ -2,8 +2,9 @@
 //! - ingest: traces of 500 samples each over HTTP from 32 concurrent keep-alive clients,
 //!   each acknowledged (202) only after its fsync: traces/s and the p50/p99 acknowledgement
 //!   latency (target: ≥ 5,000 traces/s, p99 < 50 ms);
-//! - `top` over 10 million samples (20,000 traces of 500) compacted into Parquet, embedded
-//!   (target: ≤ 2 s); with `JSPROF_BENCH_BALLISTA=df://HOST:PORT` (a cluster on this
+//! - `top` over 10 million samples (20,000 traces of 500; `JSPROF_BENCH_TOP_TRACES=200000`
+//!   for issue 37's 100 million, target ≤ 5 s) compacted into Parquet, embedded
+//!   (target: ≤ 2 s), and the Parquet files' bytes per sample; with `JSPROF_BENCH_BALLISTA=df://HOST:PORT` (a cluster on this
 //!   machine, e.g. `./mach ballista up`), the same `top` on that cluster too, after checking
 //!   that both print the same table;
 //! - the same `top` with an uploaded source map for every frame (each of the 6 scripts'
@@ -326,16 +327,43 @@ fn upload_maps(dir: &Path) {
     }
 }
 
+/// The bytes of the files under `path`.
+fn files_bytes(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path).map_or(0, |entries| {
+        entries.flatten().map(|e| files_bytes(&e.path())).sum()
+    })
+}
+
 fn bench_top(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let traces = scale(20_000);
+    // 20,000 traces (10M samples), or `JSPROF_BENCH_TOP_TRACES` (200,000: issue 37's 100M).
+    let traces = scale(
+        std::env::var("JSPROF_BENCH_TOP_TRACES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(20_000),
+    );
     let took = store_of(dir.path(), traces as u64);
+    let bytes = files_bytes(&dir.path().join("tables"));
     println!(
-        "top: a store of {traces} traces, {} samples, compacted by one thread in {:.1} s ({:.0} traces/s)",
+        "top: a store of {traces} traces, {} samples, compacted by one thread in {:.1} s ({:.0} traces/s); its Parquet files {bytes} bytes, {:.1} a sample",
         traces * 500,
         took.as_secs_f64(),
-        traces as f64 / took.as_secs_f64()
+        traces as f64 / took.as_secs_f64(),
+        bytes as f64 / (traces * 500) as f64
     );
+    let samples = if traces * 500 >= 1_000_000 {
+        format!("{}M", traces * 500 / 1_000_000)
+    } else {
+        (traces * 500).to_string()
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -352,7 +380,7 @@ fn bench_top(c: &mut Criterion) {
     let mut g = c.benchmark_group("collector");
     g.sample_size(10);
     g.throughput(Throughput::Elements(traces as u64 * 500));
-    g.bench_function("top over 10M samples", |b| {
+    g.bench_function(format!("top over {samples} samples"), |b| {
         b.iter(|| {
             rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
                 .unwrap()
@@ -368,12 +396,15 @@ fn bench_top(c: &mut Criterion) {
         "{mapped}"
     );
     println!("{mapped}");
-    g.bench_function("top over 10M samples, every frame mapped", |b| {
-        b.iter(|| {
-            rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
-                .unwrap()
-        })
-    });
+    g.bench_function(
+        format!("top over {samples} samples, every frame mapped"),
+        |b| {
+            b.iter(|| {
+                rt.block_on(query::top_on(query::Engine::Embedded, &store, None, &f))
+                    .unwrap()
+            })
+        },
+    );
     let _ = std::fs::remove_dir_all(jsprof_collector::symbols::maps_dir(dir.path()));
     if let Ok(url) = std::env::var("JSPROF_BENCH_BALLISTA") {
         let engine = Engine::Ballista(&url);
@@ -383,7 +414,7 @@ fn bench_top(c: &mut Criterion) {
             Ok(out.as_str()),
             "Ballista's top differs"
         );
-        g.bench_function("top over 10M samples, Ballista", |b| {
+        g.bench_function(format!("top over {samples} samples, Ballista"), |b| {
             b.iter(|| {
                 rt.block_on(query::top_on(engine, &store, None, &f))
                     .unwrap()
