@@ -99,7 +99,8 @@ struct Args {
     profile_out: Option<PathBuf>,
     /// Print, on stderr, one JSON line of what the process's sampler thread did and cost
     /// (jsprof's `sampler` fields; the page thread's own cost is not read in Servo) and the
-    /// process's pid.
+    /// process's pid; with -M, one line a content process whose sampler ran (this process's,
+    /// without a sampler, if none did).
     #[arg(long)]
     profile_stats: bool,
     /// Sample interval for --profile-out, in ms (rounded up to the base interval).

@@ -46,17 +46,34 @@ fn busy_page(name: &str, ms: u32, extra: &str) -> String {
     )
 }
 
-/// jsprof-servo with `args` (and `--timeout 60` unless they have one), in `multiprocess`
-/// mode or explicitly not, its stdout and stderr piped.
-fn start(args: &[&str], multiprocess: bool) -> Child {
+/// How a run asks for content processes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// Neither `-M` nor `JSPROF_MULTIPROCESS` (whatever the test's environment says).
+    Single,
+    /// `-M`.
+    Flag,
+    /// `JSPROF_MULTIPROCESS=1`, as `./mach servo test`'s second pass sets it.
+    Env,
+}
+
+/// jsprof-servo with `args` (and `--timeout 60` unless they have one), in `mode`, its
+/// stdout and stderr piped.
+fn start(args: &[&str], mode: Mode) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_jsprof-servo"));
     cmd.args(args);
     if !args.contains(&"--timeout") {
         cmd.args(["--timeout", "60"]);
     }
     cmd.env_remove("JSPROF_MULTIPROCESS");
-    if multiprocess {
-        cmd.arg("-M");
+    match mode {
+        Mode::Single => {}
+        Mode::Flag => {
+            cmd.arg("-M");
+        }
+        Mode::Env => {
+            cmd.env("JSPROF_MULTIPROCESS", "1");
+        }
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -66,9 +83,9 @@ fn start(args: &[&str], multiprocess: bool) -> Child {
 }
 
 /// [`start`], to the end: its output, its pid, and how long it took.
-fn run(args: &[&str], multiprocess: bool) -> (Output, u32, Duration) {
+fn run(args: &[&str], mode: Mode) -> (Output, u32, Duration) {
     let started = Instant::now();
-    let child = start(args, multiprocess);
+    let child = start(args, mode);
     let pid = child.id();
     let out = child.wait_with_output().expect("jsprof-servo's output");
     (out, pid, started.elapsed())
@@ -144,14 +161,14 @@ fn gone(pid: u64) -> bool {
     }
 }
 
-/// As `./mach test`'s check for jsprof: with `-M` the one `--profile-stats` line names a
-/// content process, not the browser; without it, the browser itself.
+/// As `./mach test`'s check for jsprof: with `-M` (or `JSPROF_MULTIPROCESS=1`) the one
+/// `--profile-stats` line names a content process, not the browser; without, the browser.
 #[test]
 fn profile_stats_name_the_content_process() {
     let (dir, origin) = pages("stats", &[("index.html", &busy_page("work", 400, ""))]);
     let url = format!("{origin}/index.html");
-    for multiprocess in [true, false] {
-        let (out, browser, _) = run(&[&url, "--profile-stats"], multiprocess);
+    for mode in [Mode::Flag, Mode::Env, Mode::Single] {
+        let (out, browser, _) = run(&[&url, "--profile-stats"], mode);
         assert!(out.status.success(), "{out:?}");
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
@@ -161,7 +178,7 @@ fn profile_stats_name_the_content_process() {
         let lines = stats(&out);
         assert_eq!(lines.len(), 1, "{out:?}");
         let pid = lines[0]["pid"].as_u64().expect("pid");
-        if multiprocess {
+        if mode != Mode::Single {
             assert_ne!(pid, u64::from(browser), "{out:?}");
         } else {
             assert_eq!(pid, u64::from(browser), "{out:?}");
@@ -201,7 +218,7 @@ fn two_sites_are_sampled_in_two_processes() {
             "--trace-out",
             trace_out.to_str().unwrap(),
         ],
-        true,
+        Mode::Flag,
     );
     assert!(out.status.success(), "{out:?}");
     let console = String::from_utf8_lossy(&out.stdout);
@@ -264,7 +281,7 @@ fn profile_out_follows_a_cross_site_navigation() {
             "--profile-out",
             profile_out.to_str().unwrap(),
         ],
-        true,
+        Mode::Flag,
     );
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -302,7 +319,7 @@ fn a_content_process_crash_ends_the_run_with_70() {
     );
     let url = format!("{origin}/index.html");
     let started = Instant::now();
-    let mut child = start(&[&url], true);
+    let mut child = start(&[&url], Mode::Flag);
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
     stdout.read_line(&mut line).expect("the page's first line");
@@ -346,7 +363,7 @@ fn no_content_process_outlives_the_timeout() {
         )],
     );
     let url = format!("{origin}/index.html");
-    let (out, browser, took) = run(&[&url, "--timeout", "2", "--profile-stats"], true);
+    let (out, browser, took) = run(&[&url, "--timeout", "2", "--profile-stats"], Mode::Flag);
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("stopped at --timeout"), "{stderr}");
