@@ -18,9 +18,15 @@ def servo_run(args):
     return subprocess.call([servo_exe(), *args])
 
 
+# Set to 1, `jsprof-servo PAGE` runs as `jsprof-servo -M PAGE` (the page in Servo's content
+# processes), as JSPROF_MULTIPROCESS=1 does for jsprof (test.py's second pass).
+MULTIPROCESS = {"JSPROF_MULTIPROCESS": "1"}
+
+
 def servo_test(args):
     """jsprof-servo's tests (cargo test in integrations/servo, `args` passed on), then, without
-    arguments, our WPT tests in Servo against wpt-metadata/servo/."""
+    arguments, our WPT tests in Servo against wpt-metadata/servo/, and then both again with the
+    pages in Servo's content processes (JSPROF_MULTIPROCESS=1: `jsprof-servo -M`)."""
     # jsprof too: the tests compare jsprof-servo's traces with jsprof's (JSPROF_BIN).
     rc = build_shell() or servo_build()
     if rc:
@@ -32,7 +38,26 @@ def servo_test(args):
     if rc or args:
         return rc
     # Then our WPT tests in Servo, against wpt-metadata/servo/.
-    return test_wpt(["js-self-profiling", "jsprof-engine"], engine="servo")
+    rc = test_wpt(["js-self-profiling", "jsprof-engine"], engine="servo")
+    if rc:
+        return rc
+    # The second pass: with content processes. multiprocess.rs picks each run's mode itself
+    # (the first pass ran it), so the others only.
+    names = [name for name in servo_test_targets() if name != "multiprocess"]
+    tests = [arg for name in names for arg in ("--test", name)]
+    cmd = ["cargo", "test", "--release", "--locked", "--manifest-path", os.path.join(SERVO_ROOT, "Cargo.toml"), *tests]
+    log("again, with the pages in Servo's content processes (JSPROF_MULTIPROCESS=1): " + " ".join(cmd))
+    rc = subprocess.call(cmd, cwd=SERVO_ROOT, env=dict(e, **MULTIPROCESS))
+    if rc:
+        log(f"jsprof-servo's tests failed with content processes (exit status {rc})")
+        return rc
+    return test_wpt(["js-self-profiling", "jsprof-engine"], engine="servo", env_extra=MULTIPROCESS)
+
+
+def servo_test_targets():
+    """The names of integrations/servo's test targets (tests/NAME.rs)."""
+    tests = os.path.join(SERVO_ROOT, "tests")
+    return sorted(name[:-3] for name in os.listdir(tests) if name.endswith(".rs"))
 
 
 def test_servo_if_built():
@@ -68,7 +93,8 @@ def register(commands):
                 description="Builds jsprof and jsprof-servo, runs `cargo test` in integrations/servo (the tests "
                             "compare jsprof-servo's traces with jsprof's) with the arguments given, unchanged; "
                             "without arguments, then our WPT tests js-self-profiling and jsprof-engine in "
-                            "jsprof-servo (./mach test-wpt --engine servo).")
+                            "jsprof-servo (./mach test-wpt --engine servo), and then both again with the pages "
+                            "in Servo's content processes (JSPROF_MULTIPROCESS=1, jsprof-servo -M).")
     cli.command(sub, "refresh-patches", "rewrite integrations/servo/patches from the edited laid-out copies",
                 lambda ns: servo_refresh_patches(), description=servo_refresh_patches.__doc__)
     cli.command(sub, "check-patches", "check the patches' headers, that they apply exactly, and that refresh reproduces them",

@@ -3,15 +3,19 @@
 //! drives it unchanged (`./mach test-wpt --engine servo`): it loads one page, prints the
 //! page's console output on stdout (one message a line, as written), and exits when the
 //! page is done; `--timeout`, `--trace-out`, `--profile-out`, `--profile-interval`,
-//! `--profile-stats`, `--hidden`, `--pref`, `--certificate-path` and `--host-override` mean
-//! what they mean to `jsprof`. `--webdriver PORT` serves W3C WebDriver, as `jsprof
-//! --webdriver` does (`webdriver.rs`), until SIGINT or SIGTERM.
+//! `--profile-stats`, `--hidden`, `--pref`, `--certificate-path`, `--host-override` and
+//! `-M` mean what they mean to `jsprof`. `--webdriver PORT` serves W3C WebDriver, as
+//! `jsprof --webdriver` does (`webdriver.rs`), until SIGINT or SIGTERM.
 //!
 //! Built as Servo's own headless tests are (`servo-0.7.0/tests/common/mod.rs`): a
 //! `SoftwareRenderingContext` made current, a `ServoBuilder` with an `EventLoopWaker`, one
-//! `WebView` with a delegate, and `spin_event_loop` until done. Single-process (Servo's
-//! default `Opts`): the page's script threads run in this process, which is how
-//! `script::jsprof` gets the configuration and gives back the traces.
+//! `WebView` with a delegate, and `spin_event_loop` until done. Single-process by default
+//! (Servo's default `Opts`): the page's script threads run in this process, which is how
+//! `script::jsprof` gets the configuration and gives back the traces. With `-M` (or
+//! `JSPROF_MULTIPROCESS=1`), Servo's multiprocess mode: Servo runs this executable again as
+//! a content process for each site (`content.rs`), whose jsprof (its own `ProfilerGroup`
+//! and sampler thread) this process reaches through a side channel (`contents.rs`,
+//! `link.rs`).
 //!
 //! "Done" is as close as Servo lets us come to jsprof's (no task, timer or load left):
 //! the load is complete, and for [`QUIET`] the page has printed nothing, no `stop()`
@@ -22,10 +26,14 @@
 //!
 //! Exit codes, as `jsprof`'s: 0 when the page ran (also when `--timeout` stopped it, with
 //! `jsprof-servo: stopped at --timeout with work left` on stderr), 2 when the command line
-//! or the page is wrong, 70 when Servo reported a crash (a panic in a pipeline).
+//! or the page is wrong, 70 when Servo reported a crash (a panic in a pipeline) or, with
+//! `-M`, a content process crashed.
 
 #![forbid(unsafe_code)]
 
+mod content;
+mod contents;
+mod link;
 mod serve;
 mod webdriver;
 
@@ -38,6 +46,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use contents::Contents;
 use dpi::PhysicalSize;
 use jsprof_export::files::{write_json, write_traces, TraceFile};
 use jsprof_page_model::prefs::{Prefs, KNOWN};
@@ -90,7 +99,8 @@ struct Args {
     profile_out: Option<PathBuf>,
     /// Print, on stderr, one JSON line of what the process's sampler thread did and cost
     /// (jsprof's `sampler` fields; the page thread's own cost is not read in Servo) and the
-    /// process's pid.
+    /// process's pid; with -M, one line a content process whose sampler ran (this process's,
+    /// without a sampler, if none did).
     #[arg(long)]
     profile_stats: bool,
     /// Sample interval for --profile-out, in ms (rounded up to the base interval).
@@ -103,13 +113,21 @@ struct Args {
     /// Resolve this host name to 127.0.0.1 (repeatable), e.g. web-platform.test.
     #[arg(long = "host-override", value_name = "HOST")]
     host_overrides: Vec<String>,
+    /// Run page content in Servo's content processes (its multiprocess mode: one process a
+    /// site), each with its own sampler thread; --profile-stats then prints one line a
+    /// content process that sampled. JSPROF_MULTIPROCESS=1 in the environment does the same.
+    #[arg(short = 'M', long)]
+    multiprocess: bool,
 }
+
+/// Set to 1, as `-M` (as for `jsprof`: `./mach`'s second pass sets it).
+const MULTIPROCESS_ENV: &str = "JSPROF_MULTIPROCESS";
 
 /// How long a loaded page must print nothing, with no `stop()`, timer or busy worker left,
 /// to be done.
 const QUIET: Duration = Duration::from_millis(500);
 /// How long the traces of profilers still running at the end may take to build.
-const STOP_LIMIT: Duration = Duration::from_secs(2);
+pub(crate) const STOP_LIMIT: Duration = Duration::from_secs(2);
 /// How long --webdriver waits for the first page to load before it serves.
 const FIRST_LOAD: Duration = Duration::from_secs(10);
 /// How long a graceful shutdown may take before the process just exits.
@@ -121,6 +139,17 @@ fn main() -> ExitCode {
     // Servo's TLS provider (its net crate's `aws-lc-rs`): with jsprof-export's HTTP client
     // in the same binary, rustls has two compiled in and would choose neither.
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    // Servo's constellation runs this executable again as a content process (-M), with
+    // exactly these two arguments; it waits for the process to connect, so nothing may
+    // stop it before.
+    let mut argv = std::env::args_os().skip(1);
+    if let (Some(flag), Some(token), None) = (argv.next(), argv.next(), argv.next()) {
+        if flag == "--content-process" {
+            if let Some(token) = token.to_str() {
+                return content::run(token.to_owned());
+            }
+        }
+    }
     let args = Args::parse();
     match run(args) {
         Ok(code) => code,
@@ -178,20 +207,48 @@ fn run(args: Args) -> Result<ExitCode, String> {
         None => url::Url::parse("about:blank").map_err(|e| e.to_string())?,
     };
 
-    // jsprof's side of Servo: set before Servo starts its first script thread.
-    let traces: Arc<Mutex<Vec<ProfilerTrace>>> = Arc::default();
-    script::jsprof::configure(script::jsprof::Config {
-        prefs: jsprof_prefs,
-        trace_sink: args.trace_out.is_some().then(|| traces.clone()),
-        file_header_sidecars: true,
-        profile_interval: args.profile_out.is_some().then_some(args.profile_interval),
-    })
-    .map_err(|_| "jsprof was configured twice".to_owned())?;
+    let multiprocess =
+        args.multiprocess || std::env::var_os(MULTIPROCESS_ENV).is_some_and(|v| v == "1");
+    let waker = Waker::default();
+
+    // jsprof's side of Servo: set before Servo starts its first script thread, in this
+    // process or (-M) in each content process, which the environment tells how.
+    let jsprof = if multiprocess {
+        let wake = waker.clone();
+        let (contents, mut setup) = Contents::listen(Box::new(move || wake.wake()))?;
+        setup.prefs = pref_args
+            .iter()
+            .filter(|arg| {
+                arg.split_once('=')
+                    .is_some_and(|(name, _)| is_jsprof_pref(name))
+            })
+            .cloned()
+            .collect();
+        setup.trace_sink = args.trace_out.is_some();
+        setup.profile_interval = args.profile_out.is_some().then_some(args.profile_interval);
+        let setup = serde_json::to_string(&setup).map_err(|e| e.to_string())?;
+        std::env::set_var(link::SETUP_ENV, setup);
+        Jsprof::Remote(contents)
+    } else {
+        let traces: Arc<Mutex<Vec<ProfilerTrace>>> = Arc::default();
+        script::jsprof::configure(script::jsprof::Config {
+            prefs: jsprof_prefs,
+            trace_sink: args.trace_out.is_some().then(|| traces.clone()),
+            file_header_sidecars: true,
+            profile_interval: args.profile_out.is_some().then_some(args.profile_interval),
+        })
+        .map_err(|_| "jsprof was configured twice".to_owned())?;
+        Jsprof::Local(traces)
+    };
+    let jsprof = Arc::new(jsprof);
 
     let hosts = hosts_file(&args.host_overrides)?;
+    // Never `sandbox`: Servo's Linux sandbox clears the environment and forbids the
+    // sampler's signals.
     let opts = Opts {
         certificate_path: args.certificate_path.map(|p| p.display().to_string()),
         host_file: hosts.clone(),
+        multiprocess,
         ..Opts::default()
     };
     // Servo logs a harmless error without it (seen in the probe, SERVO.md).
@@ -209,7 +266,6 @@ fn run(args: Args) -> Result<ExitCode, String> {
     rendering_context
         .make_current()
         .map_err(|e| format!("the rendering context cannot be made current: {e:?}"))?;
-    let waker = Waker::default();
     let servo = ServoBuilder::default()
         .opts(opts)
         .preferences(preferences)
@@ -251,6 +307,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
                 page.webdriver.clone(),
                 jobs_tx,
                 waker.clone_box(),
+                jsprof.clone(),
             );
             let server = jsprof_webdriver::server::serve(port, Arc::new(browser))
                 .map_err(|e| format!("--webdriver {port}: cannot listen: {e}"))?;
@@ -277,10 +334,16 @@ fn run(args: Args) -> Result<ExitCode, String> {
         if page.crashed.get() {
             break End::Crashed;
         }
+        if let Some(pid) = jsprof.crashed() {
+            eprintln!(
+                "jsprof-servo: internal error: content process {pid} crashed (it ended before Servo ended it)"
+            );
+            break End::Crashed;
+        }
         if quit.load(Ordering::Acquire) {
             break End::Signalled;
         }
-        if server.is_none() && page.is_done(&webview) {
+        if server.is_none() && page.is_done(&webview, &jsprof) {
             break End::Done;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -293,9 +356,12 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(server) = &server {
         server.stop();
     }
-    script::jsprof::stop_running_sessions(STOP_LIMIT);
+    let Gathered {
+        traces,
+        profiles,
+        stats,
+    } = jsprof.finish(started.elapsed());
     if let Some((path, kind)) = trace_out {
-        let traces = traces.lock().unwrap_or_else(PoisonError::into_inner);
         write_file(path, kind, &traces, Json::Array)?;
         eprintln!(
             "jsprof-servo: {} trace(s) from the page's profilers written to {}",
@@ -303,8 +369,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
             path.display()
         );
     }
-    // Profiling from outside: its sessions (one a top-level document) stop last.
-    let profiles = script::jsprof::stop_outside_sessions(STOP_LIMIT);
+    // Profiling from outside: its sessions (one a top-level document).
     if let Some((path, kind)) = profile_out {
         if profiles.is_empty() {
             return Err(format!(
@@ -321,7 +386,9 @@ fn run(args: Args) -> Result<ExitCode, String> {
         );
     }
     if args.profile_stats {
-        eprintln!("{}", stats_line(started.elapsed()));
+        for line in stats {
+            eprintln!("{line}");
+        }
     }
     if let Some(hosts) = &hosts {
         let _ = std::fs::remove_file(hosts);
@@ -426,6 +493,11 @@ fn page_url(page: &str) -> Result<url::Url, String> {
     Ok(url)
 }
 
+/// Whether `name` is one of jsprof's preferences (else Servo's).
+fn is_jsprof_pref(name: &str) -> bool {
+    KNOWN.iter().any(|(known, _, _)| *known == name)
+}
+
 /// `--pref NAME=VALUE`: a name jsprof knows (`profiler.base_interval_ms`, ...) sets jsprof's
 /// preference; any other is Servo's, spelled with dots or underscores
 /// (`dom.webgpu.enabled` is `dom_webgpu_enabled`), typed by
@@ -441,7 +513,7 @@ fn split_prefs(args: &[String]) -> Result<(Prefs, Preferences), String> {
         let (name, value) = arg
             .split_once('=')
             .ok_or_else(|| format!("--pref {arg}: expected name=value"))?;
-        if KNOWN.iter().any(|(known, _, _)| *known == name) {
+        if is_jsprof_pref(name) {
             jsprof.set_from_arg(arg).map_err(|e| e.to_string())?;
             continue;
         }
@@ -469,16 +541,121 @@ fn hosts_file(hosts: &[String]) -> Result<Option<PathBuf>, String> {
     Ok(Some(path))
 }
 
-/// The `--profile-stats` line: the process, the run's length and what its sampler thread
-/// did, in jsprof's names (`jsprof --profile-stats`).
-fn stats_line(run: Duration) -> String {
-    let sampler = script::jsprof::sampler_stats().map(|s| s.to_json());
+/// A `--profile-stats` line: the process, the run's length (ms) and what its sampler
+/// thread did, in jsprof's names (`jsprof --profile-stats`).
+fn stats_line(pid: u32, run_ms: f64, sampler: Option<serde_json::Value>) -> String {
     serde_json::json!({
-        "pid": std::process::id(),
-        "run_ms": run.as_secs_f64() * 1e3,
+        "pid": pid,
+        "run_ms": run_ms,
         "sampler": sampler,
     })
     .to_string()
+}
+
+/// Where jsprof runs: in this process (Servo's default), or in Servo's content processes
+/// (`-M`), reached through [`Contents`].
+enum Jsprof {
+    /// The trace sink (`--trace-out`).
+    Local(Arc<Mutex<Vec<ProfilerTrace>>>),
+    Remote(Contents),
+}
+
+/// What the run's end gathered.
+struct Gathered {
+    /// `--trace-out`'s.
+    traces: Vec<ProfilerTrace>,
+    /// `--profile-out`'s: one a top-level document.
+    profiles: Vec<ProfilerTrace>,
+    /// `--profile-stats`' lines.
+    stats: Vec<String>,
+}
+
+impl Jsprof {
+    /// Whether the page still has work: a `stop()` to settle, a timer to fire, a worker
+    /// running (in any content process, with `-M`).
+    fn busy(&self) -> bool {
+        match self {
+            Jsprof::Local(_) => {
+                let work = script::jsprof::pending_work();
+                script::jsprof::pending_stops() != 0 || work.timers != 0 || work.busy_workers != 0
+            }
+            Jsprof::Remote(contents) => contents.busy(),
+        }
+    }
+
+    /// WebDriver's Force Sample (`script::jsprof::force_sample`), wherever the sessions of
+    /// `context` are.
+    fn force_sample(&self, context: servo_base::id::BrowsingContextId, wait: Duration) -> bool {
+        match self {
+            Jsprof::Local(_) => script::jsprof::force_sample(context, wait),
+            Jsprof::Remote(contents) => contents.force_sample(context, wait),
+        }
+    }
+
+    /// A content process that crashed (`-M`; Servo does not report those).
+    fn crashed(&self) -> Option<u32> {
+        match self {
+            Jsprof::Local(_) => None,
+            Jsprof::Remote(contents) => contents.crashed(),
+        }
+    }
+
+    /// The end of the run, as jsprof's: profilers still running are stopped and their
+    /// traces kept (with a sink), then the sessions of profiling from outside; with `-M`,
+    /// in every content process, whose traces come in the order the processes started.
+    fn finish(&self, run: Duration) -> Gathered {
+        match self {
+            Jsprof::Local(sink) => {
+                script::jsprof::stop_running_sessions(STOP_LIMIT);
+                let traces =
+                    std::mem::take(&mut *sink.lock().unwrap_or_else(PoisonError::into_inner));
+                let profiles = script::jsprof::stop_outside_sessions(STOP_LIMIT);
+                let sampler = script::jsprof::sampler_stats().map(|s| s.to_json());
+                let stats = vec![stats_line(
+                    std::process::id(),
+                    run.as_secs_f64() * 1e3,
+                    sampler,
+                )];
+                Gathered {
+                    traces,
+                    profiles,
+                    stats,
+                }
+            }
+            Jsprof::Remote(contents) => {
+                let finished = contents.finish(STOP_LIMIT);
+                if finished.unanswered != 0 {
+                    eprintln!(
+                        "jsprof-servo: {} content process(es) did not finish in time: their traces are missing",
+                        finished.unanswered
+                    );
+                }
+                let mut gathered = Gathered {
+                    traces: Vec::new(),
+                    profiles: Vec::new(),
+                    stats: Vec::new(),
+                };
+                for report in finished.reports {
+                    gathered.traces.extend(report.traces);
+                    gathered.profiles.extend(report.profiles);
+                    if report.sampler.is_some() {
+                        gathered
+                            .stats
+                            .push(stats_line(report.pid, report.run_ms, report.sampler));
+                    }
+                }
+                // No content process sampled: this process's line, without a sampler.
+                if gathered.stats.is_empty() {
+                    gathered.stats.push(stats_line(
+                        std::process::id(),
+                        run.as_secs_f64() * 1e3,
+                        None,
+                    ));
+                }
+                gathered
+            }
+        }
+    }
 }
 
 /// How `traces` are written in the spec's JSON.
@@ -558,13 +735,12 @@ impl Page {
     /// thread has answered a ping sent once it was quiet (a page that computes for longer
     /// than [`QUIET`] without printing is busy, not done: its task has to end before the
     /// ping runs).
-    fn is_done(&self, webview: &WebView) -> bool {
+    fn is_done(&self, webview: &WebView, jsprof: &Jsprof) -> bool {
         let Some(complete) = self.complete_at.get() else {
             return false;
         };
         // Work the page still has: a `stop()` to settle, a timer to fire, a worker running.
-        let work = script::jsprof::pending_work();
-        if script::jsprof::pending_stops() != 0 || work.timers != 0 || work.busy_workers != 0 {
+        if jsprof.busy() {
             self.last_active.set(Some(Instant::now()));
             return false;
         }

@@ -3,7 +3,8 @@
 //! [`Command`] becomes Servo's own WebDriver messages (`WebDriverCommandMsg`, and
 //! `WebDriverScriptCommand` for the script thread of a browsing context, the ones
 //! servoshell's WebDriver server sends), with Servo's element references; Force Sample is
-//! `script::jsprof::force_sample` (patch servo-script.15).
+//! `script::jsprof::force_sample` (patch servo-script.15), in this process or, with `-M`,
+//! in every content process (`contents.rs`).
 //!
 //! Servo and its `WebView` live on the main thread: what must run there (sending a message
 //! to the constellation, loading a URL, an input event, hiding the webview) is a [`Job`] the
@@ -125,6 +126,8 @@ struct Inner {
     /// unknown (<https://w3c.github.io/webdriver/#dfn-get-a-known-element>: its node
     /// document is no longer active, or the node is gone).
     known: Mutex<HashSet<String>>,
+    /// Where the pages' Profilers are (Force Sample).
+    jsprof: Arc<crate::Jsprof>,
 }
 
 /// What the browser remembers between commands.
@@ -145,6 +148,7 @@ impl ServoBrowser {
         waiters: Arc<Waiters>,
         jobs: mpsc::Sender<Job>,
         waker: Box<dyn EventLoopWaker>,
+        jsprof: Arc<crate::Jsprof>,
     ) -> Self {
         ServoBrowser(Arc::new(Inner {
             jobs: Mutex::new(jobs),
@@ -152,6 +156,7 @@ impl ServoBrowser {
             webview,
             waiters,
             known: Mutex::default(),
+            jsprof,
             state: Mutex::new(State {
                 current: BrowsingContextId::from(webview),
                 hidden,
@@ -238,7 +243,7 @@ impl Inner {
             }
             Command::SetHidden(hidden) => self.set_hidden(hidden),
             Command::ForceSample => {
-                if script::jsprof::force_sample(self.current(), FORCE_SAMPLE_WAIT) {
+                if self.jsprof.force_sample(self.current(), FORCE_SAMPLE_WAIT) {
                     Ok(Value::Null)
                 } else {
                     Err(error(

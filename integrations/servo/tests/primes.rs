@@ -10,8 +10,10 @@ use std::process::Command;
 
 use common::{jsprof_servo, serve};
 
-/// A trace's frames as (name, the resource's file name, line, column): jsprof-servo serves a
-/// file page over HTTP where jsprof reads it from `file:`, so only the origins differ.
+/// A trace's frames as (name, the resource's file name, line, column), sorted (a trace lists
+/// its frames in the order its samples first met them, which depends on where the first
+/// samples fell): jsprof-servo serves a file page over HTTP where jsprof reads it from
+/// `file:`, so only the origins differ.
 fn frames_of(trace: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
     let resources: Vec<&str> = trace["resources"]
         .as_array()
@@ -19,7 +21,7 @@ fn frames_of(trace: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
         .iter()
         .map(|r| r.as_str().unwrap())
         .collect();
-    trace["frames"]
+    let mut frames: Vec<_> = trace["frames"]
         .as_array()
         .expect("frames")
         .iter()
@@ -32,7 +34,9 @@ fn frames_of(trace: &serde_json::Value) -> Vec<(String, String, u64, u64)> {
                 f["column"].as_u64().unwrap(),
             )
         })
-        .collect()
+        .collect();
+    frames.sort();
+    frames
 }
 
 fn read_traces(path: &Path) -> serde_json::Value {

@@ -236,7 +236,7 @@ class Fuzz(ParsingCase):
 class Servo(ParsingCase):
     def test_run_passes_everything_on(self):
         for argv in (["examples/primes/index.html"], ["examples/primes/index.html", "--trace-out", "t.json"],
-                     ["--headless", "p.html", "-h"]):
+                     ["--headless", "p.html", "-h"], ["-M", "examples/primes/index.html", "--profile-stats"]):
             prog, _ = self.assertArgs(["servo", "run", *argv], args=argv)
             self.assertEqual(prog, "./mach servo run")
         self.assertIn("a PAGE is needed", self.assertExit(2, "servo", "run"))

@@ -438,5 +438,53 @@ class CheckPatches(TreeCase):
         return read(os.path.join(self.tree.patches_dir, name))
 
 
+
+class ServoTestPasses(unittest.TestCase):
+    """`./mach servo test`: cargo test and the WPT run, then both again with
+    JSPROF_MULTIPROCESS=1 (jsprof-servo -M), the second cargo test without multiprocess.rs."""
+
+    def run_servo_test(self, args, cargo_rc=0):
+        from mach import servo
+        calls, wpt = [], []
+        with mock.patch.object(servo, "build_shell", return_value=0), \
+                mock.patch.object(servo, "servo_build", return_value=0), \
+                mock.patch.object(servo, "servo_env", return_value={"PATH": "/bin"}), \
+                mock.patch.object(servo, "release_exe", return_value="/x/jsprof"), \
+                mock.patch.object(servo, "servo_test_targets", return_value=["multiprocess", "primes", "timers"]), \
+                mock.patch.object(servo.subprocess, "call",
+                                  side_effect=lambda cmd, **kw: calls.append((cmd, kw["env"])) or cargo_rc), \
+                mock.patch.object(servo, "test_wpt", side_effect=lambda *a, **kw: wpt.append(kw) or 0), \
+                contextlib.redirect_stderr(io.StringIO()):
+            rc = servo.servo_test(args)
+        return rc, calls, wpt
+
+    def test_two_passes_the_second_with_content_processes(self):
+        rc, calls, wpt = self.run_servo_test([])
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(calls), 2)
+        (first, first_env), (second, second_env) = calls
+        self.assertNotIn("--test", first)
+        self.assertNotIn("JSPROF_MULTIPROCESS", first_env)
+        self.assertEqual(second[second.index("--test"):], ["--test", "primes", "--test", "timers"])
+        self.assertEqual(second_env["JSPROF_MULTIPROCESS"], "1")
+        self.assertEqual(second_env["JSPROF_BIN"], "/x/jsprof")
+        self.assertEqual([kw.get("env_extra") for kw in wpt], [None, {"JSPROF_MULTIPROCESS": "1"}])
+
+    def test_arguments_run_cargo_test_once(self):
+        rc, calls, wpt = self.run_servo_test(["--test", "primes"])
+        self.assertEqual((rc, len(calls), wpt), (0, 1, []))
+
+    def test_a_failure_stops_before_the_second_pass(self):
+        rc, calls, wpt = self.run_servo_test([], cargo_rc=101)
+        self.assertEqual((rc, len(calls), wpt), (101, 1, []))
+
+    def test_the_test_targets_are_the_files_of_tests(self):
+        from mach import servo
+        names = servo.servo_test_targets()
+        self.assertIn("multiprocess", names)
+        self.assertIn("primes", names)
+        self.assertNotIn("common", names)
+
+
 if __name__ == "__main__":
     unittest.main()
