@@ -214,9 +214,16 @@ pub fn picked_cte(f: &TopFilter, releases: &[&str]) -> String {
     )
 }
 
-/// The CTEs `by_stack` (samples and ms by stack, the NULL stack included), `self_t` and
-/// `total_t` (samples and ms by frame: as the leaf, and anywhere on the stack), after
+/// The CTEs `by_stack` (samples and ms by stack, the NULL stack included) and `by_frame`
+/// (by frame: `total_ms`/`total_n` of the samples with the frame anywhere on their stack,
+/// once per sample; `self_ms`/`self_n` of those whose stack's leaf it is), after
 /// [`picked_cte`]; with `by_release`, each also by release.
+///
+/// `by_frame` reads `by_stack` once. DataFusion inlines a CTE at each reference, so a
+/// second reference would scan and aggregate the samples again: self and total come from
+/// one join, the leaf being one of the stack's distinct frames (`stack_frames`). Every
+/// stack has one leaf, so the sum of `self_*` over the frames is that of the samples with
+/// a stack.
 pub fn function_ctes(by_release: bool) -> String {
     let (k, bk) = if by_release {
         ("release, ", "b.release, ")
@@ -226,31 +233,30 @@ pub fn function_ctes(by_release: bool) -> String {
     format!(
         "by_stack AS (
            SELECT {k}stack_id, sum(weight_ms) AS ms, count(*) AS n FROM picked GROUP BY {k}stack_id),
-         self_t AS (
-           SELECT {bk}st.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
-           FROM by_stack b JOIN stacks st ON st.stack_id = b.stack_id GROUP BY {bk}st.frame_id),
-         total_t AS (
-           SELECT {bk}sf.frame_id, sum(b.ms) AS ms, sum(b.n) AS n
-           FROM by_stack b JOIN stack_frames sf ON sf.stack_id = b.stack_id GROUP BY {bk}sf.frame_id)"
+         by_frame AS (
+           SELECT {bk}sf.frame_id, sum(b.ms) AS total_ms, sum(b.n) AS total_n,
+                  sum(CASE WHEN st.frame_id = sf.frame_id THEN b.ms ELSE 0 END) AS self_ms,
+                  sum(CASE WHEN st.frame_id = sf.frame_id THEN b.n ELSE 0 END) AS self_n
+           FROM by_stack b JOIN stacks st ON st.stack_id = b.stack_id
+                JOIN stack_frames sf ON sf.stack_id = b.stack_id
+           GROUP BY {bk}sf.frame_id)"
     )
 }
 
 /// The SQL of `jsprof top`: self time (samples whose leaf is the function) and total time
 /// (samples with the function anywhere on their stack, once per sample), by function;
-/// shares are of the samples with a stack.
+/// shares are of the samples with a stack (the sum of self time over the functions).
 pub fn top_sql(f: &TopFilter) -> String {
     format!(
         "WITH {picked}, {functions},
-         all_t AS (SELECT sum(ms) AS ms FROM by_stack WHERE stack_id IS NOT NULL)
+         shares AS (SELECT *, sum(self_ms) OVER () AS all_ms FROM by_frame)
          SELECT fr.name AS function, fr.resource, fr.line, fr.\"column\",
-                round(coalesce(self_t.ms, 0), 1) AS self_ms,
-                round(100 * coalesce(self_t.ms, 0) / all_t.ms, 2) AS self_pct,
-                round(total_t.ms, 1) AS total_ms,
-                round(100 * total_t.ms / all_t.ms, 2) AS total_pct,
-                total_t.n AS samples
-         FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
-         LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id
-         CROSS JOIN all_t
+                round(s.self_ms, 1) AS self_ms,
+                round(100 * s.self_ms / s.all_ms, 2) AS self_pct,
+                round(s.total_ms, 1) AS total_ms,
+                round(100 * s.total_ms / s.all_ms, 2) AS total_pct,
+                s.total_n AS samples
+         FROM shares s JOIN frames fr ON fr.frame_id = s.frame_id
          ORDER BY self_ms DESC, total_ms DESC, function, fr.resource, fr.line, fr.\"column\"
          LIMIT {limit}",
         picked = picked_cte(f, &[]),
@@ -322,15 +328,14 @@ pub async fn release_counts(
 ) -> Result<ReleaseCounts, String> {
     use DataType::{Int64 as I, Utf8 as S};
     let symbols = crate::symbols::resolver(ctx).await?;
-    let head = format!("WITH {}, {}", picked_cte(f, releases), function_ctes(true));
-    let mut out = ReleaseCounts::default();
     let sql = format!(
-        "{head}
-         SELECT total_t.release, fr.name, fr.resource, fr.line, fr.\"column\",
-                coalesce(self_t.n, 0) AS self_n, total_t.n AS total_n
-         FROM total_t JOIN frames fr ON fr.frame_id = total_t.frame_id
-         LEFT JOIN self_t ON self_t.frame_id = total_t.frame_id AND self_t.release = total_t.release"
+        "WITH {}, {}
+         SELECT b.release, fr.name, fr.resource, fr.line, fr.\"column\", b.self_n, b.total_n
+         FROM by_frame b JOIN frames fr ON fr.frame_id = b.frame_id",
+        picked_cte(f, releases),
+        function_ctes(true)
     );
+    let mut out = ReleaseCounts::default();
     for batch in collect(ctx, &sql).await? {
         let c = Columns::of(&batch, &[S, S, S, I, I, I, I])?;
         for r in 0..batch.num_rows() {
@@ -340,20 +345,11 @@ pub async fn release_counts(
                 frame = s.map(Some(&release), frame);
             }
             let (self_n, total_n) = (count(c.int(5, r)), count(c.int(6, r)));
+            // Each sample with a stack is its leaf's self sample once (`function_ctes`).
+            *out.samples.entry(release.clone()).or_insert(0) += self_n;
             let sum = out.functions.entry((release, frame)).or_insert((0, 0));
             sum.0 += self_n;
             sum.1 += total_n;
-        }
-    }
-    let sql = format!(
-        "{head}
-         SELECT release, sum(n) FROM by_stack WHERE stack_id IS NOT NULL GROUP BY release"
-    );
-    for batch in collect(ctx, &sql).await? {
-        let c = Columns::of(&batch, &[S, I])?;
-        for r in 0..batch.num_rows() {
-            out.samples
-                .insert(c.str(0, r).unwrap_or_default(), count(c.int(1, r)));
         }
     }
     Ok(out)
