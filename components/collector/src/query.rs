@@ -77,17 +77,28 @@ pub async fn context(store: &Store, project: Option<&str>) -> Result<SessionCont
             stored_table(store, table, &segments)?,
         )
         .map_err(|e| e.to_string())?;
-        let mem = MemTable::try_new(
-            store::schema(table),
-            vec![log.remove(table).unwrap_or_default()],
-        )
-        .map_err(|e| e.to_string())?;
+        let log_rows = log.remove(table).unwrap_or_default();
+        let log_empty = log_rows.iter().all(|b| b.num_rows() == 0);
+        let mem =
+            MemTable::try_new(store::schema(table), vec![log_rows]).map_err(|e| e.to_string())?;
         ctx.register_table(format!("{table}_log"), Arc::new(mem))
             .map_err(|e| e.to_string())?;
-        // Frames and stacks of the log may also be in Parquet (each is written once per
-        // store, but the log's rows were built without the store's known ids).
-        let union = if matches!(table, "frames" | "stacks" | "stack_frames") {
-            format!("SELECT DISTINCT * FROM (SELECT * FROM {table}_stored UNION ALL SELECT * FROM {table}_log) AS u")
+        let union = if let Some(key) = shared_key(table) {
+            // Frames and stacks are written once per store (compaction knows the stored
+            // ids), so the stored rows are distinct; the log's rows were built without
+            // the store's ids, so a row of the log may also be stored: those are left out.
+            // Not a DISTINCT over both, which would hash every stored row at each query.
+            if log_empty {
+                format!("SELECT * FROM {table}_stored")
+            } else {
+                let same: Vec<String> = key.iter().map(|k| format!("s.{k} = l.{k}")).collect();
+                format!(
+                    "SELECT * FROM {table}_stored UNION ALL
+                     SELECT * FROM {table}_log l
+                     WHERE NOT EXISTS (SELECT 1 FROM {table}_stored s WHERE {})",
+                    same.join(" AND ")
+                )
+            }
         } else {
             let filter = project_filter(table, project).unwrap_or_default();
             format!(
@@ -100,6 +111,18 @@ pub async fn context(store: &Store, project: Option<&str>) -> Result<SessionCont
     }
     crate::tables::register_traces_view(&ctx).await?;
     Ok(ctx)
+}
+
+/// The columns that identify a row of a table shared by the projects, written once per
+/// store (frames, stacks and stack_frames: their ids are hashes of their contents); None
+/// for the others.
+fn shared_key(table: &str) -> Option<&'static [&'static str]> {
+    match table {
+        "frames" => Some(&["frame_id"]),
+        "stacks" => Some(&["stack_id"]),
+        "stack_frames" => Some(&["stack_id", "frame_id"]),
+        _ => None,
+    }
 }
 
 /// Runs `sql` on `engine`: its result's batches.

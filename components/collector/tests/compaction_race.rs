@@ -103,6 +103,14 @@ async fn a_segment_compacted_after_the_context_is_made_counts_once() {
         once,
         "a context made after compaction"
     );
+    // The stacks of segment 2, read from its log while segment 1's Parquet holds them
+    // too, count once, as in the context that reads both segments from Parquet.
+    for table in ["stacks", "stack_frames"] {
+        let sql = format!("SELECT count(*) FROM {table}");
+        let stored = count(&after, &sql).await;
+        assert!(stored > 0, "{table}");
+        assert_eq!(count(&ctx, &sql).await, stored, "{table}");
+    }
 }
 
 #[tokio::test]
