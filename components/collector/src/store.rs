@@ -32,8 +32,9 @@ use arrow::array::{
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::model::{Contents, Event, Ingested, Source};
 use crate::objects::Objects;
@@ -772,10 +773,23 @@ fn seg_file(n: u64) -> String {
     format!("seg-{n:012}.parquet")
 }
 
-fn writer_properties() -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .build()
+/// How a table file is encoded: zstd (level 1) for every column, and the samples' times
+/// split by byte (`BYTE_STREAM_SPLIT`, no dictionary). A time is a float of ms since the
+/// epoch: its sign, exponent and high mantissa bytes barely change along a file, and split
+/// apart they compress to almost nothing, where whole floats do not (snappy kept 10.9
+/// bytes a sample of a field session's samples table, this 6.1; docs/benchmarks.md).
+/// Readers need nothing: each file says how it is encoded, and files written before
+/// (snappy) are read as they are.
+fn writer_properties(schema: &Schema) -> WriterProperties {
+    let mut b =
+        WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::default()));
+    if schema.column_with_name("timestamp_ms").is_some() {
+        let times = ColumnPath::from("timestamp_ms");
+        b = b
+            .set_column_dictionary_enabled(times.clone(), false)
+            .set_column_encoding(times, Encoding::BYTE_STREAM_SPLIT);
+    }
+    b.build()
 }
 
 /// Writes `batch` to `path` through a temporary file, fsynced, then renamed.
@@ -784,8 +798,12 @@ fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let tmp = path.with_extension("parquet.tmp");
     let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(writer_properties()))
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let mut writer = ArrowWriter::try_new(
+        file,
+        batch.schema(),
+        Some(writer_properties(&batch.schema())),
+    )
+    .map_err(|e| format!("{}: {e}", tmp.display()))?;
     writer
         .write(batch)
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
@@ -802,8 +820,12 @@ fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
 /// whole or not at all.
 fn put_parquet(objects: &Objects, rel: &Path, batch: &RecordBatch) -> Result<(), String> {
     let key = objects.key(rel)?;
-    let mut writer = ArrowWriter::try_new(Vec::new(), batch.schema(), Some(writer_properties()))
-        .map_err(|e| format!("{key}: {e}"))?;
+    let mut writer = ArrowWriter::try_new(
+        Vec::new(),
+        batch.schema(),
+        Some(writer_properties(&batch.schema())),
+    )
+    .map_err(|e| format!("{key}: {e}"))?;
     writer.write(batch).map_err(|e| format!("{key}: {e}"))?;
     let bytes = writer.into_inner().map_err(|e| format!("{key}: {e}"))?;
     objects.put(&key, bytes)
@@ -972,6 +994,66 @@ mod tests {
             vec![10.0, 10.0, 20.0, 10.0]
         );
         assert_eq!(weights(&[5.0]), vec![0.0]);
+    }
+
+    #[test]
+    fn sample_times_are_split_by_byte_and_every_column_is_zstd() {
+        use arrow::array::{Float64Array, Int64Array, StringArray};
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let n = 1000;
+        let times: Vec<f64> = (0..n)
+            .map(|i| 1_795_651_200_000.0 + f64::from(i) * 9.973)
+            .collect();
+        let text = |v: &str| Arc::new(StringArray::from(vec![v; n as usize])) as _;
+        let batch = RecordBatch::try_new(
+            schema("samples"),
+            vec![
+                Arc::new(Int64Array::from(vec![7; n as usize])),
+                text("default"),
+                text("2026-11-26"),
+                text("1.0"),
+                Arc::new(Int64Array::from(
+                    (0..i64::from(n)).map(|i| Some(i % 5)).collect::<Vec<_>>(),
+                )),
+                Arc::new(Float64Array::from(times.clone())),
+                Arc::new(Float64Array::from(vec![10.0; n as usize])),
+            ],
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("samples").join(seg_file(1));
+        write_parquet(&path, &batch).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        for c in group.columns() {
+            assert!(
+                matches!(c.compression(), Compression::ZSTD(_)),
+                "{}: {:?}",
+                c.column_path(),
+                c.compression()
+            );
+            let split = c.encodings().any(|e| e == Encoding::BYTE_STREAM_SPLIT);
+            assert_eq!(
+                split,
+                c.column_path().string() == "timestamp_ms",
+                "{}: {:?}",
+                c.column_path(),
+                c.encodings().collect::<Vec<_>>()
+            );
+        }
+        // And the times read back as written.
+        let read = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+            std::fs::File::open(&path).unwrap(),
+        )
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+        let col = read.column_by_name("timestamp_ms").unwrap();
+        let col = col.as_any().downcast_ref::<Float64Array>().unwrap();
+        assert_eq!(col.values().to_vec(), times);
     }
 
     #[test]
