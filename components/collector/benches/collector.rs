@@ -21,7 +21,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use jsprof_collector::model::{Ingested, Meta, Source};
 use jsprof_collector::query::{self, Engine, TopFilter};
 use jsprof_collector::server::{self, Config};
-use jsprof_collector::{store, wal};
+use jsprof_collector::{retention, store, wal};
 use jsprof_profiler::{FrameInfo, ProfilerTrace, TraceBuilder};
 
 /// A page's trace: 500 samples 10 ms apart, stacks 4 to 12 deep drawn from 300 functions
@@ -327,19 +327,6 @@ fn upload_maps(dir: &Path) {
     }
 }
 
-/// The bytes of the files under `path`.
-fn files_bytes(path: &Path) -> u64 {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return 0;
-    };
-    if !meta.is_dir() {
-        return meta.len();
-    }
-    std::fs::read_dir(path).map_or(0, |entries| {
-        entries.flatten().map(|e| files_bytes(&e.path())).sum()
-    })
-}
-
 fn bench_top(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     // 20,000 traces (10M samples), or `JSPROF_BENCH_TOP_TRACES` (200,000: issue 37's 100M).
@@ -351,7 +338,7 @@ fn bench_top(c: &mut Criterion) {
             .unwrap_or(20_000),
     );
     let took = store_of(dir.path(), traces as u64);
-    let bytes = files_bytes(&dir.path().join("tables"));
+    let bytes = retention::size(&dir.path().join("tables"));
     println!(
         "top: a store of {traces} traces, {} samples, compacted by one thread in {:.1} s ({:.0} traces/s); its Parquet files {bytes} bytes, {:.1} a sample",
         traces * 500,

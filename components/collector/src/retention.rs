@@ -78,8 +78,8 @@ fn partition_day(name: &str) -> Option<&str> {
     shape.then_some(d)
 }
 
-/// The bytes of the files under `path`.
-fn size(path: &Path) -> u64 {
+/// The bytes of the files under `path` (a file: its own; symbolic links not followed).
+pub fn size(path: &Path) -> u64 {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return 0;
     };

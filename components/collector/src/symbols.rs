@@ -233,13 +233,13 @@ pub fn store_upload(
     now_ms: f64,
 ) -> Result<Entry, String> {
     let (file_member, own_id) = checked;
-    let dir = maps_dir(store)
-        .join(dir_name(&up.project))
-        .join(dir_name(&up.release));
+    let rel = format!("{}/{}", dir_name(&up.project), dir_name(&up.release));
+    let files = MapFiles::Dir(maps_dir(store));
+    let dir = maps_dir(store).join(&rel);
     let _one = UPLOADS.lock().unwrap_or_else(|p| p.into_inner());
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
     let index_path = dir.join("index.json");
-    let mut index = read_index(&index_path)?;
+    let mut index = files.index(&rel)?;
     let mut scripts: Vec<String> = up.scripts.clone();
     if let Some(f) = file_member {
         scripts.push(f);
@@ -270,7 +270,6 @@ pub fn store_upload(
     let json = serde_json::to_vec_pretty(&index).map_err(|e| e.to_string())?;
     write_atomically(&index_path, &json)?;
     if let Some(o) = objects {
-        let rel = format!("{}/{}", dir_name(&up.project), dir_name(&up.release));
         o.put(&o.map_key(&format!("{rel}/{}", entry.file))?, body.to_vec())?;
         o.put(&o.map_key(&format!("{rel}/index.json"))?, json)?;
     }
@@ -284,14 +283,6 @@ fn fnv(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
-}
-
-fn read_index(path: &Path) -> Result<Index, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Index::default()),
-        Err(e) => Err(io(path, e)),
-    }
 }
 
 /// Where a [`Resolver`] reads a store's uploaded maps: its directory (`DIR/sourcemaps`), or,
@@ -336,6 +327,16 @@ impl MapFiles {
                     .filter_map(|d| d.filename().map(str::to_owned))
                     .collect())
             }
+        }
+    }
+
+    /// The index of the release at `rel` (`PROJECT/RELEASE`): empty where it has none.
+    fn index(&self, rel: &str) -> Result<Index, String> {
+        let index_rel = format!("{rel}/index.json");
+        match self.read(&index_rel)? {
+            None => Ok(Index::default()),
+            Some(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{}: {e}", self.name(&index_rel))),
         }
     }
 
@@ -404,13 +405,7 @@ impl Resolver {
                     continue;
                 };
                 let rel = format!("{p}/{r}");
-                let index_rel = format!("{rel}/index.json");
-                let index: Index = match files.read(&index_rel)? {
-                    None => Index::default(),
-                    Some(bytes) => serde_json::from_slice(&bytes)
-                        .map_err(|e| format!("{}: {e}", files.name(&index_rel)))?,
-                };
-                for entry in index.maps {
+                for entry in files.index(&rel)?.maps {
                     maps.push(Known {
                         release: release.clone(),
                         path: format!("{rel}/{}", entry.file),

@@ -14,7 +14,7 @@
 //! are checked on the way.
 //!
 //! It is strict: the moment the input is anything else — a syntax error, a key with an
-//! escape, a duplicate member, a type serde would refuse, nesting past [`MAX_DEPTH`], a
+//! escape, a duplicate member, a type serde would refuse, nesting past `MAX_DEPTH` (64), a
 //! broken invariant — it returns `None` and the request goes through the serde path
 //! ([`crate::decode::parse_body`]), which gives the answer and the error message. So it
 //! never accepts what serde refuses, and what it accepts it reads as serde does: numbers go
