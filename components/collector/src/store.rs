@@ -792,24 +792,23 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
     b.build()
 }
 
+/// `batch` as one Parquet file written to `sink`, encoded as [`writer_properties`] says:
+/// the one encoder of both the local files and the objects.
+fn encode<W: std::io::Write + Send>(sink: W, batch: &RecordBatch) -> parquet::errors::Result<W> {
+    let schema = batch.schema();
+    let props = writer_properties(&schema);
+    let mut writer = ArrowWriter::try_new(sink, schema, Some(props))?;
+    writer.write(batch)?;
+    writer.into_inner()
+}
+
 /// Writes `batch` to `path` through a temporary file, fsynced, then renamed.
 fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
     let dir = path.parent().expect("a table file has a directory");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let tmp = path.with_extension("parquet.tmp");
     let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let mut writer = ArrowWriter::try_new(
-        file,
-        batch.schema(),
-        Some(writer_properties(&batch.schema())),
-    )
-    .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    writer
-        .write(batch)
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
-    let file = writer
-        .into_inner()
-        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let file = encode(file, batch).map_err(|e| format!("{}: {e}", tmp.display()))?;
     file.sync_all()
         .map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -820,14 +819,7 @@ fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), String> {
 /// whole or not at all.
 fn put_parquet(objects: &Objects, rel: &Path, batch: &RecordBatch) -> Result<(), String> {
     let key = objects.key(rel)?;
-    let mut writer = ArrowWriter::try_new(
-        Vec::new(),
-        batch.schema(),
-        Some(writer_properties(&batch.schema())),
-    )
-    .map_err(|e| format!("{key}: {e}"))?;
-    writer.write(batch).map_err(|e| format!("{key}: {e}"))?;
-    let bytes = writer.into_inner().map_err(|e| format!("{key}: {e}"))?;
+    let bytes = encode(Vec::new(), batch).map_err(|e| format!("{key}: {e}"))?;
     objects.put(&key, bytes)
 }
 
